@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mini5d driver: initialises MPI and Kokkos, parses the command, runs, reports.
+//   mini5d train [DECK] [section.field=value ...]   train (built-in default deck if none)
+//   mini5d check DECK [section.field=value ...]     validate a deck and print it resolved
+//   mini5d deck-help                                 every deck field, its range and default
+//   mini5d version
+// Input problems print once (rank 0), one line each, and exit with status 2.
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "mini5d/core/deck.hpp"
+#include "mini5d/core/error.hpp"
+#include "mini5d/train/platform.hpp"
+#include "mini5d/train/report.hpp"
+#include "mini5d/train/trainer.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: mini5d train [DECK] [section.field=value ...]\n"
+    "       mini5d check DECK [section.field=value ...]\n"
+    "       mini5d deck-help | version\n";
+
+struct Args {
+  std::string command, deck;
+  std::vector<std::string> overrides;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  if (argc < 2) throw mini5d::InputError(std::string("no command given\n") + kUsage);
+  a.command = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.find('=') != std::string::npos)
+      a.overrides.push_back(s);
+    else if (a.deck.empty())
+      a.deck = s;
+    else
+      throw mini5d::InputError("command line: unexpected argument \"" + s + "\" (one deck at most)\n" + kUsage);
+  }
+  return a;
+}
+
+mini5d::Deck resolve_deck(const Args& a) {
+  if (a.deck.empty()) return mini5d::parse_deck("", "built-in default deck", a.overrides);
+  return mini5d::load_deck(a.deck, a.overrides);
+}
+
+int run(const Args& a, int rank, int ranks) {
+  using namespace mini5d;
+  if (a.command == "deck-help") {
+    if (rank == 0) std::cout << deck_help();
+    return 0;
+  }
+  if (a.command == "version") {
+    const auto pf = train::describe_platform();
+    if (rank == 0)
+      std::cout << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << "), Kokkos " << pf.kokkos
+                << " [" << pf.backend << "], " << pf.mpi << ", HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc << "\n";
+    return 0;
+  }
+  if (a.command == "check") {
+    if (a.deck.empty()) throw InputError(std::string("check needs a deck file\n") + kUsage);
+    const Deck d = resolve_deck(a);
+    if (rank == 0) std::cout << "# " << d.origin << ": valid\n" << d.to_yaml();
+    return 0;
+  }
+  if (a.command != "train")
+    throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
+
+  const Deck deck = resolve_deck(a);
+  if (ranks != deck.parallel.ranks())
+    throw InputError(deck.origin + ": the layout d*t*p*c*e = " + std::to_string(deck.parallel.ranks()) +
+                     " ranks, but mpiexec started " + std::to_string(ranks));
+  const auto pf = train::describe_platform();
+  train::Trainer tr(deck);
+  if (rank == 0) train::print_header(std::cout, pf, tr);
+  const long every = deck.output.log_every, total = deck.train.steps;
+  tr.run([&](const train::StepStats& st) {
+    if (rank == 0 && (st.step == 1 || st.step % every == 0 || st.step == total))
+      train::print_step(std::cout, st, total);
+  });
+  if (rank == 0) {
+    train::print_summary(std::cout, tr);
+    if (!deck.output.report.empty()) {
+      train::write_report(deck.output.report, pf, tr);
+      std::cout << "report written to " << deck.output.report << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int status = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    try {
+      status = run(parse_args(argc, argv), rank, ranks);
+    } catch (const mini5d::InputError& e) {
+      // Every rank reads the same deck and command line, so every rank lands here
+      // together; only rank 0 speaks.
+      if (rank == 0) std::cerr << "mini5d: error: " << e.what() << "\n";
+      status = 2;
+    } catch (const std::exception& e) {
+      std::cerr << "mini5d: rank " << rank << ": fatal: " << e.what() << "\n";
+      status = 1;
+    }
+  }
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Installs the Debian 12 packages mini5d needs to build, test and run its demo,
+# skipping those already installed. Run as root (or with sudo available).
+# Usage: scripts/setup-debian.sh [--bench]   (--bench adds the PyTorch peer)
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev   # Kokkos 3.4 (Serial) + Kernels
+  libopenblas-dev                                         # BLAS behind KokkosBlas::gemm
+  mpich libmpich-dev                                      # MPI
+  libhdf5-mpich-dev hdf5-tools                            # parallel HDF5 + h5dump
+  libhwloc-dev hwloc                                      # placement
+  catch2                                                  # tests (v2)
+  libyaml-cpp-dev                                         # input decks
+  python3                                                 # perf scripts, JSON checks
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-torch libopenblas0-openmp)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} Debian packages already installed"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Deck schema and parser. The schema table below is the single source of truth for
+// the fields: parsing, range checks, overrides, to_yaml/to_json and `deck-help` are
+// all generated from it, so a new field is one line here.
+#include "mini5d/core/deck.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "mini5d/core/error.hpp"
+
+namespace mini5d {
+namespace {
+
+enum class Kind { Int, Real, Text, Choice };
+
+struct Field {
+  std::string section, name;
+  Kind kind;
+  double lo, hi;                     // Int / Real range (inclusive)
+  std::vector<std::string> choices;  // Choice
+  std::string doc;
+  std::function<void(Deck&, const std::string&)> set;  // value already validated
+  std::function<std::string(const Deck&)> get;
+  std::string key() const { return section + "." + name; }
+};
+
+std::string fmt_real(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string range_text(const Field& f) {
+  switch (f.kind) {
+    case Kind::Int:
+      return "an integer in [" + std::to_string(static_cast<long long>(f.lo)) + ", " +
+             std::to_string(static_cast<long long>(f.hi)) + "]";
+    case Kind::Real: return "a number in [" + fmt_real(f.lo) + ", " + fmt_real(f.hi) + "]";
+    case Kind::Text: return "a string";
+    case Kind::Choice: {
+      std::string s = "one of ";
+      for (size_t i = 0; i < f.choices.size(); ++i) s += (i ? ", " : "") + f.choices[i];
+      return s;
+    }
+  }
+  return "";
+}
+
+template <class Sec, class T>
+Field int_field(const char* sec, const char* name, Sec Deck::*s, T Sec::*m, double lo,
+                double hi, const char* doc) {
+  return Field{sec, name, Kind::Int, lo, hi, {}, doc,
+               [s, m](Deck& d, const std::string& v) {
+                 (d.*s).*m = static_cast<T>(std::stoll(v));
+               },
+               [s, m](const Deck& d) { return std::to_string((d.*s).*m); }};
+}
+template <class Sec>
+Field real_field(const char* sec, const char* name, Sec Deck::*s, double Sec::*m,
+                 double lo, double hi, const char* doc) {
+  return Field{sec, name, Kind::Real, lo, hi, {}, doc,
+               [s, m](Deck& d, const std::string& v) { (d.*s).*m = std::strtod(v.c_str(), nullptr); },
+               [s, m](const Deck& d) { return fmt_real((d.*s).*m); }};
+}
+template <class Sec>
+Field text_field(const char* sec, const char* name, Sec Deck::*s, std::string Sec::*m,
+                 std::vector<std::string> choices, const char* doc) {
+  return Field{sec, name, choices.empty() ? Kind::Text : Kind::Choice, 0, 0, choices, doc,
+               [s, m](Deck& d, const std::string& v) { (d.*s).*m = v; },
+               [s, m](const Deck& d) { return (d.*s).*m; }};
+}
+
+const std::vector<Field>& schema() {
+  static const std::vector<Field> fields = {
+      int_field("model", "vocab", &Deck::model, &ModelConfig::vocab, 2, 1 << 24, "tokens in the vocabulary"),
+      int_field("model", "d_model", &Deck::model, &ModelConfig::d_model, 1, 65536, "residual width"),
+      int_field("model", "layers", &Deck::model, &ModelConfig::layers, 1, 1024, "transformer blocks"),
+      int_field("model", "heads", &Deck::model, &ModelConfig::heads, 1, 1024, "attention heads; must divide d_model"),
+      int_field("model", "seq", &Deck::model, &ModelConfig::seq, 1, 1 << 20, "tokens per sequence (context length)"),
+      int_field("model", "ffn", &Deck::model, &ModelConfig::ffn, 1, 1 << 20, "MLP hidden width (GPT-2 uses 4*d_model)"),
+      int_field("parallel", "d", &Deck::parallel, &ParallelConfig::d, 1, 1 << 20, "data-parallel degree"),
+      int_field("parallel", "t", &Deck::parallel, &ParallelConfig::t, 1, 1 << 20, "tensor-parallel degree"),
+      int_field("parallel", "p", &Deck::parallel, &ParallelConfig::p, 1, 1 << 20, "pipeline-parallel degree"),
+      int_field("parallel", "c", &Deck::parallel, &ParallelConfig::c, 1, 1 << 20, "context-parallel degree"),
+      int_field("parallel", "e", &Deck::parallel, &ParallelConfig::e, 1, 1 << 20, "expert-parallel degree"),
+      int_field("parallel", "zero", &Deck::parallel, &ParallelConfig::zero, 0, 3, "ZeRO stage"),
+      int_field("train", "steps", &Deck::train, &TrainConfig::steps, 0, 1e12, "optimizer steps"),
+      int_field("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1 << 20, "sequences per micro-batch per rank"),
+      int_field("train", "accumulation", &Deck::train, &TrainConfig::accumulation, 1, 1 << 20, "micro-batches accumulated per step"),
+      int_field("train", "seed", &Deck::train, &TrainConfig::seed, 0, 9007199254740992.0, "seed of the parameter initialisation"),
+      real_field("train", "lr", &Deck::train, &TrainConfig::lr, 0, 10, "peak learning rate"),
+      real_field("train", "min_lr", &Deck::train, &TrainConfig::min_lr, 0, 10, "learning rate at the end of the cosine decay"),
+      int_field("train", "warmup", &Deck::train, &TrainConfig::warmup, 0, 1e12, "steps of linear warm-up"),
+      real_field("train", "weight_decay", &Deck::train, &TrainConfig::weight_decay, 0, 10, "AdamW decoupled weight decay (matrices and embeddings only)"),
+      real_field("train", "beta1", &Deck::train, &TrainConfig::beta1, 0, 0.999999, "AdamW first-moment decay"),
+      real_field("train", "beta2", &Deck::train, &TrainConfig::beta2, 0, 0.999999, "AdamW second-moment decay"),
+      real_field("train", "eps", &Deck::train, &TrainConfig::eps, 1e-30, 1, "AdamW epsilon"),
+      real_field("train", "grad_clip", &Deck::train, &TrainConfig::grad_clip, 0, 1e30, "global-norm clipping threshold; 0 disables"),
+      text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
+      text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
+      int_field("data", "seed", &Deck::data, &DataConfig::seed, 0, 9007199254740992.0, "seed of the Markov table and of the sequence sampler"),
+      int_field("data", "markov_order", &Deck::data, &DataConfig::markov_order, 1, 8, "Markov chain order (tokens of context)"),
+      int_field("data", "markov_branching", &Deck::data, &DataConfig::markov_branching, 1, 1 << 20, "successors per context (sparsity); at most vocab"),
+      int_field("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1 << 30, "steps between progress lines"),
+      text_field("output", "report", &Deck::output, &OutputConfig::report, {}, "JSON report path; empty disables"),
+  };
+  return fields;
+}
+
+const Field* find_field(const std::string& section, const std::string& name) {
+  for (const auto& f : schema())
+    if (f.section == section && f.name == name) return &f;
+  return nullptr;
+}
+
+bool is_section(const std::string& s) {
+  for (const auto& f : schema())
+    if (f.section == s) return true;
+  return false;
+}
+
+std::string fields_of(const std::string& section) {
+  std::string s;
+  for (const auto& f : schema())
+    if (f.section == section) s += (s.empty() ? "" : ", ") + f.name;
+  return s;
+}
+
+std::string sections_text() {
+  std::string s;
+  std::set<std::string> seen;
+  for (const auto& f : schema())
+    if (seen.insert(f.section).second) s += (s.empty() ? "" : ", ") + f.section;
+  return s;
+}
+
+// Checks one scalar against its field; returns "" when valid, else what is wrong.
+std::string check_value(const Field& f, const std::string& v) {
+  const std::string want = "expected " + range_text(f) + ", got \"" + v + "\"";
+  if (f.kind == Kind::Text) return "";
+  if (f.kind == Kind::Choice) {
+    for (const auto& c : f.choices)
+      if (c == v) return "";
+    return want;
+  }
+  if (v.empty()) return want;
+  char* end = nullptr;
+  errno = 0;
+  if (f.kind == Kind::Int) {
+    const long long x = std::strtoll(v.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE) return want;
+    if (x < f.lo || x > f.hi) return want;
+    return "";
+  }
+  const double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || errno == ERANGE || !std::isfinite(x)) return want;
+  if (x < f.lo || x > f.hi) return want;
+  return "";
+}
+
+// Rules that tie fields together; the layout rules of the parallel axes arrive with
+// their axes.
+void check_relations(const Deck& d, const std::string& origin, std::vector<std::string>& out) {
+  auto bad = [&](const std::string& field, const std::string& what) {
+    out.push_back(origin + ": " + field + ": " + what);
+  };
+  if (d.model.d_model % d.model.heads != 0)
+    bad("model.heads", "must divide model.d_model=" + std::to_string(d.model.d_model) +
+                           ", got " + std::to_string(d.model.heads));
+  if (d.train.min_lr > d.train.lr)
+    bad("train.min_lr", "must be at most train.lr=" + fmt_real(d.train.lr) + ", got " +
+                            fmt_real(d.train.min_lr));
+  if (d.data.source != "markov" && d.data.path.empty())
+    bad("data.path", "required when data.source=" + d.data.source);
+  if (d.data.source == "text" && d.model.vocab != 256)
+    bad("model.vocab", "must be 256 for data.source=text (bytes), got " +
+                           std::to_string(d.model.vocab));
+  if (d.data.source == "markov") {
+    if (d.data.markov_branching > d.model.vocab)
+      bad("data.markov_branching", "expected an integer in [1, model.vocab=" +
+                                       std::to_string(d.model.vocab) + "], got " +
+                                       std::to_string(d.data.markov_branching));
+    const double contexts = std::pow(double(d.model.vocab), d.data.markov_order);
+    if (contexts > double(1 << 24))
+      bad("data.markov_order", "model.vocab^markov_order must be at most 2^24 contexts, got " +
+                                   fmt_real(contexts));
+  }
+  const char* axes[] = {"d", "t", "p", "c", "e"};
+  const int degs[] = {d.parallel.d, d.parallel.t, d.parallel.p, d.parallel.c, d.parallel.e};
+  for (int i = 0; i < 5; ++i)
+    if (degs[i] != 1)
+      bad(std::string("parallel.") + axes[i],
+          "only 1 is supported by this build (this axis is not implemented yet), got " +
+              std::to_string(degs[i]));
+}
+
+void apply(Deck& deck, const Field& f, const std::string& v, const std::string& where,
+           std::vector<std::string>& problems) {
+  const std::string err = check_value(f, v);
+  if (!err.empty())
+    problems.push_back(where + ": " + f.key() + ": " + err);
+  else
+    f.set(deck, v);
+}
+
+}  // namespace
+
+Deck default_deck() { return Deck{}; }
+
+Deck parse_deck(const std::string& text, const std::string& origin,
+                const std::vector<std::string>& overrides) {
+  Deck deck;
+  deck.origin = origin;
+  std::vector<std::string> problems;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(origin + ":" + std::to_string(e.mark.line + 1) +
+                     ": not valid YAML: " + e.msg);
+  }
+  if (root.IsDefined() && !root.IsNull()) {
+    if (!root.IsMap())
+      throw InputError(origin + ":1: a deck is a map of sections (" + sections_text() + ")");
+    std::set<std::string> seen;
+    for (const auto& sec : root) {
+      const std::string sname = sec.first.as<std::string>();
+      const std::string at = origin + ":" + std::to_string(sec.first.Mark().line + 1);
+      if (!is_section(sname)) {
+        problems.push_back(at + ": " + sname + ": unknown section (valid: " + sections_text() + ")");
+        continue;
+      }
+      if (sec.second.IsNull()) continue;
+      if (!sec.second.IsMap()) {
+        problems.push_back(at + ": " + sname + ": expected a map of fields (" + fields_of(sname) + ")");
+        continue;
+      }
+      for (const auto& kv : sec.second) {
+        const std::string fname = kv.first.as<std::string>();
+        const std::string fat = origin + ":" + std::to_string(kv.first.Mark().line + 1);
+        const Field* f = find_field(sname, fname);
+        if (!f) {
+          problems.push_back(fat + ": " + sname + "." + fname + ": unknown field (valid in " +
+                             sname + ": " + fields_of(sname) + ")");
+          continue;
+        }
+        if (!seen.insert(f->key()).second) {
+          problems.push_back(fat + ": " + f->key() + ": given twice");
+          continue;
+        }
+        if (!kv.second.IsScalar()) {
+          problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) +
+                             ", got a " + (kv.second.IsMap() ? "map" : kv.second.IsSequence() ? "list" : "null"));
+          continue;
+        }
+        apply(deck, *f, kv.second.Scalar(), fat, problems);
+      }
+    }
+  }
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    const auto dot = o.find('.');
+    const std::string where = "command line";
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
+      problems.push_back(where + ": \"" + o + "\": an override is section.field=value, e.g. train.steps=10");
+      continue;
+    }
+    const std::string sname = o.substr(0, dot), fname = o.substr(dot + 1, eq - dot - 1);
+    const Field* f = find_field(sname, fname);
+    if (!f) {
+      problems.push_back(where + ": " + sname + "." + fname + ": unknown field" +
+                         (is_section(sname) ? " (valid in " + sname + ": " + fields_of(sname) + ")"
+                                            : " (sections: " + sections_text() + ")"));
+      continue;
+    }
+    apply(deck, *f, o.substr(eq + 1), where, problems);
+  }
+  if (problems.empty()) check_relations(deck, origin, problems);
+  if (!problems.empty()) throw InputError::from_list(problems);
+  return deck;
+}
+
+Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the deck file (" + std::strerror(errno) + ")");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_deck(ss.str(), path, overrides);
+}
+
+std::string Deck::to_yaml() const {
+  std::string out, section;
+  for (const auto& f : schema()) {
+    if (f.section != section) {
+      section = f.section;
+      out += section + ":\n";
+    }
+    std::string v = f.get(*this);
+    if (f.kind == Kind::Text || f.kind == Kind::Choice) v = "\"" + v + "\"";
+    out += "  " + f.name + ": " + v + "\n";
+  }
+  return out;
+}
+
+std::string Deck::to_json() const {
+  std::string out = "{", section;
+  for (const auto& f : schema()) {
+    if (f.section != section) {
+      out += (section.empty() ? "" : "}, ") + std::string("\"") + f.section + "\": {";
+      section = f.section;
+    } else {
+      out += ", ";
+    }
+    std::string v = f.get(*this);
+    if (f.kind == Kind::Text || f.kind == Kind::Choice) {
+      std::string q = "\"";
+      for (char ch : v) {
+        if (ch == '"' || ch == '\\') q += '\\';
+        q += ch;
+      }
+      v = q + "\"";
+    }
+    out += "\"" + f.name + "\": " + v;
+  }
+  return out + "}}";
+}
+
+std::string deck_help() {
+  std::string out, section;
+  for (const auto& f : schema()) {
+    if (f.section != section) {
+      section = f.section;
+      out += section + ":\n";
+    }
+    out += "  " + f.name + " (" + range_text(f) + "; default " + f.get(Deck{}) + ")\n      " +
+           f.doc + "\n";
+  }
+  return out;
+}
+
+}  // namespace mini5d

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The input deck: a YAML file of sections (model, parallel, train, data, output) with
+// section.field=value overrides from the command line. Every field is declared once
+// in deck_schema.cpp with its type, range and meaning; parsing checks each one and
+// reports every problem (file, line, field, what is allowed) before anything runs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mini5d {
+
+struct ModelConfig {
+  int vocab = 256;
+  int d_model = 128;
+  int layers = 4;
+  int heads = 4;
+  int seq = 64;
+  int ffn = 512;
+};
+
+struct ParallelConfig {
+  int d = 1, t = 1, p = 1, c = 1, e = 1;
+  int zero = 0;
+  int ranks() const { return d * t * p * c * e; }
+};
+
+struct TrainConfig {
+  long steps = 200;
+  int micro_batch = 8;
+  int accumulation = 1;
+  std::uint64_t seed = 1234;
+  double lr = 1e-3;
+  double min_lr = 1e-4;
+  long warmup = 20;
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double grad_clip = 1.0;
+};
+
+struct DataConfig {
+  std::string source = "markov";  // markov | text | tokens
+  std::string path;
+  std::uint64_t seed = 7;
+  int markov_order = 2;
+  int markov_branching = 4;
+};
+
+struct OutputConfig {
+  int log_every = 10;
+  std::string report = "mini5d-report.json";
+};
+
+struct Deck {
+  ModelConfig model;
+  ParallelConfig parallel;
+  TrainConfig train;
+  DataConfig data;
+  OutputConfig output;
+  std::string origin = "built-in default deck";  // where it came from, for messages
+
+  // The deck as YAML with every field, loadable again by load_deck.
+  std::string to_yaml() const;
+  // The deck as a JSON object (for reports).
+  std::string to_json() const;
+};
+
+// The built-in default deck (what `mini5d train` runs with no file).
+Deck default_deck();
+// Reads a deck file and applies "section.field=value" overrides. Throws InputError
+// listing every problem found.
+Deck load_deck(const std::string& path, const std::vector<std::string>& overrides = {});
+// Same, from text already in memory; `origin` names it in messages.
+Deck parse_deck(const std::string& text, const std::string& origin,
+                const std::vector<std::string>& overrides = {});
+// Human documentation of every field, generated from the schema.
+std::string deck_help();
+
+}  // namespace mini5d

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// InputError: a problem with what the user gave us (deck, command line, data or
+// checkpoint file). Its message is one line per problem, each naming the file (and
+// line), the field and what is allowed; the app prints it once and exits non-zero.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mini5d {
+
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(const std::string& msg) : std::runtime_error(msg) {}
+  static InputError from_list(const std::vector<std::string>& problems) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
+    return InputError(all);
+  }
+};
+
+}  // namespace mini5d

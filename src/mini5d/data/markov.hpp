@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Synthetic Markov source of a chosen order and sparsity with an exactly known loss
+// floor. Each context (the last `order` tokens) has `branching` distinct successors
+// with random probabilities, all drawn from the data seed. Sequences start from the
+// stationary distribution of contexts, so the best possible predictor has, for every
+// target position, a conditional entropy we can compute: the floor printed at start-up
+// is the mean of those over the sequence, and for position >= order it is the entropy
+// rate sum_ctx pi(ctx) H(next | ctx).
+#pragma once
+#include <vector>
+
+#include "mini5d/data/source.hpp"
+
+namespace mini5d::data {
+
+class MarkovSource : public Source {
+ public:
+  MarkovSource(int vocab, int order, int branching, std::uint64_t seed);
+  void sequence(std::uint64_t step, std::uint64_t index, int length, int* out) const override;
+  std::string describe() const override;
+  std::optional<double> loss_floor(int seq) const override;
+  int vocab() const override { return vocab_; }
+  double entropy_rate() const { return entropy_rate_; }
+
+ private:
+  int next(std::int64_t ctx, double u) const;
+  std::int64_t first_context(double u) const;
+  int vocab_, order_, branching_;
+  std::uint64_t seed_;
+  std::int64_t contexts_;
+  std::vector<int> succ_;          // [contexts, branching] successor tokens
+  std::vector<double> cdf_;        // [contexts, branching] cumulative probabilities
+  std::vector<double> pi_;         // stationary distribution over contexts
+  std::vector<double> pi_cdf_;
+  double entropy_rate_ = 0;
+  std::vector<double> prefix_cond_entropy_;  // H(x_j | x_<j) for j < order
+};
+
+}  // namespace mini5d::data

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/data/source.hpp"
+
+#include "mini5d/data/file_sources.hpp"
+#include "mini5d/data/markov.hpp"
+
+namespace mini5d::data {
+
+std::unique_ptr<Source> make_source(const Deck& deck) {
+  const auto& d = deck.data;
+  if (d.source == "markov")
+    return std::make_unique<MarkovSource>(deck.model.vocab, d.markov_order, d.markov_branching, d.seed);
+  if (d.source == "text") return load_text_file(d.path, deck.model.seq, d.seed);
+  return load_token_file(d.path, deck.model.seq, deck.model.vocab, d.seed);
+}
+
+void fill_batch(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,
+                std::vector<int>& inputs, std::vector<int>& targets) {
+  inputs.resize(std::size_t(count) * seq);
+  targets.resize(std::size_t(count) * seq);
+  std::vector<int> buf(std::size_t(seq) + 1);
+  for (int b = 0; b < count; ++b) {
+    src.sequence(step, first + std::uint64_t(b), seq + 1, buf.data());
+    for (int t = 0; t < seq; ++t) {
+      inputs[std::size_t(b) * seq + t] = buf[t];
+      targets[std::size_t(b) * seq + t] = buf[t + 1];
+    }
+  }
+}
+
+}  // namespace mini5d::data

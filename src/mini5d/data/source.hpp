@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A data source hands out token sequences as a pure function of
+// (seed, step, global sequence index): no iterator state, so every layout of ranks
+// trains on exactly the same sequences, and a resumed run continues exactly where the
+// interrupted one stopped.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mini5d/core/deck.hpp"
+
+namespace mini5d::data {
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Writes `length` tokens of sequence `index` of step `step` to out.
+  virtual void sequence(std::uint64_t step, std::uint64_t index, int length, int* out) const = 0;
+  virtual std::string describe() const = 0;
+  // The lowest achievable mean loss per predicted token (nats), when it is known.
+  virtual std::optional<double> loss_floor(int seq) const { (void)seq; return std::nullopt; }
+  // Largest token id + 1 this source can produce.
+  virtual int vocab() const = 0;
+};
+
+// Builds the source the deck asks for; throws InputError for a bad data file.
+std::unique_ptr<Source> make_source(const Deck& deck);
+
+// Fills a micro-batch: `count` sequences starting at global index `first`, as
+// inputs [count, seq] and next-token targets [count, seq] (row-major).
+void fill_batch(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,
+                std::vector<int>& inputs, std::vector<int>& targets);
+
+}  // namespace mini5d::data

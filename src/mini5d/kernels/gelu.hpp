@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// GELU, tanh approximation (GPT-2's choice): 0.5 x (1 + tanh(k (x + 0.044715 x^3))).
+#pragma once
+#include "mini5d/kernels/math.hpp"
+#include "mini5d/kernels/views.hpp"
+
+namespace mini5d::kernels {
+
+template <class S>
+void gelu_forward(MatU<S> y, CMatU<S> x) {
+  const int cols = int(x.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::kernels::gelu_forward", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
+        const S k = S(0.7978845608028654);  // sqrt(2/pi)
+        for (int c = 0; c < cols; ++c) {
+          const S v = x(r, c);
+          y(r, c) = S(0.5) * v * (S(1) + kmath::tanh(k * (v + S(0.044715) * v * v * v)));
+        }
+      });
+}
+
+// dx = dy * gelu'(x) (overwritten).
+template <class S>
+void gelu_backward(MatU<S> dx, CMatU<S> dy, CMatU<S> x) {
+  const int cols = int(x.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::kernels::gelu_backward", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
+        const S k = S(0.7978845608028654);
+        for (int c = 0; c < cols; ++c) {
+          const S v = x(r, c);
+          const S th = kmath::tanh(k * (v + S(0.044715) * v * v * v));
+          const S dinner = k * (S(1) + S(3 * 0.044715) * v * v);
+          dx(r, c) = dy(r, c) * (S(0.5) * (S(1) + th) + S(0.5) * v * (S(1) - th * th) * dinner);
+        }
+      });
+}
+
+}  // namespace mini5d::kernels

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// View aliases shared by every kernel. Memory space and layout are spelled out so
+// the same code builds for Serial/OpenMP (HostSpace) and CUDA (CudaSpace); all
+// tensors are row-major (LayoutRight) so that a [rows, cols] activation is the
+// C-order array a checkpoint or a BLAS call expects.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+namespace mini5d {
+
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+using MemSpace = ExecSpace::memory_space;
+using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+
+// Managed tensors (activations, work buffers).
+template <class S> using Vec = Kokkos::View<S*, Kokkos::LayoutRight, MemSpace>;
+template <class S> using Mat = Kokkos::View<S**, Kokkos::LayoutRight, MemSpace>;
+template <class S> using Ten3 = Kokkos::View<S***, Kokkos::LayoutRight, MemSpace>;
+
+// Kernel arguments: unmanaged, so managed views and slices of the flat parameter
+// buffer both bind to them without reference-count traffic.
+template <class S> using VecU = Kokkos::View<S*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+template <class S> using MatU = Kokkos::View<S**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+template <class S> using Ten3U = Kokkos::View<S***, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+template <class S> using CVecU = Kokkos::View<const S*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+template <class S> using CMatU = Kokkos::View<const S**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+template <class S> using CTen3U = Kokkos::View<const S***, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+using CTokU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+
+using Range = Kokkos::RangePolicy<ExecSpace>;
+using Range2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
+
+}  // namespace mini5d

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// GPT forward and backward, composed from the kernels. The residual stream gradient
+// (dres_) flows from the head down through the blocks; each branch adds its share
+// through the LayerNorm backward's accumulate mode.
+#include "mini5d/model/gpt.hpp"
+
+#include "mini5d/core/counter_rng.hpp"
+#include "mini5d/kernels/cross_entropy.hpp"
+#include "mini5d/kernels/embedding.hpp"
+#include "mini5d/kernels/gelu.hpp"
+#include "mini5d/kernels/layernorm.hpp"
+#include "mini5d/kernels/linear.hpp"
+#include "mini5d/kernels/residual.hpp"
+
+namespace mini5d::model {
+
+namespace k = mini5d::kernels;
+
+template <class S>
+Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch)
+    : cfg_(cfg),
+      batch_(micro_batch),
+      layout_(cfg),
+      shape_{micro_batch, cfg.seq, cfg.heads, cfg.d_model / cfg.heads} {
+  params = Vec<S>("mini5d::model::params", layout_.total());
+  grads = Vec<S>("mini5d::model::grads", layout_.total());
+  for (int l = 0; l < cfg_.layers; ++l) {
+    pw_.push_back(block_views(params, l));
+    gw_.push_back(block_views(grads, l));
+  }
+  po_ = outer_views(params);
+  go_ = outer_views(grads);
+  allocate_activations();
+}
+
+template <class S>
+BlockTensors<S> Gpt<S>::block_views(Vec<S>& flat, int layer) {
+  const std::string b = "blocks." + std::to_string(layer) + ".";
+  auto m = [&](const std::string& n) {
+    const auto& t = layout_.at(b + n);
+    return MatU<S>(flat.data() + t.offset, t.shape[0], t.shape[1]);
+  };
+  auto v = [&](const std::string& n) {
+    const auto& t = layout_.at(b + n);
+    return VecU<S>(flat.data() + t.offset, t.shape[0]);
+  };
+  BlockTensors<S> bt;
+  bt.ln1_w = v("ln1.weight");
+  bt.ln1_b = v("ln1.bias");
+  bt.qkv_w = m("attn.qkv.weight");
+  bt.qkv_b = v("attn.qkv.bias");
+  bt.proj_w = m("attn.proj.weight");
+  bt.proj_b = v("attn.proj.bias");
+  bt.ln2_w = v("ln2.weight");
+  bt.ln2_b = v("ln2.bias");
+  bt.fc_w = m("mlp.fc.weight");
+  bt.fc_b = v("mlp.fc.bias");
+  bt.fcproj_w = m("mlp.proj.weight");
+  bt.fcproj_b = v("mlp.proj.bias");
+  return bt;
+}
+
+template <class S>
+OuterTensors<S> Gpt<S>::outer_views(Vec<S>& flat) {
+  auto m = [&](const std::string& n) {
+    const auto& t = layout_.at(n);
+    return MatU<S>(flat.data() + t.offset, t.shape[0], t.shape[1]);
+  };
+  auto v = [&](const std::string& n) {
+    const auto& t = layout_.at(n);
+    return VecU<S>(flat.data() + t.offset, t.shape[0]);
+  };
+  OuterTensors<S> o;
+  o.wte = m("wte");
+  o.wpe = m("wpe");
+  o.lm_head = m("lm_head.weight");
+  o.lnf_w = v("lnf.weight");
+  o.lnf_b = v("lnf.bias");
+  return o;
+}
+
+template <class S>
+void Gpt<S>::allocate_activations() {
+  const int N = batch_ * cfg_.seq, D = cfg_.d_model, F = cfg_.ffn, V = cfg_.vocab;
+  const int BH = batch_ * cfg_.heads, T = cfg_.seq, hd = shape_.head_dim;
+  std::int64_t bytes = 0;
+  auto mat = [&](const char* name, int r, int c) {
+    bytes += std::int64_t(r) * c * sizeof(S);
+    return Mat<S>(Kokkos::ViewAllocateWithoutInitializing(name), r, c);
+  };
+  auto vec = [&](const char* name, int n) {
+    bytes += std::int64_t(n) * sizeof(S);
+    return Vec<S>(Kokkos::ViewAllocateWithoutInitializing(name), n);
+  };
+  auto ten = [&](const char* name, int a, int b, int c) {
+    bytes += std::int64_t(a) * b * c * sizeof(S);
+    return Ten3<S>(Kokkos::ViewAllocateWithoutInitializing(name), a, b, c);
+  };
+  for (int l = 0; l < cfg_.layers; ++l) {
+    BlockActivations<S> a;
+    a.ln1 = mat("mini5d::model::ln1", N, D);
+    a.ln1_mean = vec("mini5d::model::ln1_mean", N);
+    a.ln1_rstd = vec("mini5d::model::ln1_rstd", N);
+    a.qkv = mat("mini5d::model::qkv", N, 3 * D);
+    a.q = ten("mini5d::model::q", BH, T, hd);
+    a.k = ten("mini5d::model::k", BH, T, hd);
+    a.v = ten("mini5d::model::v", BH, T, hd);
+    a.p = ten("mini5d::model::att_probs", BH, T, T);
+    a.y = ten("mini5d::model::att_y", BH, T, hd);
+    a.att_merged = mat("mini5d::model::att_merged", N, D);
+    a.res2 = mat("mini5d::model::res2", N, D);
+    a.ln2 = mat("mini5d::model::ln2", N, D);
+    a.ln2_mean = vec("mini5d::model::ln2_mean", N);
+    a.ln2_rstd = vec("mini5d::model::ln2_rstd", N);
+    a.fc = mat("mini5d::model::fc", N, F);
+    a.fc_gelu = mat("mini5d::model::fc_gelu", N, F);
+    a.res3 = mat("mini5d::model::res3", N, D);
+    acts_.push_back(a);
+  }
+  x0_ = mat("mini5d::model::embedded", N, D);
+  lnf_ = mat("mini5d::model::lnf", N, D);
+  lnf_mean_ = vec("mini5d::model::lnf_mean", N);
+  lnf_rstd_ = vec("mini5d::model::lnf_rstd", N);
+  logits_ = mat("mini5d::model::logits", N, V);
+  ones_ = vec("mini5d::model::ones", N);
+  Kokkos::deep_copy(ones_, S(1));
+  dres_ = mat("mini5d::model::dres", N, D);
+  dln_ = mat("mini5d::model::dln", N, D);
+  dqkv_ = mat("mini5d::model::dqkv", N, 3 * D);
+  datt_merged_ = mat("mini5d::model::datt_merged", N, D);
+  dfc_ = mat("mini5d::model::dfc", N, F);
+  dfc_gelu_ = mat("mini5d::model::dfc_gelu", N, F);
+  dq_ = ten("mini5d::model::dq", BH, T, hd);
+  dk_ = ten("mini5d::model::dk", BH, T, hd);
+  dv_ = ten("mini5d::model::dv", BH, T, hd);
+  dy_ = ten("mini5d::model::dy", BH, T, hd);
+  dp_ = ten("mini5d::model::dp", BH, T, T);
+  inputs_ = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace>("mini5d::model::inputs", N);
+  activation_bytes_ = bytes;
+}
+
+template <class S>
+void Gpt<S>::init_params(std::uint64_t seed) {
+  for (const auto& t : layout_.tensors()) {
+    auto dst = Kokkos::subview(params, std::make_pair(t.offset, t.offset + t.size()));
+    if (t.init == Init::Zeros) {
+      Kokkos::deep_copy(dst, S(0));
+    } else if (t.init == Init::Ones) {
+      Kokkos::deep_copy(dst, S(1));
+    } else {
+      const std::uint64_t stream = rng::name_hash(t.name.c_str());
+      const double sd = t.stddev;
+      Kokkos::parallel_for(
+          "mini5d::model::init_normal", Range(0, t.size()), KOKKOS_LAMBDA(const std::int64_t i) {
+            dst(i) = S(sd * rng::normal(seed, stream, std::uint64_t(i)));
+          });
+    }
+  }
+  Kokkos::fence();
+}
+
+template <class S>
+void Gpt<S>::zero_grads() {
+  Kokkos::deep_copy(grads, S(0));
+}
+
+template <class S>
+double Gpt<S>::forward(CTokU inputs, CTokU targets, S grad_scale) {
+  Kokkos::deep_copy(inputs_, inputs);
+  k::embedding_forward<S>(x0_, inputs_, po_.wte, po_.wpe, cfg_.seq);
+  for (int l = 0; l < cfg_.layers; ++l) {
+    auto& a = acts_[l];
+    const auto& w = pw_[l];
+    CMatU<S> x_in = l == 0 ? x0_ : acts_[l - 1].res3;
+    k::layernorm_forward<S>(a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.ln1_w, w.ln1_b);
+    k::linear_forward<S>(a.qkv, a.ln1, w.qkv_w, w.qkv_b);
+    k::attention_split_heads<S>(a.q, a.k, a.v, a.qkv, shape_);
+    k::attention_forward<S>(a.y, a.p, a.q, a.k, a.v);
+    k::attention_merge_heads<S>(a.att_merged, a.y, shape_);
+    k::linear_forward<S>(a.res2, a.att_merged, w.proj_w, w.proj_b);
+    k::accumulate<S>(a.res2, x_in);
+    k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
+    k::linear_forward<S>(a.fc, a.ln2, w.fc_w, w.fc_b);
+    k::gelu_forward<S>(a.fc_gelu, a.fc);
+    k::linear_forward<S>(a.res3, a.fc_gelu, w.fcproj_w, w.fcproj_b);
+    k::accumulate<S>(a.res3, a.res2);
+  }
+  CMatU<S> last = cfg_.layers > 0 ? acts_.back().res3 : x0_;
+  k::layernorm_forward<S>(lnf_, lnf_mean_, lnf_rstd_, last, po_.lnf_w, po_.lnf_b);
+  k::linear_forward<S>(logits_, lnf_, po_.lm_head, VecU<S>());
+  return k::cross_entropy_forward_backward<S>(logits_, targets, grad_scale);
+}
+
+template <class S>
+void Gpt<S>::backward() {
+  // logits_ now holds dL/dlogits.
+  CMatU<S> last = cfg_.layers > 0 ? acts_.back().res3 : x0_;
+  k::linear_backward<S>(dln_, go_.lm_head, VecU<S>(), logits_, lnf_, po_.lm_head, ones_);
+  k::layernorm_backward<S>(dres_, go_.lnf_w, go_.lnf_b, dln_, last, po_.lnf_w, lnf_mean_,
+                           lnf_rstd_, false);
+  for (int l = cfg_.layers - 1; l >= 0; --l) {
+    auto& a = acts_[l];
+    const auto& w = pw_[l];
+    auto& g = gw_[l];
+    CMatU<S> x_in = l == 0 ? x0_ : acts_[l - 1].res3;
+    // MLP branch: res3 = res2 + proj(gelu(fc(ln2(res2)))); dres holds dL/dres3.
+    k::linear_backward<S>(dfc_gelu_, g.fcproj_w, g.fcproj_b, dres_, a.fc_gelu, w.fcproj_w, ones_);
+    k::gelu_backward<S>(dfc_, dfc_gelu_, a.fc);
+    k::linear_backward<S>(dln_, g.fc_w, g.fc_b, dfc_, a.ln2, w.fc_w, ones_);
+    k::layernorm_backward<S>(dres_, g.ln2_w, g.ln2_b, dln_, a.res2, w.ln2_w, a.ln2_mean,
+                             a.ln2_rstd, true);
+    // Attention branch: res2 = x_in + proj(attn(qkv(ln1(x_in)))); dres = dL/dres2.
+    k::linear_backward<S>(datt_merged_, g.proj_w, g.proj_b, dres_, a.att_merged, w.proj_w, ones_);
+    k::attention_split_heads_grad<S>(dy_, datt_merged_, shape_);
+    k::attention_backward<S>(dq_, dk_, dv_, dp_, dy_, a.p, a.q, a.k, a.v);
+    k::attention_merge_heads_qkv<S>(dqkv_, dq_, dk_, dv_, shape_);
+    k::linear_backward<S>(dln_, g.qkv_w, g.qkv_b, dqkv_, a.ln1, w.qkv_w, ones_);
+    k::layernorm_backward<S>(dres_, g.ln1_w, g.ln1_b, dln_, x_in, w.ln1_w, a.ln1_mean,
+                             a.ln1_rstd, true);
+  }
+  k::embedding_backward<S>(go_.wte, go_.wpe, dres_, inputs_, cfg_.seq);
+}
+
+template class Gpt<float>;
+template class Gpt<double>;
+
+}  // namespace mini5d::model

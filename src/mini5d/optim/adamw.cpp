@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/optim/adamw.hpp"
+
+#include <cmath>
+
+#include "mini5d/kernels/math.hpp"
+
+namespace mini5d::optim {
+
+template <class S>
+AdamW<S>::AdamW(std::int64_t n, std::vector<Segment> segments, AdamWConfig cfg)
+    : m("mini5d::optim::exp_avg", n), v("mini5d::optim::exp_avg_sq", n),
+      segments_(std::move(segments)), cfg_(cfg) {}
+
+template <class S>
+void AdamW<S>::update(Vec<S> params, Vec<S> grads, double lr, long step) {
+  const float b1 = float(cfg_.beta1), b2 = float(cfg_.beta2);
+  const double c1 = 1.0 - std::pow(cfg_.beta1, double(step));
+  const double c2 = 1.0 - std::pow(cfg_.beta2, double(step));
+  const double eps = cfg_.eps;
+  auto mm = m;
+  auto vv = v;
+  for (const auto& s : segments_) {
+    const double wd = s.decay ? cfg_.weight_decay : 0.0;
+    const std::int64_t off = s.offset;
+    Kokkos::parallel_for(
+        "mini5d::optim::adamw", Range(0, s.size), KOKKOS_LAMBDA(const std::int64_t j) {
+          const std::int64_t i = off + j;
+          const float g = float(grads(i));
+          mm(i) = b1 * mm(i) + (1.0f - b1) * g;
+          vv(i) = b2 * vv(i) + (1.0f - b2) * g * g;
+          const double mhat = double(mm(i)) / c1;
+          const double vhat = double(vv(i)) / c2;
+          const double p = double(params(i));
+          params(i) = S(p - lr * (mhat / (kmath::sqrt(vhat) + eps) + wd * p));
+        });
+  }
+}
+
+template <class S>
+double sum_of_squares(Vec<S> g) {
+  double s = 0;
+  Kokkos::parallel_reduce(
+      "mini5d::optim::grad_sumsq", Range(0, g.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i, double& acc) { acc += double(g(i)) * double(g(i)); }, s);
+  return s;
+}
+
+template <class S>
+double clip_by_global_norm(Vec<S> g, double norm, double max_norm) {
+  if (max_norm <= 0 || !(norm > max_norm)) return 1.0;
+  const double factor = max_norm / norm;
+  const S f = S(factor);
+  Kokkos::parallel_for(
+      "mini5d::optim::clip", Range(0, g.extent(0)), KOKKOS_LAMBDA(const std::int64_t i) { g(i) *= f; });
+  return factor;
+}
+
+template class AdamW<float>;
+template class AdamW<double>;
+template double sum_of_squares<float>(Vec<float>);
+template double sum_of_squares<double>(Vec<double>);
+template double clip_by_global_norm<float>(Vec<float>, double, double);
+template double clip_by_global_norm<double>(Vec<double>, double, double);
+
+}  // namespace mini5d::optim

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// AdamW (Loshchilov & Hutter) on flat buffers: fp32 moments whatever the parameter
+// type, bias correction, decoupled weight decay applied only to the tensors the layout
+// marks (matrices and embeddings, not biases or LayerNorm gains), and clipping of the
+// gradient by its global L2 norm. Working on flat buffers with per-tensor segments is
+// what lets ZeRO shard the state later without touching the model.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "mini5d/kernels/views.hpp"
+
+namespace mini5d::optim {
+
+struct AdamWConfig {
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.0;
+};
+
+// A contiguous run of the flat buffer with its own decay setting.
+struct Segment {
+  std::int64_t offset, size;
+  bool decay;
+};
+
+template <class S>
+class AdamW {
+ public:
+  AdamW(std::int64_t n, std::vector<Segment> segments, AdamWConfig cfg);
+  // One update with learning rate lr; `step` counts updates from 1 (bias correction).
+  void update(Vec<S> params, Vec<S> grads, double lr, long step);
+  Vec<float> m, v;  // first and second moments, fp32
+  const AdamWConfig& config() const { return cfg_; }
+
+ private:
+  std::vector<Segment> segments_;
+  AdamWConfig cfg_;
+};
+
+// Sum of squares of a flat gradient buffer, in double.
+template <class S>
+double sum_of_squares(Vec<S> g);
+// Scales g by max_norm / norm when norm > max_norm (max_norm > 0); returns the factor.
+template <class S>
+double clip_by_global_norm(Vec<S> g, double norm, double max_norm);
+
+}  // namespace mini5d::optim

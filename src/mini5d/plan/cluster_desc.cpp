@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Bandwidth lookup on a link tier's measured curve.
+#include "mini5d/plan/cluster_desc.hpp"
+
+#include <cmath>
+
+namespace mini5d::plan {
+
+double LinkTier::bandwidth_at(double bytes) const {
+  if (curve.empty() || bytes <= 0) return bandwidth;
+  if (bytes <= curve.front().first) return curve.front().second;
+  if (bytes >= curve.back().first) return curve.back().second;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    if (bytes <= curve[i].first) {
+      // Linear in log(size): the usual shape of a bandwidth-vs-size plot.
+      const double x0 = std::log(curve[i - 1].first), x1 = std::log(curve[i].first);
+      const double w = (std::log(bytes) - x0) / (x1 - x0);
+      return curve[i - 1].second + w * (curve[i].second - curve[i - 1].second);
+    }
+  }
+  return curve.back().second;
+}
+
+}  // namespace mini5d::plan

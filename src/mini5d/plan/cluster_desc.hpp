@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The machine as the planner sees it: nodes of identical devices, a memory and a
+// sustained matrix rate per device, and the link tiers a collective can land on.
+//
+// Link figures are per device and per direction, as a collective sees them (the "bus
+// bandwidth" of nccl-tests / OSU): a ring all-reduce of S bytes over n ranks takes
+// 2(n-1) * latency + 2(n-1)/n * S / bandwidth. A tier may carry a measured curve of
+// bandwidth against message size (MPICH on one host allocates a temporary per call, so
+// 64 MiB messages run at a quarter of the 1 MiB rate); between points the planner
+// interpolates in log(size).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mini5d/plan/precision.hpp"
+
+namespace mini5d::plan {
+
+struct LinkTier {
+  std::string name;        // e.g. "NVLink 4 via NVSwitch"
+  double span_devices = 0; // devices reachable inside this tier (aligned block); 0 = all
+  double bandwidth = 0;    // bytes/s per device per direction
+  double latency = 0;      // seconds per message step
+  std::vector<std::pair<double, double>> curve;  // (bytes, bytes/s), ascending bytes
+  double bandwidth_at(double bytes) const;
+};
+
+struct DeviceDesc {
+  std::string kind = "gpu";  // gpu | cpu (a CPU "device" is the cores one rank owns)
+  std::string name;
+  double memory = 0;      // bytes
+  double reserved = 0;    // bytes taken by runtime, context, allocator slack
+  double hbm_bandwidth = 0;  // bytes/s, for memory-bound kernels and the optimizer
+  double peak[3] = {0, 0, 0};       // FLOP/s by Precision (fp32, bf16, fp64)
+  double sustained[3] = {0, 0, 0};  // FLOP/s a large GEMM reaches
+  double usable_memory() const { return memory - reserved; }
+};
+
+struct ClusterDesc {
+  std::string name, source;
+  long long nodes = 1;
+  long long devices_per_node = 1;
+  long long cores_per_node = 1;
+  DeviceDesc device;
+  // Ordered from the fastest/smallest tier to the slowest; the last spans everything.
+  std::vector<LinkTier> tiers;
+  // Slurm flavour for emit_slurm.
+  std::string slurm_partition, slurm_account, slurm_gpu_bind = "closest";
+  long long devices() const { return nodes * devices_per_node; }
+};
+
+inline int precision_index(Precision p) { return static_cast<int>(p); }
+
+}  // namespace mini5d::plan

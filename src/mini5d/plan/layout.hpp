@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One candidate layout (the five degrees and the knobs that go with them) and the
+// rules that make it valid (DESIGN.md §2).
+//
+// Rank order is [d, p, c, e, t] with t fastest and ranks placed on nodes in blocks, so
+// an axis's group is ranks {r0 + k*stride}: stride 1 for t, t for e, t*e for c,
+// t*e*c for p and t*e*c*p for d. Pipeline micro-batches per step are the gradient
+// accumulation steps: global_batch = micro_batch * accumulation * d * e.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/model_desc.hpp"
+
+namespace mini5d::plan {
+
+enum class Recompute { none, selective, full };
+enum class Schedule { gpipe, one_f_one_b, interleaved };
+
+const char* to_string(Recompute r);
+const char* to_string(Schedule s);
+bool parse_recompute(const std::string& s, Recompute& out);
+
+struct Layout {
+  int d = 1, t = 1, p = 1, c = 1, e = 1;
+  int micro_batch = 1;
+  int accumulation = 1;  // micro-batches per step (= pipeline micro-batches m)
+  int zero = 0;
+  Recompute recompute = Recompute::none;
+  int virtual_stages = 1;  // > 1: interleaved 1F1B
+  bool sp = false;         // sequence parallelism inside the tensor group
+  Schedule schedule = Schedule::one_f_one_b;
+  long long ranks() const { return 1LL * d * t * p * c * e; }
+  // ZeRO shards dense state over every rank holding the same dense shard.
+  int dense_group() const { return d * c * e; }
+  int expert_group() const { return d * c; }
+};
+
+enum class Axis { d, p, c, e, t };
+const char* axis_name(Axis a);
+// Rank stride of an axis in the [d,p,c,e,t] order.
+long long axis_stride(const Layout& l, Axis a);
+int axis_degree(const Layout& l, Axis a);
+
+struct RuleOptions {
+  bool allow_cross_node_tp = false;
+  bool skip_redundant = true;  // drop knobs that change nothing (ZeRO over a group of 1, ...)
+};
+
+// Every rule the layout breaks, one short sentence each; empty when valid.
+std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
+                                      const ClusterDesc& cl, const Layout& l,
+                                      const RuleOptions& opt = {});
+
+std::string describe(const Layout& l);  // "d=16 t=8 p=4 c=1 e=1 mb=1 m=64 ZeRO-1 ..."
+
+}  // namespace mini5d::plan

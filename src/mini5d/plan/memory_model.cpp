@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Memory formulas; see memory_model.hpp for the summary and docs/planner.md for the
+// derivation. The activation tensor list mirrors Gpt::allocate_activations().
+#include "mini5d/plan/memory_model.hpp"
+
+#include <algorithm>
+
+namespace mini5d::plan {
+
+StateBytes zero_state_bytes(double params, int stage, int group, Precision prec,
+                            bool fp32_grad_accum) {
+  const StateBytesPerParam b = state_bytes_per_param(prec, fp32_grad_accum);
+  const double G = group < 1 ? 1.0 : double(group);
+  StateBytes s;
+  s.weights = params * b.weight / (stage >= 3 ? G : 1.0);
+  s.grads = params * b.grad / (stage >= 2 ? G : 1.0);
+  s.optimizer = params * b.optimizer() / (stage >= 1 ? G : 1.0);
+  return s;
+}
+
+ShardParams block_params(const ModelDesc& m, const Layout& l) {
+  const ParamCounts c = count_params(m);
+  const double t = l.t;
+  ShardParams s;
+  s.dense = c.attn_sharded / t + c.attn_replicated + c.router;
+  if (m.moe())
+    s.expert = (double(m.experts) / l.e) * (c.mlp_sharded / t + c.mlp_replicated);
+  else
+    s.dense += c.mlp_sharded / t + c.mlp_replicated;
+  return s;
+}
+
+ShardParams stage_params(const ModelDesc& m, const Layout& l, int stage) {
+  const ParamCounts c = count_params(m);
+  const double t = l.t, blocks = double(m.layers) / l.p;
+  const ShardParams one = block_params(m, l);
+  ShardParams s;
+  s.dense = blocks * one.dense;
+  s.expert = blocks * one.expert;
+  if (stage == 0) s.dense += c.token_embedding / t + c.position_embedding;
+  if (stage == l.p - 1) {
+    s.dense += c.final_norm;
+    // A tied head on a separate last stage keeps its own copy of the embedding.
+    if (!m.tie_embeddings) s.dense += c.head / t;
+    else if (l.p > 1) s.dense += c.token_embedding / t;
+  }
+  return s;
+}
+
+ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double imbalance) {
+  ActShape s;
+  s.micro_batch = l.micro_batch;
+  s.seq = double(m.seq), s.d_model = double(m.d_model), s.heads = double(m.heads);
+  s.ffn = double(m.ffn), s.vocab = double(m.vocab);
+  s.t = l.t, s.c = l.c, s.sp = l.sp;
+  s.elem_bytes = activation_elem_bytes(prec);
+  s.experts = m.moe() ? double(m.experts) : 0.0;
+  s.top_k = double(m.top_k);
+  s.imbalance = m.moe() ? imbalance : 1.0;
+  return s;
+}
+
+namespace {
+double local_tokens(const ActShape& s) { return s.micro_batch * s.seq / s.c; }
+double rep(const ActShape& s) { return s.sp ? 1.0 / s.t : 1.0; }
+// Elements of the MLP part (dense MLP or router + experts) of one block.
+double mlp_elems(const ActShape& s) {
+  const double N = local_tokens(s), t = s.t, r = rep(s);
+  if (s.experts <= 1) return 2 * N * s.ffn / t;  // fc, gelu(fc)
+  const double k = s.top_k, imb = s.imbalance;
+  return 2 * N * s.experts * r                 // router logits and probabilities
+         + k * imb * N * s.d_model * r * 2     // dispatched inputs, expert outputs
+         + k * imb * 2 * N * s.ffn / t;        // expert fc, gelu(fc)
+}
+}  // namespace
+
+double attention_core_bytes(const ActShape& s) {
+  const double N = local_tokens(s), t = s.t;
+  const double probs = s.micro_batch * (s.heads / t) * (s.seq / s.c) * s.seq;
+  return s.elem_bytes * (4 * N * s.d_model / t + probs);
+}
+
+double block_activation_bytes(const ActShape& s, Recompute r) {
+  const double N = local_tokens(s), t = s.t, a = s.elem_bytes, rr = rep(s);
+  if (r == Recompute::full) return a * N * s.d_model * rr;
+  const double kept = 4 * N * s.d_model * rr + 4 * N * rr  // residual-class + LN stats
+                      + 4 * N * s.d_model / t              // qkv, att_merged
+                      + mlp_elems(s);
+  const double b = a * kept + attention_core_bytes(s);
+  return r == Recompute::selective ? b - attention_core_bytes(s) : b;
+}
+
+double embedding_activation_bytes(const ActShape& s) {
+  return s.elem_bytes * local_tokens(s) * s.d_model * rep(s);
+}
+
+double head_activation_bytes(const ActShape& s) {
+  const double N = local_tokens(s), rr = rep(s);
+  // final LN output and stats, and the vocab-parallel logits of all local tokens
+  return s.elem_bytes * (N * s.d_model * rr + 2 * N * rr + N * s.vocab / s.t);
+}
+
+double workspace_bytes(const ActShape& s, Recompute r) {
+  const double N = local_tokens(s), t = s.t, a = s.elem_bytes, rr = rep(s);
+  const double probs = s.micro_batch * (s.heads / t) * (s.seq / s.c) * s.seq;
+  // dres, dln; dqkv, datt_merged, dq, dk, dv, dy; dfc, dgelu; dprobs (Gpt's work buffers)
+  double w = a * (2 * N * s.d_model * rr + 8 * N * s.d_model / t + mlp_elems(s) + probs);
+  if (r == Recompute::selective) w += attention_core_bytes(s);
+  if (r == Recompute::full) w += block_activation_bytes(s, Recompute::none);
+  return w;
+}
+
+double in_flight_microbatches(Schedule sch, int p, int m, int v, int stage) {
+  switch (sch) {
+    case Schedule::gpipe: return m;
+    case Schedule::one_f_one_b: return std::min(m, p - stage);
+    case Schedule::interleaved: {
+      // Megatron's warm-up count for rank `stage` plus the one in steady state.
+      const double chunks = std::min<double>(double(m) * v, 2.0 * (p - stage - 1) + (v - 1.0) * p + 1);
+      return chunks / v;
+    }
+  }
+  return m;
+}
+
+double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
+                         const MemoryOptions& o) {
+  const ActShape s = act_shape(m, l, prec, o.moe_imbalance);
+  const double a = s.elem_bytes, N = local_tokens(s), rr = rep(s);
+  const StateBytesPerParam pb = state_bytes_per_param(prec);
+  double b = 0;
+  if (l.dense_group() > 1) {
+    if (l.zero >= 3) {
+      // The gathered weights of the block in use and of the one prefetched.
+      const ShardParams one = block_params(m, l);
+      b += 2 * one.total() * pb.weight;
+    } else {
+      const ShardParams sp = stage_params(m, l, 0);
+      b += 2 * std::min(o.bucket_bytes, sp.total() * pb.grad);
+    }
+  }
+  if (l.t > 1 && l.sp) b += a * N * s.d_model;                      // all-gather target
+  if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive
+  if (l.c > 1) b += 2 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.d_model / l.t);  // K,V x2
+  if (l.e > 1) b += 2 * a * s.top_k * s.imbalance * N * s.d_model * rr;  // all-to-all in/out
+  return b;
+}
+
+MemoryBreakdown stage_memory(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                             const Layout& l, int stage, const MemoryOptions& o) {
+  MemoryBreakdown mb;
+  mb.stage = stage;
+  const ShardParams sp = stage_params(m, l, stage);
+  const StateBytes dense = zero_state_bytes(sp.dense, l.zero, l.dense_group(), tr.precision,
+                                            tr.fp32_grad_accum);
+  const StateBytes expert = zero_state_bytes(sp.expert, l.zero, l.expert_group(),
+                                             tr.precision, tr.fp32_grad_accum);
+  mb.weights = dense.weights + expert.weights;
+  mb.grads = dense.grads + expert.grads;
+  mb.optimizer = dense.optimizer + expert.optimizer;
+  const ActShape s = act_shape(m, l, tr.precision, o.moe_imbalance);
+  const double blocks = double(m.layers) / l.p;
+  double per_mb = blocks * block_activation_bytes(s, l.recompute);
+  if (stage == 0) per_mb += embedding_activation_bytes(s);
+  if (stage == l.p - 1) per_mb += head_activation_bytes(s);
+  mb.activations = per_mb * in_flight_microbatches(l.schedule, l.p, l.accumulation,
+                                                   l.virtual_stages, stage);
+  mb.workspace = workspace_bytes(s, l.recompute);
+  mb.comm_buffers = comm_buffer_bytes(m, l, tr.precision, o);
+  mb.reserved = cl.device.reserved;
+  return mb;
+}
+
+MemoryBreakdown device_memory(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                              const Layout& l, const MemoryOptions& o) {
+  MemoryBreakdown first = stage_memory(m, tr, cl, l, 0, o);
+  if (l.p == 1) return first;
+  MemoryBreakdown last = stage_memory(m, tr, cl, l, l.p - 1, o);
+  return last.total() > first.total() ? last : first;
+}
+
+}  // namespace mini5d::plan

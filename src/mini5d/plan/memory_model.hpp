@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Memory per device: training state under ZeRO, activations per block, in-flight
+// micro-batches per pipeline schedule, work and communication buffers.
+//
+// These are plain functions of numbers so that the runtime can print the prediction
+// next to what it measured (DESIGN.md §9). The derivation is in docs/planner.md; the
+// short version:
+//
+//   state (ZeRO stage s over a group of G ranks, per-parameter bytes w, g, o):
+//     s=0: P(w+g+o)   s=1: P(w+g) + P*o/G   s=2: P*w + P(g+o)/G   s=3: P(w+g+o)/G
+//
+//   activations of one block for one micro-batch of B sequences, N = B*T/c local
+//   tokens, r = 1/t with sequence parallelism (else 1), element size a:
+//     none:      a*[ 4*N*d*r + 4*N*r            (ln1, res2, ln2, res3; LN mean/rstd)
+//                  + (3+1)*N*d/t + 2*N*f/t       (qkv, att_merged; fc, gelu(fc))
+//                  + (3+1)*N*d/t                 (q, k, v, y head-major copies)
+//                  + B*(h/t)*(T/c)*T ]           (softmax probabilities)
+//     selective: none minus the attention core (q, k, v, y, probabilities)
+//     full:      a*N*d*r                          (the block's output = next input)
+#pragma once
+#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/layout.hpp"
+#include "mini5d/plan/model_desc.hpp"
+
+namespace mini5d::plan {
+
+// ---- training state -------------------------------------------------------------
+struct StateBytes {
+  double weights = 0, grads = 0, optimizer = 0;
+  double total() const { return weights + grads + optimizer; }
+};
+
+// Bytes one rank holds for `params` parameters under ZeRO `stage` over `group` ranks.
+StateBytes zero_state_bytes(double params, int stage, int group, Precision prec,
+                            bool fp32_grad_accum = false);
+
+// Parameters one rank holds on pipeline stage `stage` (dense: ZeRO over d*c*e,
+// expert: ZeRO over d*c).
+struct ShardParams {
+  double dense = 0, expert = 0;
+  double total() const { return dense + expert; }
+};
+ShardParams stage_params(const ModelDesc& m, const Layout& l, int stage);
+// One block's parameters on one rank (sharded by t and e).
+ShardParams block_params(const ModelDesc& m, const Layout& l);
+
+// ---- activations ----------------------------------------------------------------
+struct ActShape {
+  double micro_batch = 1, seq = 1, d_model = 1, heads = 1, ffn = 1, vocab = 1;
+  int t = 1, c = 1;
+  bool sp = false;
+  double elem_bytes = 4;
+  double experts = 0, top_k = 1, imbalance = 1;  // experts > 1: MoE MLP
+};
+ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double imbalance = 1);
+
+// Stored by one block for one micro-batch until its backward.
+double block_activation_bytes(const ActShape& s, Recompute r);
+// The part of block_activation_bytes(none) that selective recomputation drops.
+double attention_core_bytes(const ActShape& s);
+// Embedding output (first stage) and final LayerNorm + logits (last stage).
+double embedding_activation_bytes(const ActShape& s);
+double head_activation_bytes(const ActShape& s);
+// Backward buffers reused by every block, plus the block being recomputed.
+double workspace_bytes(const ActShape& s, Recompute r);
+
+// Micro-batches whose activations a stage holds at its peak, in units of "all the
+// stage's layers for one micro-batch": GPipe m; 1F1B min(m, p - stage); interleaved
+// 1F1B with v chunks (2(p-stage-1) + (v-1)p + 1) chunks of 1/v of the stage.
+double in_flight_microbatches(Schedule s, int p, int m, int v, int stage);
+
+// ---- buffers and totals ---------------------------------------------------------
+struct MemoryOptions {
+  double bucket_bytes = 25.0 * 1024 * 1024;  // DP gradient bucket
+  double moe_imbalance = 1.0;
+};
+
+double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
+                         const MemoryOptions& o);
+
+struct MemoryBreakdown {
+  int stage = 0;  // the pipeline stage this is for (the fullest one)
+  double weights = 0, grads = 0, optimizer = 0, activations = 0, workspace = 0,
+         comm_buffers = 0, reserved = 0;
+  double total() const {
+    return weights + grads + optimizer + activations + workspace + comm_buffers + reserved;
+  }
+};
+
+MemoryBreakdown stage_memory(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                             const Layout& l, int stage, const MemoryOptions& o);
+// The fullest stage (the first or the last; middle stages hold no more than the first).
+MemoryBreakdown device_memory(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                              const Layout& l, const MemoryOptions& o);
+
+}  // namespace mini5d::plan

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Parameter counts of mini5d's GPT; the tensor list mirrors model/param_layout.cpp so
+// that the planner's byte counts equal the runtime's flat buffers.
+#include "mini5d/plan/model_desc.hpp"
+
+namespace mini5d::plan {
+
+ParamCounts count_params(const ModelDesc& m) {
+  const double V = double(m.vocab), D = double(m.d_model), T = double(m.seq),
+               F = double(m.ffn), L = double(m.layers);
+  ParamCounts c;
+  // Column-parallel QKV (weight + bias) and row-parallel proj weight are cut by t;
+  // the proj bias is added after the all-reduce, so it is replicated with the norms.
+  c.attn_sharded = 3 * D * D + 3 * D + D * D;
+  c.attn_replicated = D + 2 * D + 2 * D;  // proj bias, LN1, LN2
+  c.mlp_sharded = D * F + F + F * D;      // fc weight + bias, proj weight
+  c.mlp_replicated = D;                   // proj bias
+  const double E = m.moe() ? double(m.experts) : 1.0;
+  c.router = m.moe() ? D * E : 0.0;
+  c.token_embedding = V * D;
+  c.position_embedding = T * D;
+  c.final_norm = 2 * D;
+  c.head = m.tie_embeddings ? 0.0 : V * D;
+  const double block = c.attn_sharded + c.attn_replicated + c.router +
+                       E * (c.mlp_sharded + c.mlp_replicated);
+  c.total = L * block + c.token_embedding + c.position_embedding + c.final_norm + c.head;
+  c.expert_total = m.moe() ? L * E * (c.mlp_sharded + c.mlp_replicated) : 0.0;
+  const double k = m.moe() ? double(m.top_k) : 1.0;
+  c.matmul_active = L * (4 * D * D + k * 2 * D * F + c.router) + V * D;
+  return c;
+}
+
+double model_flops_per_step(const ModelDesc& m, double tokens) {
+  const ParamCounts c = count_params(m);
+  return tokens * (6.0 * c.matmul_active +
+                   12.0 * double(m.layers) * double(m.seq) * double(m.d_model));
+}
+
+}  // namespace mini5d::plan

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What the planner needs to know about the model and the training run, and the
+// parameter counts derived from it.
+//
+// The model is mini5d's GPT (DESIGN.md §5, src/mini5d/model/param_layout.cpp): token
+// and learned position embeddings, pre-LN blocks (LN1, fused QKV linear with bias,
+// attention output projection with bias, LN2, GELU MLP fc/proj with biases), final
+// LayerNorm, LM head without bias (untied unless tie_embeddings). A mixture-of-experts
+// model replaces every block's MLP with a router (d_model x experts, no bias) and
+// `experts` copies of the MLP, each token visiting top_k of them.
+//
+// Parameters are split by how tensor parallelism treats them: "sharded" tensors are
+// cut across t (QKV and fc by columns, proj by rows, embeddings by vocab), the rest
+// (LayerNorms, row-parallel biases, positions, router) are replicated on every t rank.
+#pragma once
+#include <string>
+
+#include "mini5d/plan/precision.hpp"
+
+namespace mini5d::plan {
+
+struct ModelDesc {
+  std::string name;    // for tables and the emitted deck
+  std::string source;  // file it came from (for messages)
+  long long vocab = 0, d_model = 0, layers = 0, heads = 0, seq = 0, ffn = 0;
+  long long experts = 0;  // 0 or 1: dense
+  long long top_k = 1;
+  bool tie_embeddings = false;
+  bool moe() const { return experts > 1; }
+};
+
+// The run: how many sequences per optimizer step and in which precision.
+struct TrainDesc {
+  long long global_batch = 0;  // sequences per step = micro_batch * accumulation * d * e
+  Precision precision = Precision::fp32;
+  bool fp32_grad_accum = false;
+};
+
+struct ParamCounts {
+  // Per block (one layer); for MoE the MLP counts are per expert.
+  double attn_sharded = 0, attn_replicated = 0;  // QKV+proj weights/biases, LN1/LN2
+  double mlp_sharded = 0, mlp_replicated = 0;    // one MLP (or one expert)
+  double router = 0;                             // MoE only, replicated
+  // Outside the blocks.
+  double token_embedding = 0, position_embedding = 0, final_norm = 0, head = 0;
+  double total = 0;          // every parameter of the model
+  double expert_total = 0;   // parameters living in experts (sharded over e)
+  double matmul_active = 0;  // weights taking part in a matrix product per token (the N of 6N)
+};
+
+ParamCounts count_params(const ModelDesc& m);
+
+// Model FLOPs of one optimizer step (forward + backward, no recomputation):
+// tokens * (6 * matmul_active + 12 * layers * seq * d_model). The second term is the
+// attention core (QK^T and PV over the full T x T square, which mini5d computes).
+double model_flops_per_step(const ModelDesc& m, double tokens);
+
+}  // namespace mini5d::plan

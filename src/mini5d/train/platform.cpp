@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/train/platform.hpp"
+
+#include <hdf5.h>
+#include <hwloc.h>
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#ifndef MINI5D_GIT_HASH
+#define MINI5D_GIT_HASH "unknown"
+#endif
+#ifndef MINI5D_VERSION
+#define MINI5D_VERSION "0"
+#endif
+
+namespace mini5d::train {
+
+Platform describe_platform() {
+  Platform p;
+  p.mini5d_version = MINI5D_VERSION;
+  p.git_hash = MINI5D_GIT_HASH;
+  p.kokkos = std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+             "." + std::to_string(KOKKOS_VERSION % 100);
+  p.backend = Kokkos::DefaultExecutionSpace::name();
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  std::string mpi(lib, std::size_t(len));
+  p.mpi = mpi.substr(0, mpi.find('\n'));
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  p.hdf5 = std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+#ifdef H5_HAVE_PARALLEL
+  p.hdf5 += " (parallel)";
+#endif
+  const unsigned hv = hwloc_get_api_version();
+  p.hwloc = std::to_string(hv >> 16) + "." + std::to_string((hv >> 8) & 0xff) + "." + std::to_string(hv & 0xff);
+#if defined(__clang__)
+  p.compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+  p.compiler = "g++ " __VERSION__;
+#endif
+  MPI_Comm_size(MPI_COMM_WORLD, &p.ranks);
+  return p;
+}
+
+}  // namespace mini5d::train

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What the run is built on: library versions and the Kokkos backend, for the start-up
+// header and the JSON report (results are only comparable with their platform).
+#pragma once
+#include <string>
+
+namespace mini5d::train {
+
+struct Platform {
+  std::string mini5d_version, git_hash, kokkos, backend, mpi, hdf5, hwloc, compiler;
+  int ranks = 1;
+};
+
+// Collective over MPI_COMM_WORLD's size only (no communication).
+Platform describe_platform();
+
+}  // namespace mini5d::train

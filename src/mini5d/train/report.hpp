@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Rank 0's outputs: the start-up header, one progress line per log interval, the
+// closing phase breakdown with the frozen figure-of-merit line, and the versioned JSON
+// record. The FOM line's format is a contract with scripts that grep it:
+//   FOM mini5d tokens_per_s=<median> model_flops_per_s=<median> valid=1
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "mini5d/train/platform.hpp"
+#include "mini5d/train/trainer.hpp"
+
+namespace mini5d::train {
+
+constexpr int kReportSchemaVersion = 1;
+
+void print_header(std::ostream& os, const Platform& pf, const Trainer& tr);
+void print_step(std::ostream& os, const StepStats& st, long total_steps);
+void print_summary(std::ostream& os, const Trainer& tr);
+// Median over steps, leaving out the first (warm-up: page faults, BLAS set-up) when
+// there is more than one.
+double median_tokens_per_s(const Trainer& tr);
+std::string report_json(const Platform& pf, const Trainer& tr);
+// Writes report_json to path; throws InputError when the file cannot be written.
+void write_report(const std::string& path, const Platform& pf, const Trainer& tr);
+
+}  // namespace mini5d::train
