@@ -35,11 +35,16 @@ struct Field {
   std::string key() const { return section + "." + name; }
 };
 
+// Shortest decimal that reads back as the same double: exact round trips in to_yaml,
+// and "0.999999" rather than "0.99999899999999997" in messages.
 std::string fmt_real(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  for (int prec = 6; prec <= 17; ++prec) {
+    std::ostringstream os;
+    os.precision(prec);
+    os << v;
+    if (std::strtod(os.str().c_str(), nullptr) == v || prec == 17) return os.str();
+  }
+  return "";
 }
 
 std::string range_text(const Field& f) {

@@ -26,12 +26,12 @@ struct ParallelConfig {
 };
 
 struct TrainConfig {
-  long steps = 200;
+  long steps = 300;
   int micro_batch = 8;
   int accumulation = 1;
   std::uint64_t seed = 1234;
-  double lr = 1e-3;
-  double min_lr = 1e-4;
+  double lr = 3e-3;
+  double min_lr = 3e-4;
   long warmup = 20;
   double weight_decay = 0.1;
   double beta1 = 0.9;
@@ -44,7 +44,7 @@ struct DataConfig {
   std::string source = "markov";  // markov | text | tokens
   std::string path;
   std::uint64_t seed = 7;
-  int markov_order = 2;
+  int markov_order = 1;
   int markov_branching = 4;
 };
 

@@ -23,7 +23,12 @@ std::string jstr(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') o += '\\';
-    if (c == '\n') { o += "\\n"; continue; }
+    if (static_cast<unsigned char>(c) < 0x20) {  // control characters: \u00XX
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(c));
+      o += buf;
+      continue;
+    }
     o += c;
   }
   return o + "\"";

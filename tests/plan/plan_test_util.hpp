@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shared fixtures for the planner tests: input paths and small hand-made clusters.
+#pragma once
+#include <string>
+
+#include "mini5d/plan/input_files.hpp"
+
+namespace plan_test {
+
+inline std::string input(const std::string& rel) {
+  return std::string(MINI5D_SOURCE_DIR) + "/inputs/" + rel;
+}
+
+// A cluster of `nodes` x `per_node` devices with round numbers, for hand checks.
+inline mini5d::plan::ClusterDesc toy_cluster(long long nodes, long long per_node, double mem_gib,
+                                             double intra_gbs = 100, double inter_gbs = 10) {
+  std::string text = "name: toy\nnodes: " + std::to_string(nodes) +
+                     "\ndevices_per_node: " + std::to_string(per_node) +
+                     "\ndevice:\n  memory_gib: " + std::to_string(mem_gib) +
+                     "\n  memory_bandwidth_gbs: 1000\n  peak_tflops: {fp32: 100, bf16: 100}\n"
+                     "links:\n  intra_node: {name: fast, bandwidth_gbs: " +
+                     std::to_string(intra_gbs) +
+                     ", latency_us: 1}\n  inter_node: {name: slow, bandwidth_gbs: " +
+                     std::to_string(inter_gbs) + ", latency_us: 5}\n";
+  return mini5d::plan::parse_cluster_text(text, "toy.yaml");
+}
+
+}  // namespace plan_test

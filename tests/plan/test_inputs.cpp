@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Reading model/cluster descriptions: decks are models, and every bad file gets one
+// line naming file, field and valid range.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "mini5d/plan/input_files.hpp"
+#include "plan_test_util.hpp"
+
+using namespace mini5d::plan;
+
+namespace {
+std::string error_of(const std::string& cluster_text) {
+  try {
+    parse_cluster_text(cluster_text, "c.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string model_error(const std::string& text) {
+  try {
+    parse_model_text(text, "m.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+const std::string kGood =
+    "nodes: 2\ndevices_per_node: 8\ndevice:\n  memory_gib: 80\n  memory_bandwidth_gbs: 3000\n"
+    "  peak_tflops: {bf16: 989}\nlinks:\n  intra_node: {bandwidth_gbs: 360, latency_us: 5}\n"
+    "  inter_node: {bandwidth_gbs: 40, latency_us: 10}\n";
+std::string replace(std::string s, const std::string& a, const std::string& b) {
+  s.replace(s.find(a), a.size(), b);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("a mini5d deck reads as a model description", "[plan][inputs]") {
+  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  CHECK(in.is_deck);
+  CHECK(in.model.vocab == 32);
+  CHECK(in.model.d_model == 64);
+  CHECK(in.model.layers == 2);
+  CHECK(in.model.heads == 4);
+  CHECK(in.model.seq == 32);
+  CHECK(in.model.ffn == 256);
+  CHECK(!in.model.moe());
+  CHECK(in.train.global_batch == 8);  // micro_batch 8 x accumulation 1 x d 1 x e 1
+  CHECK(in.train.precision == Precision::fp32);
+  CHECK(in.model.name == "tiny");
+  // Later decks gain fields; unknown ones are ignored, known new ones are read.
+  const ModelInput later = parse_model_text(
+      "model: {vocab: 64, d_model: 32, layers: 4, heads: 4, seq: 16, ffn: 128, experts: 8, "
+      "top_k: 2, shiny_new_field: 3}\nparallel: {d: 2, t: 1, p: 2, c: 1, e: 2, zero: 1, "
+      "virtual_stages: 2, ranks_per_node: 4}\ntrain: {micro_batch: 2, accumulation: 4, "
+      "recompute: selective}\nwhatever: {x: 1}\n",
+      "later.yaml");
+  CHECK(later.model.experts == 8);
+  CHECK(later.model.top_k == 2);
+  CHECK(later.train.global_batch == 2 * 4 * 2 * 2);
+  CHECK(later.deck_layout.virtual_stages == 2);
+  CHECK(later.deck_layout.recompute == Recompute::selective);
+}
+
+TEST_CASE("cluster files load with their figures", "[plan][inputs]") {
+  for (const char* f : {"clusters/h100-sxm-8.yaml", "clusters/h200-8.yaml",
+                        "clusters/perlmutter-a100-4.yaml", "clusters/cpu-2core.yaml"}) {
+    INFO(f);
+    const ClusterDesc cl = load_cluster_file(plan_test::input(f));
+    CHECK(cl.devices() >= 2);
+    CHECK(cl.device.memory > cl.device.reserved);
+    CHECK(cl.device.sustained[0] > 0);
+    CHECK(cl.device.sustained[0] <= cl.device.peak[0]);
+  }
+  const ClusterDesc h100 = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
+  CHECK(h100.devices_per_node == 8);
+  CHECK(h100.tiers.size() == 2);
+  CHECK(h100.device.peak[1] == Approx(989e12));
+  const ClusterDesc cpu = load_cluster_file(plan_test::input("clusters/cpu-2core.yaml"));
+  CHECK(cpu.devices() == 2);
+  CHECK(cpu.device.sustained[0] == Approx(102e9));
+  CHECK(cpu.tiers.size() == 1);
+  CHECK(parse_cluster_text(kGood, "c.yaml").devices() == 16);
+}
+
+TEST_CASE("bad cluster files get one clear line", "[plan][inputs]") {
+  CHECK(error_of(replace(kGood, "memory_gib: 80", "memory_gib: -80")) ==
+        "c.yaml: device.memory_gib: -80 is out of range (memory per device in GiB; valid: a "
+        "number in [0.001, 1e+06])");
+  CHECK(error_of(replace(kGood, "memory_gib: 80", "memory_gib: lots")) ==
+        "c.yaml: device.memory_gib: 'lots' is not a number (memory per device in GiB; valid: "
+        "a number in [0.001, 1e+06])");
+  CHECK(error_of(replace(kGood, "devices_per_node: 8\n", "")) ==
+        "c.yaml: devices_per_node: missing (accelerators (or ranks) per node; valid: an integer "
+        "in [1, 4096])");
+  CHECK(error_of(replace(kGood, "devices_per_node: 8", "devices_per_node: 2.5")) ==
+        "c.yaml: devices_per_node: 2.5 is out of range (accelerators (or ranks) per node; "
+        "valid: an integer in [1, 4096])");
+  CHECK(error_of(replace(kGood, "  inter_node: {bandwidth_gbs: 40, latency_us: 10}\n", "")) ==
+        "c.yaml: links.inter_node: missing (bandwidth_gbs, latency_us between nodes; needed "
+        "for nodes > 1)");
+  CHECK(error_of(replace(kGood, "bandwidth_gbs: 360, ", "")) ==
+        "c.yaml: links.intra_node.bandwidth_gbs: missing (per-device, per-direction bandwidth "
+        "in GB/s; valid: a number in [1e-06, 1e+06])");
+  CHECK(error_of(replace(kGood, "{bf16: 989}", "{bf16: 989}\n  sustained_tflops: {bf16: 1200}")) ==
+        "c.yaml: device.sustained_tflops.bf16: 1200 is out of range (valid: <= "
+        "device.peak_tflops.bf16 = 989)");
+  CHECK(error_of("nodes: [1\n").rfind("c.yaml:1:", 0) == 0);
+  CHECK(error_of("- 1\n- 2\n") == "c.yaml: expected a YAML mapping at the top level");
+}
+
+TEST_CASE("bad model files get one clear line", "[plan][inputs]") {
+  const std::string good = "model: {vocab: 32, d_model: 64, layers: 2, heads: 4, seq: 32, ffn: 256}\n";
+  CHECK(model_error(good).empty());
+  CHECK(model_error("train: {steps: 1}\n") ==
+        "m.yaml: model: missing section (vocab, d_model, layers, heads, seq, ffn)");
+  CHECK(model_error(replace(good, "heads: 4", "heads: 5")) ==
+        "m.yaml: model.heads: 5 does not divide d_model=64 (valid: a divisor of d_model)");
+  CHECK(model_error(replace(good, "layers: 2", "layers: 0")) ==
+        "m.yaml: model.layers: 0 is out of range (transformer blocks; valid: an integer in [1, "
+        "100000])");
+  CHECK(model_error(good + "train: {precision: fp8}\n") ==
+        "m.yaml: train.precision: 'fp8' is not valid (valid: fp32, bf16, fp64)");
+  CHECK(model_error(good + "parallel: {d: 2}\ntrain: {recompute: some}\n") ==
+        "m.yaml: train.recompute: 'some' is not valid (valid: none, selective, full)");
+  CHECK(model_error(replace(good, "ffn: 256}", "ffn: 256, experts: 4, top_k: 5}")) ==
+        "m.yaml: model.top_k: 5 is out of range (experts per token; valid: 1..4)");
+}

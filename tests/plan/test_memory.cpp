@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Memory model against the seed figure and hand-computed cases.
+#include <catch2/catch.hpp>
+
+#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/memory_model.hpp"
+#include "plan_test_util.hpp"
+
+using namespace mini5d::plan;
+
+TEST_CASE("400B parameters need 6.4 TB of AdamW training state", "[plan][memory]") {
+  // 16 B/param in both fp32 and bf16-with-fp32-master: 400e9 * 16 = 6.4e12 bytes.
+  CHECK(zero_state_bytes(400e9, 0, 1, Precision::bf16).total() == Approx(6.4e12));
+  CHECK(zero_state_bytes(400e9, 0, 1, Precision::fp32).total() == Approx(6.4e12));
+  const ModelInput in = load_model_file(plan_test::input("models/dense-400b.yaml"));
+  const double n = count_params(in.model).total;
+  CHECK(n == Approx(400e9).epsilon(0.01));
+  CHECK(zero_state_bytes(n, 0, 1, in.train.precision).total() == Approx(6.4e12).epsilon(0.01));
+}
+
+TEST_CASE("ZeRO stages on a hand-computed case", "[plan][memory]") {
+  // 1000 params over a group of 4. bf16: w 2, g 2, master+moments 12.
+  //   ZeRO-0 16000; ZeRO-1 2000+2000+12000/4 = 7000; ZeRO-2 2000+14000/4 = 5500;
+  //   ZeRO-3 16000/4 = 4000.
+  const double bf[4] = {16000, 7000, 5500, 4000};
+  // fp32: w 4, g 4, moments 8: 16000, 8000+2000, 4000+12000/4, 4000.
+  const double f32[4] = {16000, 10000, 7000, 4000};
+  for (int s = 0; s < 4; ++s) {
+    CHECK(zero_state_bytes(1000, s, 4, Precision::bf16).total() == Approx(bf[s]));
+    CHECK(zero_state_bytes(1000, s, 4, Precision::fp32).total() == Approx(f32[s]));
+  }
+  const StateBytes z1 = zero_state_bytes(1000, 1, 4, Precision::bf16);
+  CHECK(z1.weights == 2000);
+  CHECK(z1.grads == 2000);
+  CHECK(z1.optimizer == 3000);
+  // fp32 gradient accumulation under bf16 makes it 18 B/param.
+  CHECK(zero_state_bytes(1000, 0, 4, Precision::bf16, true).total() == Approx(18000));
+}
+
+TEST_CASE("parameter counts follow mini5d's tensor list", "[plan][memory]") {
+  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  // tiny: V 32, D 64, L 2, T 32, F 256. Block: 4D^2 + 2DF + 9D + F = 49984;
+  // wte 2048 + wpe 2048 + lnf 128 + lm_head 2048.
+  CHECK(count_params(in.model).total == 2 * 49984 + 2048 + 2048 + 128 + 2048);
+  Layout l;
+  l.t = 2, l.p = 2;
+  // Stage 0: one block with t-sharded QKV/proj/fc (16576/2 + 33024/2) and replicated
+  // norms and row biases (384), wte/2, wpe; stage 1: one block, lnf, lm_head/2.
+  CHECK(stage_params(in.model, l, 0).total() == 8288 + 16512 + 384 + 1024 + 2048);
+  CHECK(stage_params(in.model, l, 1).total() == 8288 + 16512 + 384 + 128 + 1024);
+}
+
+TEST_CASE("activation bytes of one block on a hand-computed case", "[plan][memory]") {
+  // B=2, T=8 (N=16 tokens), d=16, h=4, f=64, V=32, fp32. What Gpt keeps per block:
+  //   ln1 256, ln1 mean/rstd 32, qkv 768, q/k/v 768, probs 2*4*8*8 = 512, y 256,
+  //   att_merged 256, res2 256, ln2 256, ln2 mean/rstd 32, fc 1024, gelu 1024, res3 256
+  //   = 5696 floats = 22784 bytes.
+  ActShape s;
+  s.micro_batch = 2, s.seq = 8, s.d_model = 16, s.heads = 4, s.ffn = 64, s.vocab = 32;
+  CHECK(block_activation_bytes(s, Recompute::none) == 22784);
+  // selective drops q, k, v, y (1024) and probs (512): 4160 floats.
+  CHECK(block_activation_bytes(s, Recompute::selective) == 16640);
+  // full keeps only the block output: 256 floats.
+  CHECK(block_activation_bytes(s, Recompute::full) == 1024);
+  // final LN 256 + stats 32 + logits 16*32 = 800 floats; embedding output 256.
+  CHECK(head_activation_bytes(s) == 3200);
+  CHECK(embedding_activation_bytes(s) == 1024);
+
+  // t=2 without SP: ln1/res2/ln2/res3 (1024) and stats (64) stay whole, the rest halves:
+  // qkv+att_merged 512, fc+gelu 1024, q/k/v/y 512, probs 256 = 3392 floats.
+  s.t = 2;
+  CHECK(block_activation_bytes(s, Recompute::none) == 3392 * 4);
+  // with SP the replicated ones are split over t too: 512 + 32 + 512 + 1024 + 768 = 2848.
+  s.sp = true;
+  CHECK(block_activation_bytes(s, Recompute::none) == 2848 * 4);
+  // c=2 alone: 8 local tokens, probs for 4 queries x 8 keys: 2080 + 512 + 256 = 2848.
+  s.t = 1, s.sp = false, s.c = 2;
+  CHECK(block_activation_bytes(s, Recompute::none) == 2848 * 4);
+}
+
+TEST_CASE("in-flight micro-batches per schedule", "[plan][memory]") {
+  CHECK(in_flight_microbatches(Schedule::gpipe, 4, 8, 1, 0) == 8);
+  CHECK(in_flight_microbatches(Schedule::one_f_one_b, 4, 8, 1, 0) == 4);
+  CHECK(in_flight_microbatches(Schedule::one_f_one_b, 4, 8, 1, 3) == 1);
+  CHECK(in_flight_microbatches(Schedule::one_f_one_b, 4, 2, 1, 0) == 2);
+  // Interleaved, v=2: 2(p-1) + (v-1)p + 1 = 11 chunks of half a stage = p + (p-1)/v.
+  CHECK(in_flight_microbatches(Schedule::interleaved, 4, 8, 2, 0) == Approx(5.5));
+}
+
+TEST_CASE("device memory adds the categories of the fullest stage", "[plan][memory]") {
+  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  const ClusterDesc cl = plan_test::toy_cluster(1, 4, 1);
+  Layout l;
+  l.d = 2, l.p = 2, l.micro_batch = 4, l.accumulation = 2, l.zero = 1;
+  const MemoryBreakdown m = device_memory(in.model, in.train, cl, l, {});
+  const ShardParams sp = stage_params(in.model, l, m.stage);
+  CHECK(m.weights == 4 * sp.dense);
+  CHECK(m.optimizer == 8 * sp.dense / 2);  // ZeRO-1 over d=2
+  CHECK(m.total() == Approx(m.weights + m.grads + m.optimizer + m.activations + m.workspace +
+                            m.comm_buffers + m.reserved));
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Emitted deck, Slurm script and JSON: structure checks (bash -n runs as a CTest
+// script, see emit_check.cmake).
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+#include "mini5d/plan/emit_deck.hpp"
+#include "mini5d/plan/emit_slurm.hpp"
+#include "mini5d/plan/explain.hpp"
+#include "mini5d/plan/json.hpp"
+#include "mini5d/plan/report.hpp"
+#include "plan_test_util.hpp"
+
+using namespace mini5d::plan;
+
+namespace {
+// Every section and field of tiny.yaml must be in `deck`.
+void check_tiny_structure(const YAML::Node& deck) {
+  const YAML::Node tiny = YAML::LoadFile(plan_test::input("tiny.yaml"));
+  for (auto sec = tiny.begin(); sec != tiny.end(); ++sec) {
+    const std::string name = sec->first.Scalar();
+    INFO("section " << name);
+    REQUIRE(deck[name]);
+    REQUIRE(deck[name].IsMap());
+    for (auto f = sec->second.begin(); f != sec->second.end(); ++f) {
+      INFO("field " << name << "." << f->first.Scalar());
+      CHECK(deck[name][f->first.Scalar()]);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("--emit-deck writes a deck with tiny.yaml's structure", "[plan][outputs]") {
+  const ModelInput in = load_model_file(plan_test::input("models/dense-70b.yaml"));
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
+  cl.nodes = 16;
+  SearchOptions o;
+  o.top = 2;
+  const SearchResult r = search(in.model, in.train, cl, o);
+  REQUIRE(!r.top.empty());
+  const Layout& l = r.top.front().layout;
+
+  std::ostringstream full;
+  write_deck(full, in, cl, r.top.front(), false);
+  const YAML::Node deck = YAML::Load(full.str());
+  check_tiny_structure(deck);
+  CHECK(deck["model"]["d_model"].as<int>() == 8192);
+  CHECK(deck["parallel"]["t"].as<int>() == l.t);
+  CHECK(deck["parallel"]["p"].as<int>() == l.p);
+  CHECK(deck["parallel"]["d"].as<int>() == l.d);
+  CHECK(deck["parallel"]["zero"].as<int>() == l.zero);
+  CHECK(deck["parallel"]["ranks_per_node"].as<int>() == 8);
+  CHECK(deck["train"]["micro_batch"].as<int>() == l.micro_batch);
+  CHECK(deck["train"]["accumulation"].as<int>() == l.accumulation);
+  CHECK(deck["train"]["recompute"].as<std::string>() == to_string(l.recompute));
+  CHECK(!deck["train"]["global_batch"]);  // planner-only fields stay out
+
+  std::ostringstream small;
+  write_deck(small, in, cl, r.top.front(), true);
+  const YAML::Node sd = YAML::Load(small.str());
+  check_tiny_structure(sd);
+  for (const char* a : {"d", "t", "p", "c", "e"}) CHECK(sd["parallel"][a].as<int>() == 1);
+  CHECK(sd["model"]["d_model"].as<int>() % sd["model"]["heads"].as<int>() == 0);
+  CHECK(sd["model"]["d_model"].as<int>() <= 64);
+
+  // A deck in, a deck out: its train/data/output values are carried over.
+  const ModelInput tiny = load_model_file(plan_test::input("tiny.yaml"));
+  ClusterDesc cpu = load_cluster_file(plan_test::input("clusters/cpu-2core.yaml"));
+  TrainDesc tr = tiny.train;
+  tr.global_batch = 16;
+  const SearchResult rt = search(tiny.model, tr, cpu, {});
+  REQUIRE(!rt.top.empty());
+  std::ostringstream td;
+  write_deck(td, tiny, cpu, rt.top.front(), false);
+  const YAML::Node tdn = YAML::Load(td.str());
+  check_tiny_structure(tdn);
+  CHECK(tdn["train"]["lr"].as<std::string>() == "3.0e-3");
+  CHECK(tdn["data"]["markov_branching"].as<int>() == 3);
+  CHECK(tdn["parallel"]["d"].as<int>() * tdn["train"]["micro_batch"].as<int>() *
+            tdn["train"]["accumulation"].as<int>() ==
+        16);
+}
+
+TEST_CASE("--emit-slurm and --json carry the plan", "[plan][outputs]") {
+  const ModelInput in = load_model_file(plan_test::input("models/dense-70b.yaml"));
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/perlmutter-a100-4.yaml"));
+  cl.nodes = 32;
+  SearchOptions o;
+  o.top = 3;
+  const SearchResult r = search(in.model, in.train, cl, o);
+  REQUIRE(!r.top.empty());
+  std::ostringstream sh;
+  write_slurm(sh, in.model, cl, r.top.front(), "plan.yaml");
+  const std::string s = sh.str();
+  CHECK(s.rfind("#!/bin/bash\n", 0) == 0);
+  CHECK(s.find("#SBATCH --nodes=32\n") != std::string::npos);
+  CHECK(s.find("#SBATCH --ntasks-per-node=4\n") != std::string::npos);
+  CHECK(s.find("#SBATCH --cpus-per-task=16\n") != std::string::npos);
+  CHECK(s.find("#SBATCH --gpus-per-task=1\n") != std::string::npos);
+  CHECK(s.find("--ntasks=128") != std::string::npos);
+
+  std::ostringstream js;
+  write_json(js, in.model, in.train, cl, r);
+  const YAML::Node j = YAML::Load(js.str());  // JSON is YAML
+  CHECK(j["schema"].as<std::string>() == "mini5d-plan/1");
+  REQUIRE(j["plans"].size() == 3);
+  CHECK(j["plans"][0]["layout"]["t"].as<int>() == r.top.front().layout.t);
+  CHECK(j["plans"][0]["time_s"]["step"].as<double>() == Approx(r.top.front().time.step));
+
+  std::ostringstream ex;
+  explain(ex, in.model, in.train, cl, r, o);
+  CHECK(ex.str().find("t=" + std::to_string(r.top.front().layout.t) + ": ") != std::string::npos);
+  CHECK(ex.str().find("runner-up") != std::string::npos);
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The search: the seed articles' rules of thumb come out of it, every plan it prints
+// is valid, and on small cases it misses no valid plan that fits (brute force).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/search.hpp"
+#include "plan_test_util.hpp"
+
+using namespace mini5d::plan;
+
+TEST_CASE("a model that fits one device gets pure data parallelism", "[plan][search]") {
+  const ModelInput in = load_model_file(plan_test::input("models/gpt2-124m.yaml"));
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
+  cl.nodes = 1;
+  const SearchResult r = search(in.model, in.train, cl, {});
+  REQUIRE(!r.top.empty());
+  const Layout& l = r.top.front().layout;
+  CHECK(l.d == 8);
+  CHECK(l.t == 1);
+  CHECK(l.p == 1);
+  CHECK(l.c == 1);
+  CHECK(l.e == 1);
+}
+
+TEST_CASE("1024 devices in nodes of 8: t inside a node, smallest p that fits, rest to d",
+          "[plan][search]") {
+  const ModelInput in = load_model_file(plan_test::input("models/dense-70b.yaml"));
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
+  cl.nodes = 128;
+  SearchOptions o;
+  o.top = 5;
+  const SearchResult r = search(in.model, in.train, cl, o);
+  REQUIRE(!r.top.empty());
+  const Plan& best = r.top.front();
+  const Layout& l = best.layout;
+  INFO(describe(l));
+  // The model needs sharding: 70B x 16 B is 14x one device.
+  CHECK(!best_for_degrees(in.model, in.train, cl, {1024, 1, 1, 1, 1}, o));
+  CHECK(l.t > 1);
+  CHECK(l.t <= 8);
+  CHECK(8 % l.t == 0);  // a tensor group inside one node
+  CHECK(l.c == 1);
+  CHECK(l.e == 1);
+  CHECK(l.d == 1024 / (l.t * l.p));  // everything else to data parallelism
+  // "The smallest p that fits": with the top plan's tensor degree, ZeRO stage and
+  // recomputation, no shallower pipeline fits (the planner may still pick a deeper one
+  // when that is faster; here it must not).
+  SearchOptions same = o;
+  same.zero_stages = {l.zero};
+  same.recomputes = {l.recompute};
+  for (long long p : divisors(1024 / l.t)) {
+    if (p >= l.p) break;
+    INFO("p=" << p);
+    CHECK(!best_for_degrees(in.model, in.train, cl, {int(1024 / l.t / p), l.t, int(p), 1, 1}, same));
+  }
+  // With the classic 3-D recipe (no ZeRO sharding of the state) the same holds.
+  SearchOptions o0 = o;
+  o0.zero_stages = {0};
+  const SearchResult r0 = search(in.model, in.train, cl, o0);
+  REQUIRE(!r0.top.empty());
+  const Layout& l0 = r0.top.front().layout;
+  INFO(describe(l0));
+  CHECK(l0.t == 8);
+  CHECK(l0.c == 1);
+  CHECK(l0.d == 1024 / (8 * l0.p));
+  same.zero_stages = {0};
+  same.recomputes = {l0.recompute};
+  for (long long p : divisors(1024 / 8)) {
+    if (p >= l0.p) break;
+    INFO("p=" << p);
+    CHECK(!best_for_degrees(in.model, in.train, cl, {int(1024 / 8 / p), 8, int(p), 1, 1}, same));
+  }
+}
+
+namespace {
+
+// The rules of DESIGN.md §2 written out again, independently of check_layout.
+bool brute_valid(const ModelDesc& m, long long batch, long long per_node, const Layout& l) {
+  if (m.heads % l.t || m.ffn % l.t || m.vocab % l.t || per_node % l.t) return false;
+  if (m.layers % (l.p * l.virtual_stages)) return false;
+  if (l.c > 1 && m.seq % (2 * l.c)) return false;
+  if (l.sp && (l.t == 1 || (m.seq / l.c) % l.t || m.seq % l.c)) return false;
+  if (l.e > 1 && (!m.moe() || m.experts % l.e)) return false;
+  if (l.virtual_stages > 1 && (l.p == 1 || l.accumulation % l.p)) return false;
+  if (l.zero > 0 && l.d * l.c * l.e == 1) return false;  // same plan as ZeRO-0
+  return 1LL * l.micro_batch * l.accumulation * l.d * l.e == batch;
+}
+
+auto key(const Layout& l) {
+  return std::make_tuple(l.d, l.t, l.p, l.c, l.e, l.micro_batch, l.accumulation, l.zero,
+                         int(l.recompute), l.virtual_stages, l.sp);
+}
+
+}  // namespace
+
+TEST_CASE("enumeration: every plan valid, no fitting plan missing (brute force)",
+          "[plan][search]") {
+  const ModelInput tiny = load_model_file(plan_test::input("tiny.yaml"));
+  ModelDesc moe = tiny.model;
+  moe.experts = 4, moe.top_k = 2, moe.layers = 4;
+  ModelDesc dense = tiny.model;
+  dense.layers = 4;
+  for (const ModelDesc& m : {dense, moe}) {
+    TrainDesc tr;
+    tr.global_batch = 16;
+    // 2 nodes of 4 devices, memory tight enough that some plans do not fit.
+    ClusterDesc cl = plan_test::toy_cluster(2, 4, 0.0025);
+    SearchOptions o;
+    o.keep_all = true;
+    o.top = 1000000;
+    const SearchResult r = search(m, tr, cl, o);
+    std::set<decltype(key(Layout{}))> found;
+    for (const Plan& p : r.all) {
+      CHECK(brute_valid(m, tr.global_batch, cl.devices_per_node, p.layout));
+      CHECK(p.fits);
+      CHECK(check_layout(m, tr, cl, p.layout, o.rules).empty());
+      found.insert(key(p.layout));
+    }
+    for (const Plan& p : r.top) CHECK(found.count(key(p.layout)) == 1);
+    CHECK(std::is_sorted(r.top.begin(), r.top.end(), ranks_before));
+
+    std::size_t expected = 0, unfit = 0;
+    const int N = 8;
+    for (int d = 1; d <= N; ++d)
+      for (int t = 1; t <= N; ++t)
+        for (int p = 1; p <= N; ++p)
+          for (int c = 1; c <= N; ++c)
+            for (int e = 1; e <= N; ++e) {
+              if (d * t * p * c * e != N) continue;
+              for (int mb = 1; mb <= 16; ++mb)
+                for (int acc = 1; acc <= 16; ++acc)
+                  for (int v = 1; v <= 8; ++v)
+                    for (int sp = 0; sp < 2; ++sp)
+                      for (int z = 0; z < 4; ++z)
+                        for (int rc = 0; rc < 3; ++rc) {
+                          Layout l;
+                          l.d = d, l.t = t, l.p = p, l.c = c, l.e = e;
+                          l.micro_batch = mb, l.accumulation = acc, l.virtual_stages = v;
+                          l.schedule = v > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+                          l.sp = sp == 1, l.zero = z, l.recompute = Recompute(rc);
+                          if (!brute_valid(m, tr.global_batch, cl.devices_per_node, l)) continue;
+                          if (device_memory(m, tr, cl, l, o.memory).total() > cl.device.memory) {
+                            ++unfit;
+                            continue;
+                          }
+                          ++expected;
+                          CHECK(found.count(key(l)) == 1);
+                        }
+            }
+    CHECK(expected == r.all.size());
+    CHECK(expected == r.fitting);
+    CHECK(unfit > 0);      // the memory limit bites
+    CHECK(expected > 50);  // and leaves a real choice
+  }
+}
+
+TEST_CASE("a model too big for the cluster reports the shortfall", "[plan][search]") {
+  const ModelInput in = load_model_file(plan_test::input("models/dense-400b.yaml"));
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
+  cl.nodes = 1;
+  const SearchResult r = search(in.model, in.train, cl, {});
+  CHECK(r.top.empty());
+  REQUIRE(r.least_memory);
+  // 6.4 TB over 8 devices cannot fit in 80 GiB each, whatever the sharding.
+  CHECK(r.least_memory->memory.total() > 6.3e12 / 8);
+  CHECK(r.least_memory->layout.zero == 3);
+}

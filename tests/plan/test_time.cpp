@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Communication formulas, tier placement and the step-time composition.
+#include <catch2/catch.hpp>
+
+#include "mini5d/plan/comm_model.hpp"
+#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/time_model.hpp"
+#include "plan_test_util.hpp"
+
+using namespace mini5d::plan;
+
+TEST_CASE("collective volume factors and times", "[plan][comm]") {
+  CHECK(allreduce_factor(4) == Approx(1.5));
+  CHECK(allgather_factor(4) == Approx(0.75));
+  CHECK(allreduce_factor(1) == 0);
+  LinkTier link;
+  link.bandwidth = 100e9, link.latency = 1e-6;
+  // 2(n-1) latencies + 2(n-1)/n * S / B
+  CHECK(allreduce_time(1e9, 4, link) == Approx(6e-6 + 1.5 * 1e9 / 100e9));
+  CHECK(allgather_time(1e9, 4, link) == Approx(3e-6 + 0.75 * 1e9 / 100e9));
+  CHECK(reduce_scatter_time(1e9, 4, link) == Approx(allgather_time(1e9, 4, link)));
+  CHECK(alltoall_time(1e9, 4, link) == Approx(3e-6 + 0.75 * 1e9 / 100e9));
+  CHECK(send_time(1e9, link) == Approx(1e-6 + 1e-2));
+  // DP moves exactly the gradient bytes.
+  CHECK(dp_reduction_bytes(1e6, Precision::fp32) == 4e6);
+  CHECK(dp_reduction_bytes(1e6, Precision::bf16) == 2e6);
+}
+
+TEST_CASE("bandwidth curve interpolates in log(size)", "[plan][comm]") {
+  const ClusterDesc cl = load_cluster_file(plan_test::input("clusters/cpu-2core.yaml"));
+  const LinkTier& shm = cl.tiers.front();
+  CHECK(shm.bandwidth_at(1 << 20) == Approx(7e9));
+  CHECK(shm.bandwidth_at(64 << 20) == Approx(1.8e9));
+  CHECK(shm.bandwidth_at(8 << 20) == Approx(7e9 - 0.5 * (7e9 - 1.8e9)));  // half way in log2
+  CHECK(shm.bandwidth_at(1024) == Approx(7e9));
+}
+
+TEST_CASE("axes land on the tier their rank stride implies", "[plan][comm]") {
+  const ClusterDesc cl = plan_test::toy_cluster(4, 8, 80);  // 32 devices
+  Layout l;
+  l.t = 8, l.d = 4;
+  CHECK(axis_tier(cl, l, Axis::t) == 0);   // consecutive ranks: one node
+  CHECK(axis_tier(cl, l, Axis::d) == 1);   // stride 8: one per node
+  CHECK(axis_tier(cl, l, Axis::p) == -1);  // degree 1: no traffic
+  l = Layout{};
+  l.t = 2, l.p = 4, l.d = 4;
+  CHECK(axis_tier(cl, l, Axis::p) == 0);  // stride 2 x 4 = 8 ranks: still one node
+  CHECK(axis_tier(cl, l, Axis::d) == 1);
+  l = Layout{};
+  l.d = 2, l.t = 16;  // a tensor group over two nodes lands on the slow tier
+  CHECK(axis_tier(cl, l, Axis::t) == 1);
+  l = Layout{};
+  l.c = 2, l.e = 2, l.t = 2, l.d = 4;
+  CHECK(axis_tier(cl, l, Axis::c) == 0);  // stride 4, extent 8
+  CHECK(gradient_group_tier(cl, l) == 1);  // d crosses nodes
+}
+
+TEST_CASE("step time composes compute, exposed communication and the bubble", "[plan][time]") {
+  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  ModelDesc m = in.model;
+  m.layers = 8;
+  TrainDesc tr = in.train;
+  tr.global_batch = 16;
+  const ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);
+  Layout l;
+  l.p = 4, l.micro_batch = 2, l.accumulation = 8;
+  TimeOptions o;
+  const TimeBreakdown t = step_time(m, tr, cl, l, o);
+  const double t_mb = (t.compute + t.tp + t.pp + t.cp + t.ep + t.zero3) / 8;
+  CHECK(t.bubble == Approx(3 * t_mb));  // (p-1) micro-batch slots
+  CHECK(t.bubble / (t.bubble + 8 * t_mb) == Approx(3.0 / (8 + 3)));
+  CHECK(t.step == Approx(8 * t_mb + t.bubble + t.dp + t.optimizer));
+  CHECK(t.dp == 0);  // d=1: nothing to reduce
+  CHECK(t.tp == 0);
+  CHECK(t.pp > 0);
+  // Interleaving by 2 halves the bubble: (p-1)/(v*m + p-1).
+  l.virtual_stages = 2, l.schedule = Schedule::interleaved;
+  const TimeBreakdown ti = step_time(m, tr, cl, l, o);
+  const double ti_mb = (ti.compute + ti.tp + ti.pp) / 8;
+  CHECK(ti.bubble == Approx(1.5 * ti_mb));
+  CHECK(ti.bubble / (ti.bubble + 8 * ti_mb) == Approx(3.0 / (2 * 8 + 3)));
+  // Model FLOPs: tokens * (6 * matmul params + 12 L T d).
+  const double tokens = 16.0 * 32;
+  const double N = 8 * (4.0 * 64 * 64 + 2.0 * 64 * 256) + 32.0 * 64;
+  CHECK(t.model_flops == Approx(tokens * (6 * N + 12.0 * 8 * 32 * 64)));
+  CHECK(t.mfu == Approx(t.model_flops / t.step / (4 * 100e12)));
+}
+
+TEST_CASE("recomputation costs compute and TP all-reduces", "[plan][time]") {
+  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  TrainDesc tr = in.train;
+  tr.global_batch = 8;
+  const ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);
+  Layout l;
+  l.t = 4, l.micro_batch = 8, l.sp = true;
+  const TimeBreakdown none = step_time(in.model, tr, cl, l, {});
+  l.recompute = Recompute::selective;
+  const TimeBreakdown sel = step_time(in.model, tr, cl, l, {});
+  l.recompute = Recompute::full;
+  const TimeBreakdown full = step_time(in.model, tr, cl, l, {});
+  CHECK(sel.recompute > 0);
+  CHECK(full.recompute > sel.recompute);
+  CHECK(sel.tp == Approx(none.tp));
+  CHECK(full.tp > none.tp);  // the recomputed forward all-reduces again
+  CHECK(none.step < sel.step);
+  CHECK(sel.step < full.step);
+}
+
+TEST_CASE("MoE imbalance slows the expert layers", "[plan][time]") {
+  const ModelInput in = load_model_file(plan_test::input("models/moe-8x2b.yaml"));
+  const ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
+  TrainDesc tr = in.train;
+  tr.global_batch = 64;
+  Layout l;
+  l.d = 8, l.e = 8, l.micro_batch = 1, l.accumulation = 1;
+  ClusterDesc one = cl;
+  one.nodes = 8;
+  TimeOptions o;
+  o.moe_imbalance = 1.0;
+  const TimeBreakdown even = step_time(in.model, tr, one, l, o);
+  o.moe_imbalance = 1.5;
+  const TimeBreakdown skew = step_time(in.model, tr, one, l, o);
+  o.moe_imbalance = 2.0;
+  const TimeBreakdown skew2 = step_time(in.model, tr, one, l, o);
+  CHECK(even.ep > 0);
+  CHECK(skew.ep > even.ep);
+  // The all-to-all volume grows linearly with the busiest expert's share.
+  CHECK(skew2.ep - skew.ep == Approx(skew.ep - even.ep));
+  CHECK(skew.compute > even.compute);
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Input decks: the shipped decks load; every class of bad input gets its own message
+// naming the file, line, field and what is allowed (the text is checked).
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+
+#include "mini5d/core/deck.hpp"
+#include "mini5d/core/error.hpp"
+
+using namespace mini5d;
+using Catch::Matchers::Contains;
+
+namespace {
+const std::string kDir = std::string(MINI5D_SOURCE_DIR) + "/inputs/";
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_deck(text, "t.yaml", overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("shipped decks load with the documented sizes", "[deck]") {
+  const Deck tiny = load_deck(kDir + "tiny.yaml");
+  CHECK(tiny.model.vocab == 16);
+  const Deck small = load_deck(kDir + "small.yaml");
+  CHECK(small.model.vocab == 4096);
+  CHECK(small.model.d_model == 512);
+  CHECK(small.model.layers == 8);
+  CHECK(small.model.heads == 8);
+  CHECK(small.model.seq == 256);
+  CHECK(small.train.micro_batch == 8);
+  const Deck gpt2 = load_deck(kDir + "gpt2-124m.yaml");
+  CHECK(gpt2.model.vocab == 50257);
+  CHECK(gpt2.model.d_model == 768);
+  CHECK(gpt2.model.layers == 12);
+  CHECK(gpt2.model.heads == 12);
+  CHECK(gpt2.model.seq == 1024);
+}
+
+TEST_CASE("inputs/default.yaml is the built-in default deck", "[deck]") {
+  CHECK(load_deck(kDir + "default.yaml").to_yaml() == default_deck().to_yaml());
+}
+
+TEST_CASE("a deck survives to_yaml and back", "[deck]") {
+  const Deck d = load_deck(kDir + "small.yaml", {"train.lr=0.00123", "data.path=x y"});
+  CHECK(parse_deck(d.to_yaml(), "round trip").to_yaml() == d.to_yaml());
+}
+
+TEST_CASE("overrides replace deck values", "[deck]") {
+  const Deck d = parse_deck("model:\n  layers: 3\n", "t.yaml", {"model.layers=5", "train.lr=0.5"});
+  CHECK(d.model.layers == 5);
+  CHECK(d.train.lr == 0.5);
+}
+
+TEST_CASE("bad decks: one message per problem, with file, line, field and range", "[deck]") {
+  CHECK_THAT(error_of("modle:\n  vocab: 3\n"),
+             Contains("t.yaml:1: modle: unknown section (valid: model, parallel, train, data, output)"));
+  CHECK_THAT(error_of("model:\n  vocab: 64\n  d_modle: 3\n"),
+             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, d_model, layers, heads, seq, ffn)"));
+  CHECK_THAT(error_of("model:\n  layers: abc\n"),
+             Contains("t.yaml:2: model.layers: expected an integer in [1, 1024], got \"abc\""));
+  CHECK_THAT(error_of("model:\n  layers: 2.5\n"),
+             Contains("t.yaml:2: model.layers: expected an integer in [1, 1024], got \"2.5\""));
+  CHECK_THAT(error_of("train:\n  beta1: 1.5\n"),
+             Contains("t.yaml:2: train.beta1: expected a number in [0, 0.999999], got \"1.5\""));
+  CHECK_THAT(error_of("data:\n  source: parquet\n"),
+             Contains("t.yaml:2: data.source: expected one of markov, text, tokens, got \"parquet\""));
+  CHECK_THAT(error_of("model:\n  heads: [1, 2]\n"),
+             Contains("t.yaml:2: model.heads: expected an integer in [1, 1024], got a list"));
+  CHECK_THAT(error_of("model: 3\n"), Contains("t.yaml:1: model: expected a map of fields"));
+  CHECK_THAT(error_of("model:\n  vocab: [\n"), Contains("t.yaml:") && Contains("not valid YAML"));
+  CHECK_THAT(error_of("model:\n  d_model: 64\n  heads: 5\n"),
+             Contains("t.yaml: model.heads: must divide model.d_model=64, got 5"));
+  CHECK_THAT(error_of("data:\n  source: text\n"), Contains("t.yaml: data.path: required when data.source=text"));
+  CHECK_THAT(error_of("parallel:\n  t: 2\n"),
+             Contains("t.yaml: parallel.t: only 1 is supported by this build"));
+}
+
+TEST_CASE("every problem is reported, not just the first", "[deck]") {
+  const std::string e = error_of("model:\n  vocab: 0\n  layers: -1\ntrain:\n  lr: x\n");
+  CHECK_THAT(e, Contains("t.yaml:2: model.vocab"));
+  CHECK_THAT(e, Contains("t.yaml:3: model.layers"));
+  CHECK_THAT(e, Contains("t.yaml:5: train.lr"));
+}
+
+TEST_CASE("bad overrides name the command line", "[deck]") {
+  CHECK_THAT(error_of("", {"model.layerz=3"}),
+             Contains("command line: model.layerz: unknown field (valid in model:"));
+  CHECK_THAT(error_of("", {"steps=3"}), Contains("command line: \"steps=3\": an override is section.field=value"));
+  CHECK_THAT(error_of("", {"train.steps=-4"}),
+             Contains("command line: train.steps: expected an integer in [0, 1000000000000], got \"-4\""));
+}
+
+TEST_CASE("a missing deck file names the file", "[deck]") {
+  try {
+    load_deck("/nonexistent/deck.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Contains("/nonexistent/deck.yaml: cannot open the deck file"));
+  }
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// AdamW, global-norm clipping and the learning-rate schedule against values computed
+// by hand (the arithmetic is written out next to each expected number).
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "mini5d/optim/adamw.hpp"
+#include "mini5d/optim/schedule.hpp"
+
+using namespace mini5d;
+
+namespace {
+Vec<double> make(std::initializer_list<double> v) {
+  Vec<double> d("v", v.size());
+  auto h = Kokkos::create_mirror_view(d);
+  int i = 0;
+  for (double x : v) h(i++) = x;
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+double at(Vec<double> d, int i) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  return h(i);
+}
+}  // namespace
+
+TEST_CASE("AdamW: two steps by hand, decay only where marked", "[optim]") {
+  auto p = make({1.0, -2.0});
+  auto g = make({0.5, 0.5});
+  optim::AdamWConfig cfg{0.9, 0.99, 1e-8, 0.1};
+  // Element 0 decays, element 1 does not.
+  optim::AdamW<double> opt(2, {{0, 1, true}, {1, 1, false}}, cfg);
+  opt.update(p, g, 0.01, 1);
+  // Step 1: m = 0.05, v = 0.0025; mhat = 0.05/0.1 = 0.5, vhat = 0.0025/0.01 = 0.25;
+  // update = mhat / (sqrt(vhat) + eps) = 1 (to 2e-8).
+  // p0 = 1 - 0.01 * (1 + 0.1 * 1) = 0.989; p1 = -2 - 0.01 * 1 = -2.01.
+  CHECK(at(p, 0) == Approx(0.989).epsilon(1e-7));
+  CHECK(at(p, 1) == Approx(-2.01).epsilon(1e-7));
+  auto g2 = make({-1.0, 0.0});
+  opt.update(p, g2, 0.01, 2);
+  // Step 2, element 0: m = 0.9*0.05 - 0.1 = -0.055, v = 0.99*0.0025 + 0.01 = 0.012475;
+  // mhat = -0.055 / 0.19 = -0.289473..., vhat = 0.012475 / 0.0199 = 0.626884...;
+  // p = 0.989 - 0.01 * (mhat / sqrt(vhat) + 0.1 * 0.989).
+  const double mhat = -0.055 / 0.19, vhat = 0.012475 / (1 - 0.99 * 0.99);
+  const double expect0 = 0.989 - 0.01 * (mhat / (std::sqrt(vhat) + 1e-8) + 0.1 * 0.989);
+  CHECK(at(p, 0) == Approx(expect0).epsilon(1e-6));  // moments are fp32
+  // Element 1: m = 0.045, v = 0.002475; mhat = 0.045/0.19, vhat = 0.002475/0.0199.
+  const double expect1 = -2.01 - 0.01 * ((0.045 / 0.19) / std::sqrt(0.002475 / 0.0199));
+  CHECK(at(p, 1) == Approx(expect1).epsilon(1e-6));
+}
+
+TEST_CASE("global-norm clipping", "[optim]") {
+  auto g = make({3.0, 4.0});  // norm 5
+  const double norm = std::sqrt(optim::sum_of_squares(g));
+  CHECK(norm == Approx(5.0).epsilon(1e-15));
+  CHECK(optim::clip_by_global_norm(g, norm, 10.0) == 1.0);  // under the threshold: untouched
+  CHECK(at(g, 0) == 3.0);
+  CHECK(optim::clip_by_global_norm(g, norm, 1.0) == Approx(0.2));
+  CHECK(at(g, 0) == Approx(0.6));
+  CHECK(at(g, 1) == Approx(0.8));
+  CHECK(optim::clip_by_global_norm(g, 1.0, 0.0) == 1.0);  // 0 disables
+}
+
+TEST_CASE("warm-up then cosine learning rate", "[optim]") {
+  // 10 warm-up steps to 1e-3, then cosine over steps 10..109 down to 1e-4.
+  CHECK(optim::learning_rate(0, 110, 10, 1e-3, 1e-4) == Approx(1e-4));
+  CHECK(optim::learning_rate(4, 110, 10, 1e-3, 1e-4) == Approx(5e-4));
+  CHECK(optim::learning_rate(9, 110, 10, 1e-3, 1e-4) == Approx(1e-3));
+  CHECK(optim::learning_rate(10, 110, 10, 1e-3, 1e-4) == Approx(1e-3));
+  // Half way through the decay (progress 0.5): floor + (peak - floor) / 2.
+  // Step 59 is 49 of the 99 decay intervals in.
+  CHECK(optim::learning_rate(59, 110, 10, 1e-3, 1e-4) ==
+        Approx(1e-4 + 0.5 * 9e-4 * (1 + std::cos(M_PI * 49.0 / 99.0))));
+  CHECK(optim::learning_rate(109, 110, 10, 1e-3, 1e-4) == Approx(1e-4));
+  CHECK(optim::learning_rate(500, 110, 10, 1e-3, 1e-4) == Approx(1e-4));
+}
