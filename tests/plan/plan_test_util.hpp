@@ -11,6 +11,11 @@ inline std::string input(const std::string& rel) {
   return std::string(MINI5D_SOURCE_DIR) + "/inputs/" + rel;
 }
 
+// Fixed test inputs (tests/plan/data), unlike inputs/ which the runtime tunes.
+inline std::string data(const std::string& rel) {
+  return std::string(MINI5D_SOURCE_DIR) + "/tests/plan/data/" + rel;
+}
+
 // A cluster of `nodes` x `per_node` devices with round numbers, for hand checks.
 inline mini5d::plan::ClusterDesc toy_cluster(long long nodes, long long per_node, double mem_gib,
                                              double intra_gbs = 100, double inter_gbs = 10) {

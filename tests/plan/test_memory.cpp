@@ -38,8 +38,8 @@ TEST_CASE("ZeRO stages on a hand-computed case", "[plan][memory]") {
 }
 
 TEST_CASE("parameter counts follow mini5d's tensor list", "[plan][memory]") {
-  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
-  // tiny: V 32, D 64, L 2, T 32, F 256. Block: 4D^2 + 2DF + 9D + F = 49984;
+  const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  // deck_small: V 32, D 64, L 2, T 32, F 256. Block: 4D^2 + 2DF + 9D + F = 49984;
   // wte 2048 + wpe 2048 + lnf 128 + lm_head 2048.
   CHECK(count_params(in.model).total == 2 * 49984 + 2048 + 2048 + 128 + 2048);
   Layout l;
@@ -88,7 +88,7 @@ TEST_CASE("in-flight micro-batches per schedule", "[plan][memory]") {
 }
 
 TEST_CASE("device memory adds the categories of the fullest stage", "[plan][memory]") {
-  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
   const ClusterDesc cl = plan_test::toy_cluster(1, 4, 1);
   Layout l;
   l.d = 2, l.p = 2, l.micro_batch = 4, l.accumulation = 2, l.zero = 1;

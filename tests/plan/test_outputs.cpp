@@ -66,7 +66,7 @@ TEST_CASE("--emit-deck writes a deck with tiny.yaml's structure", "[plan][output
   CHECK(sd["model"]["d_model"].as<int>() <= 64);
 
   // A deck in, a deck out: its train/data/output values are carried over.
-  const ModelInput tiny = load_model_file(plan_test::input("tiny.yaml"));
+  const ModelInput tiny = load_model_file(plan_test::data("deck_small.yaml"));
   ClusterDesc cpu = load_cluster_file(plan_test::input("clusters/cpu-2core.yaml"));
   TrainDesc tr = tiny.train;
   tr.global_batch = 16;

@@ -56,7 +56,7 @@ TEST_CASE("axes land on the tier their rank stride implies", "[plan][comm]") {
 }
 
 TEST_CASE("step time composes compute, exposed communication and the bubble", "[plan][time]") {
-  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
   ModelDesc m = in.model;
   m.layers = 8;
   TrainDesc tr = in.train;
@@ -87,7 +87,7 @@ TEST_CASE("step time composes compute, exposed communication and the bubble", "[
 }
 
 TEST_CASE("recomputation costs compute and TP all-reduces", "[plan][time]") {
-  const ModelInput in = load_model_file(plan_test::input("tiny.yaml"));
+  const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
   TrainDesc tr = in.train;
   tr.global_batch = 8;
   const ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Collective cost formulas and tier placement (see comm_model.hpp).
+#include "mini5d/plan/comm_model.hpp"
+
+#include <algorithm>
+
+namespace mini5d::plan {
+
+double allreduce_factor(int n) { return n <= 1 ? 0.0 : 2.0 * (n - 1) / n; }
+double allgather_factor(int n) { return n <= 1 ? 0.0 : double(n - 1) / n; }
+
+double allreduce_time(double bytes, int n, const LinkTier& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  return 2.0 * (n - 1) * link.latency + allreduce_factor(n) * bytes / link.bandwidth_at(bytes);
+}
+
+double allgather_time(double gathered_bytes, int n, const LinkTier& link) {
+  if (n <= 1 || gathered_bytes <= 0) return 0;
+  return (n - 1.0) * link.latency +
+         allgather_factor(n) * gathered_bytes / link.bandwidth_at(gathered_bytes);
+}
+
+double reduce_scatter_time(double full_bytes, int n, const LinkTier& link) {
+  return allgather_time(full_bytes, n, link);
+}
+
+double alltoall_time(double bytes_per_rank, int n, const LinkTier& link) {
+  if (n <= 1 || bytes_per_rank <= 0) return 0;
+  return (n - 1.0) * link.latency +
+         allgather_factor(n) * bytes_per_rank / link.bandwidth_at(bytes_per_rank);
+}
+
+double send_time(double bytes, const LinkTier& link) {
+  if (bytes <= 0) return 0;
+  return link.latency + bytes / link.bandwidth_at(bytes);
+}
+
+int tier_for_group(const ClusterDesc& cl, long long stride, long long n) {
+  if (n <= 1) return -1;
+  const double extent = double(stride) * double(n);
+  const int last = int(cl.tiers.size()) - 1;
+  for (int i = 0; i < last; ++i) {
+    const double span = cl.tiers[i].span_devices;
+    if (span >= extent && static_cast<long long>(span) % static_cast<long long>(extent) == 0)
+      return i;
+  }
+  return last;
+}
+
+int axis_tier(const ClusterDesc& cl, const Layout& l, Axis a) {
+  return tier_for_group(cl, axis_stride(l, a), axis_degree(l, a));
+}
+
+int gradient_group_tier(const ClusterDesc& cl, const Layout& l, bool experts) {
+  int t = -1;
+  t = std::max(t, axis_tier(cl, l, Axis::d));
+  t = std::max(t, axis_tier(cl, l, Axis::c));
+  if (!experts) t = std::max(t, axis_tier(cl, l, Axis::e));
+  return t;
+}
+
+double dp_reduction_bytes(double params_on_rank, Precision prec, bool fp32_grad_accum) {
+  return params_on_rank * state_bytes_per_param(prec, fp32_grad_accum).grad;
+}
+
+double tp_allreduce_bytes(double micro_batch, double seq, int c, double d_model, double elem) {
+  return micro_batch * seq / c * d_model * elem;
+}
+
+double pp_boundary_bytes(double micro_batch, double seq, int c, int t, bool sp, double d_model,
+                         double elem) {
+  return micro_batch * seq / c * d_model * elem / (sp ? t : 1);
+}
+
+double cp_kv_block_bytes(double micro_batch, double seq, int c, int t, double d_model,
+                         double elem) {
+  return 2.0 * micro_batch * seq / c * d_model / t * elem;
+}
+
+double ep_alltoall_bytes(double micro_batch, double seq, int c, int t, bool sp, double d_model,
+                         double top_k, double imbalance, double elem) {
+  return top_k * imbalance * micro_batch * seq / c * d_model * elem / (sp ? t : 1);
+}
+
+}  // namespace mini5d::plan

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Communication bill per axis: payload bytes per call, the collective algorithm's
+// volume factor, and the link tier an axis lands on.
+//
+// Volume factors (bytes each rank puts on the wire per payload byte, ring algorithms):
+//   all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all (n-1)/n; send 1.
+// Time of a call = steps * latency + factor * bytes / bandwidth, with the bandwidth of
+// the slowest tier the group crosses (and, where the tier has a measured curve, the
+// bandwidth at that message size).
+//
+// Placement: ranks are ordered [d, p, c, e, t] with t fastest and filled into nodes in
+// blocks, so the group of an axis with stride s and degree n spans s*n consecutive
+// ranks. It stays inside a tier when the tier's span is a multiple of s*n (e.g. t=8 in
+// nodes of 8: intra-node; d=16 with stride 32: across nodes).
+#pragma once
+#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/layout.hpp"
+
+namespace mini5d::plan {
+
+double allreduce_factor(int n);
+double allgather_factor(int n);  // also reduce-scatter and all-to-all
+
+double allreduce_time(double bytes, int n, const LinkTier& link);
+double allgather_time(double gathered_bytes, int n, const LinkTier& link);
+double reduce_scatter_time(double full_bytes, int n, const LinkTier& link);
+double alltoall_time(double bytes_per_rank, int n, const LinkTier& link);
+double send_time(double bytes, const LinkTier& link);
+
+// Index into cl.tiers of the tier a group of `n` ranks with rank stride `stride` lives on.
+int tier_for_group(const ClusterDesc& cl, long long stride, long long n);
+// Tier of one axis of the layout (-1 when the degree is 1: no traffic).
+int axis_tier(const ClusterDesc& cl, const Layout& l, Axis a);
+// Tier of the dense-gradient group d*c*e (or the expert group d*c when experts=true).
+int gradient_group_tier(const ClusterDesc& cl, const Layout& l, bool experts = false);
+
+// ---- payloads (bytes per call, per rank) ----------------------------------------
+// DP: the gradient bytes one rank reduces per step (its dense shard before ZeRO).
+double dp_reduction_bytes(double params_on_rank, Precision prec, bool fp32_grad_accum = false);
+// TP: the activation of the tensor group's tokens, all-reduced twice per block forward
+// and twice backward (with SP the same volume as all-gather + reduce-scatter pairs).
+double tp_allreduce_bytes(double micro_batch, double seq, int c, double d_model, double elem);
+// PP: one boundary activation (sequence-split over t with SP).
+double pp_boundary_bytes(double micro_batch, double seq, int c, int t, bool sp,
+                         double d_model, double elem);
+// CP: one K,V block passed one hop round the ring.
+double cp_kv_block_bytes(double micro_batch, double seq, int c, int t, double d_model,
+                         double elem);
+// EP: tokens one rank sends in one all-to-all (dispatch or combine).
+double ep_alltoall_bytes(double micro_batch, double seq, int c, int t, bool sp, double d_model,
+                         double top_k, double imbalance, double elem);
+
+}  // namespace mini5d::plan

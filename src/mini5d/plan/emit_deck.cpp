@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Deck writer. Field order and comments follow inputs/tiny.yaml so a diff against a
+// hand-written deck reads naturally.
+#include "mini5d/plan/emit_deck.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "mini5d/plan/format.hpp"
+
+namespace mini5d::plan {
+
+namespace {
+
+// Default values for the sections a model file does not carry (tiny.yaml's set).
+const DeckSection kTrain = {{"steps", "100"},        {"micro_batch", "1"},
+                            {"accumulation", "1"},   {"seed", "1234"},
+                            {"lr", "3.0e-4"},        {"min_lr", "3.0e-5"},
+                            {"warmup", "20"},        {"weight_decay", "0.1"},
+                            {"beta1", "0.9"},        {"beta2", "0.95"},
+                            {"eps", "1.0e-8"},       {"grad_clip", "1.0"}};
+const DeckSection kData = {{"source", "markov"}, {"seed", "7"}, {"markov_order", "2"},
+                           {"markov_branching", "3"}};
+const DeckSection kOutput = {{"log_every", "10"}, {"report", "mini5d-report.json"}};
+
+// Defaults first, then the deck's own values (and any extra fields it had).
+DeckSection merged(const DeckSection& defaults, const DeckSection& given) {
+  DeckSection out = defaults;
+  for (const auto& [k, v] : given) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& kv) { return kv.first == k; });
+    if (it != out.end()) it->second = v;
+    else out.emplace_back(k, v);
+  }
+  return out;
+}
+
+void set(DeckSection& s, const std::string& k, const std::string& v) {
+  auto it = std::find_if(s.begin(), s.end(), [&](const auto& kv) { return kv.first == k; });
+  if (it != s.end()) it->second = v;
+  else s.emplace_back(k, v);
+}
+
+void section(std::ostream& os, const char* name, const DeckSection& s) {
+  os << name << ":\n";
+  for (const auto& [k, v] : s) os << "  " << k << ": " << v << "\n";
+}
+
+long long round_to(long long v, long long mult) { return std::max(mult, (v / mult) * mult); }
+
+}  // namespace
+
+void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, const Plan& p,
+                bool scale_down) {
+  const ModelDesc& m = in.model;
+  const Layout& l = p.layout;
+  os << "# mini5d input deck written by mini5d-plan for " << m.name << " on " << cl.name
+     << (scale_down ? " (scaled down to one rank)" : "") << ".\n";
+  os << "# plan: " << describe(l) << "\n";
+  os << "# predicted: step " << ms(p.time.step) << ", " << gib(p.memory.total())
+     << "/device, MFU " << pct(p.time.mfu) << " on " << l.ranks() << " ranks ("
+     << cl.nodes << " nodes x " << cl.devices_per_node << ")\n";
+
+  ModelDesc s = m;
+  Layout sl = l;
+  if (scale_down) {
+    // Same shape of model, one core's worth of it: 4 heads of 16, the plan's ffn/d
+    // ratio, few layers and a short sequence; every degree 1.
+    const double ratio = double(m.ffn) / double(m.d_model);
+    s.heads = 4;
+    s.d_model = 64;
+    s.ffn = round_to(static_cast<long long>(ratio * 64 + 0.5), 4);
+    s.layers = std::min<long long>(m.layers, std::max<long long>(2, std::min(l.p * l.virtual_stages, 8)));
+    s.seq = std::min<long long>(m.seq, 64);
+    s.vocab = std::min<long long>(m.vocab, 256);
+    if (m.moe()) s.experts = std::min<long long>(m.experts, 4), s.top_k = std::min(m.top_k, s.experts);
+    sl.d = sl.t = sl.p = sl.c = sl.e = 1;
+    sl.zero = 0;
+    sl.virtual_stages = 1;
+    sl.micro_batch = std::min(l.micro_batch, 4);
+    sl.accumulation = std::min(l.accumulation, 2);
+  }
+  DeckSection model = {{"vocab", std::to_string(s.vocab)},   {"d_model", std::to_string(s.d_model)},
+                       {"layers", std::to_string(s.layers)}, {"heads", std::to_string(s.heads)},
+                       {"seq", std::to_string(s.seq)},       {"ffn", std::to_string(s.ffn)}};
+  if (s.moe()) {
+    model.emplace_back("experts", std::to_string(s.experts));
+    model.emplace_back("top_k", std::to_string(s.top_k));
+  }
+  if (s.tie_embeddings) model.emplace_back("tie_embeddings", "true");
+  section(os, "model", model);
+  os << "parallel:            # degrees of the five axes; their product is the rank count\n";
+  const DeckSection par = {{"d", std::to_string(sl.d)},
+                           {"t", std::to_string(sl.t)},
+                           {"p", std::to_string(sl.p)},
+                           {"c", std::to_string(sl.c)},
+                           {"e", std::to_string(sl.e)},
+                           {"zero", std::to_string(sl.zero)},
+                           {"virtual_stages", std::to_string(sl.virtual_stages)},
+                           {"ranks_per_node", std::to_string(scale_down ? 1 : cl.devices_per_node)}};
+  for (const auto& [k, v] : par) os << "  " << k << ": " << v << "\n";
+  if (scale_down)
+    os << "  # planned: d=" << l.d << " t=" << l.t << " p=" << l.p << " c=" << l.c
+       << " e=" << l.e << " zero=" << l.zero << " virtual_stages=" << l.virtual_stages << "\n";
+  DeckSection train = merged(kTrain, in.train_fields);
+  set(train, "micro_batch", std::to_string(sl.micro_batch));
+  set(train, "accumulation", std::to_string(sl.accumulation));
+  set(train, "recompute", to_string(sl.recompute));
+  if (scale_down) set(train, "steps", "20");
+  // The planner's own knobs are not deck fields.
+  train.erase(std::remove_if(train.begin(), train.end(),
+                             [](const auto& kv) {
+                               return kv.first == "global_batch" || kv.first == "precision" ||
+                                      kv.first == "fp32_grad_accum";
+                             }),
+              train.end());
+  section(os, "train", train);
+  section(os, "data", merged(kData, in.data_fields));
+  section(os, "output", merged(kOutput, in.output_fields));
+}
+
+}  // namespace mini5d::plan

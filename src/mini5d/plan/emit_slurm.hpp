@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// --emit-slurm: an sbatch script for a plan: nodes, one task per device, the cores of
+// a node shared evenly among its tasks (threads pinned to them, BLAS/OpenMP thread
+// counts equal to the cores owned, DESIGN.md §3), one GPU per task bound to the
+// closest cores, and the srun line that starts mini5d on the emitted deck.
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "mini5d/plan/search.hpp"
+
+namespace mini5d::plan {
+
+void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, const Plan& p,
+                 const std::string& deck_path);
+
+}  // namespace mini5d::plan

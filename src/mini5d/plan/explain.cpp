@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The explanation is computed, not canned: every alternative quoted is re-planned
+// (best knobs for those degrees) with the same models that ranked the winner, so
+// "+X ms/step" is what the planner would have predicted had it chosen that.
+#include "mini5d/plan/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "mini5d/plan/comm_model.hpp"
+#include "mini5d/plan/format.hpp"
+
+namespace mini5d::plan {
+
+namespace {
+
+struct Ctx {
+  const ModelDesc& m;
+  const TrainDesc& tr;
+  const ClusterDesc& cl;
+  const SearchOptions& o;
+  const Plan& best;
+};
+
+std::string tier_text(const ClusterDesc& cl, int tier) {
+  if (tier < 0) return "no link";
+  const LinkTier& t = cl.tiers[std::size_t(tier)];
+  return t.name + ", " + fixed(t.bandwidth / 1e9, 0) + " GB/s";
+}
+
+// The biggest changes in the time split from a to b, e.g. "tp +20.1 ms, bubble -3.2 ms".
+std::string split_delta(const Plan& a, const Plan& b) {
+  const TimeBreakdown &x = a.time, &y = b.time;
+  std::vector<std::pair<double, std::string>> parts = {
+      {y.compute - x.compute, "compute"}, {y.tp - x.tp, "tp"},
+      {y.pp - x.pp, "pp sends"},         {y.cp - x.cp, "cp ring"},
+      {y.ep - x.ep, "all-to-all"},       {(y.dp + y.zero3) - (x.dp + x.zero3), "dp/ZeRO"},
+      {y.bubble - x.bubble, "bubble"},   {y.optimizer - x.optimizer, "optimizer"}};
+  std::sort(parts.begin(), parts.end(), [](const auto& u, const auto& v) {
+    return std::fabs(u.first) > std::fabs(v.first);
+  });
+  const double total = std::fabs(y.step - x.step);
+  std::string s;
+  int n = 0;
+  for (const auto& [dt, name] : parts) {
+    if (n == 3 || std::fabs(dt) < 0.05 * total || std::fabs(dt) < 1e-7) break;
+    s += (n++ ? ", " : "") + name + " " + (dt > 0 ? "+" : "-") + ms(std::fabs(dt));
+  }
+  return s;
+}
+
+// "+12.3 ms/step (+4.1%: tp +20.1 ms, ...)" or "does not fit (needs 93.1 GiB, short by 13.1 GiB)".
+std::string versus(const Ctx& c, const std::optional<Plan>& alt) {
+  if (!alt) return "is not a valid layout";
+  if (!alt->fits)
+    return "does not fit (needs " + gib(alt->memory.total()) + " per device at its best " +
+           "ZeRO/recompute, short by " + gib(alt->memory.total() - c.cl.device.memory) + ")";
+  const double dt = alt->time.step - c.best.time.step;
+  std::string s = (dt >= 0 ? "+" : "-") + ms(std::fabs(dt)) + "/step (" +
+                  (dt >= 0 ? "+" : "-") + pct(std::fabs(dt) / c.best.time.step) + ")";
+  const std::string why = split_delta(c.best, *alt);
+  if (!why.empty()) s += ": " + why;
+  return s;
+}
+
+Degrees degrees_of(const Layout& l) { return {l.d, l.t, l.p, l.c, l.e}; }
+
+// Re-plan with one axis set to `v`, d absorbing the difference; nullopt if impossible.
+std::optional<Plan> with_axis(const Ctx& c, int idx, int v, bool cross_node_ok = false) {
+  Degrees g = degrees_of(c.best.layout);
+  const long long rest = c.cl.devices() / (1LL * g[1] * g[2] * g[3] * g[4] / g[idx] * v);
+  if (1LL * rest * g[1] * g[2] * g[3] * g[4] / g[idx] * v != c.cl.devices() || rest < 1)
+    return std::nullopt;
+  g[idx] = v;
+  g[0] = int(rest);
+  SearchOptions o = c.o;
+  o.rules.allow_cross_node_tp = o.rules.allow_cross_node_tp || cross_node_ok;
+  return best_for_degrees(c.m, c.tr, c.cl, g, o, false);
+}
+
+// Nearest smaller and larger degree for axis idx that keep the product integral.
+std::pair<int, int> neighbours(const Ctx& c, int idx) {
+  const Degrees g = degrees_of(c.best.layout);
+  const long long others = 1LL * g[1] * g[2] * g[3] * g[4] / g[idx];
+  const long long room = c.cl.devices() / others;
+  int lo = 0, hi = 0;
+  for (long long v : divisors(room)) {
+    if (v < g[idx]) lo = int(v);
+    if (v > g[idx] && !hi) hi = int(v);
+  }
+  return {lo, hi};
+}
+
+std::optional<Plan> with_knobs(const Ctx& c, int zero, int rc) {
+  SearchOptions o = c.o;
+  if (zero >= 0) o.zero_stages = {zero};
+  if (rc >= 0) o.recomputes = {Recompute(rc)};
+  return best_for_degrees(c.m, c.tr, c.cl, degrees_of(c.best.layout), o, false);
+}
+
+void explain_t(std::ostream& os, const Ctx& c) {
+  const Layout& l = c.best.layout;
+  const int tier = axis_tier(c.cl, l, Axis::t);
+  const double a = activation_elem_bytes(c.tr.precision);
+  const double msg = tp_allreduce_bytes(l.micro_batch, double(c.m.seq), l.c, double(c.m.d_model), a);
+  os << "t=" << l.t << ": ";
+  if (l.t == 1)
+    os << "no tensor parallelism; every matrix stays whole on its device, so no all-reduce sits "
+          "on the critical path.";
+  else
+    os << (l.t == c.cl.devices_per_node ? "a tensor group fills one node"
+                                       : "a tensor group of " + std::to_string(l.t) +
+                                             " stays inside one node")
+       << " (" << tier_text(c.cl, tier) << "); its 4 all-reduces per block per micro-batch ("
+       << human_bytes(msg) << " each" << (l.sp ? ", as all-gather/reduce-scatter pairs with "
+                                                 "sequence parallelism"
+                                              : "")
+       << ") cost " << ms(c.best.time.tp) << "/step, all exposed on the critical path.";
+  os << "\n";
+  const auto [lo, hi] = neighbours(c, 1);
+  if (hi) {
+    const bool cross = hi > c.cl.devices_per_node;
+    const std::optional<Plan> alt = with_axis(c, 1, hi, true);
+    os << "    t=" << hi << (cross ? " would put the per-block all-reduce on the inter-node link ("
+                                  + tier_text(c.cl, int(c.cl.tiers.size()) - 1) + ")"
+                            : " would cut every matrix further")
+       << ": " << versus(c, alt) << (cross ? " (and is refused unless forced)" : "") << "\n";
+  }
+  if (lo) os << "    t=" << lo << " (d takes the rest): " << versus(c, with_axis(c, 1, lo)) << "\n";
+}
+
+void explain_p(std::ostream& os, const Ctx& c) {
+  const Layout& l = c.best.layout;
+  const auto [lo, hi] = neighbours(c, 2);
+  std::optional<Plan> smaller;
+  if (lo) smaller = with_axis(c, 2, lo);
+  os << "p=" << l.p << ": ";
+  if (l.p == 1) {
+    os << "no pipeline: the state fits without splitting the depth, so there is no bubble.";
+  } else {
+    const bool needed = !smaller || !smaller->fits;
+    os << (needed ? "the smallest pipeline depth at which the model fits"
+                  : "deeper than memory alone needs")
+       << "; " << l.p << " stages of " << c.m.layers / l.p << " layers across "
+       << tier_text(c.cl, axis_tier(c.cl, l, Axis::p)) << ", boundary sends cost "
+       << ms(c.best.time.pp) << "/step; bubble (p-1)/(v*m+p-1) = " << l.p - 1 << "/("
+       << l.virtual_stages << "*" << l.accumulation << "+" << l.p - 1 << ") = "
+       << pct(double(l.p - 1) / (l.virtual_stages * l.accumulation + l.p - 1)) << " = "
+       << ms(c.best.time.bubble) << "/step.";
+    if (l.virtual_stages > 1)
+      os << " Interleaving v=" << l.virtual_stages << " chunks per stage divides the bubble by "
+         << l.virtual_stages << " for " << l.virtual_stages << "x the boundary sends.";
+  }
+  os << "\n";
+  if (lo) os << "    p=" << lo << " (d takes the rest): " << versus(c, smaller) << "\n";
+  if (hi) os << "    p=" << hi << ": " << versus(c, with_axis(c, 2, hi)) << "\n";
+}
+
+void explain_d(std::ostream& os, const Ctx& c) {
+  const Layout& l = c.best.layout;
+  const TimeBreakdown& t = c.best.time;
+  os << "d=" << l.d << ": every remaining device goes to data parallelism, the axis with the "
+     << "best ratio of communication to compute; the dense-gradient group d*c*e = "
+     << l.dense_group() << " reduces " << human_bytes(dp_reduction_bytes(
+                                              stage_params(c.m, l, t.slowest_stage).dense,
+                                              c.tr.precision, c.tr.fp32_grad_accum))
+     << " of gradients per rank per step over " << tier_text(c.cl, gradient_group_tier(c.cl, l))
+     << ": " << ms(t.dp_total + t.zero3_total) << " of traffic, " << ms(t.dp + t.zero3)
+     << " exposed after overlap with the backward.\n";
+}
+
+void explain_ce(std::ostream& os, const Ctx& c) {
+  const Layout& l = c.best.layout;
+  os << "c=" << l.c << ": ";
+  if (l.c == 1)
+    os << "seq=" << c.m.seq << " fits without splitting the sequence, so no K/V ring is needed.";
+  else
+    os << "the sequence is split in " << l.c << " (zig-zag), K/V blocks go round a ring on "
+       << tier_text(c.cl, axis_tier(c.cl, l, Axis::c)) << ": " << ms(c.best.time.cp_total)
+       << " of traffic, " << ms(c.best.time.cp) << " exposed behind the attention core.";
+  os << "\n";
+  const auto [lo, hi] = neighbours(c, 3);
+  if (hi) os << "    c=" << hi << " (taken from d): " << versus(c, with_axis(c, 3, hi)) << "\n";
+  if (lo) os << "    c=" << lo << ": " << versus(c, with_axis(c, 3, lo)) << "\n";
+
+  os << "e=" << l.e << ": ";
+  if (!c.m.moe()) {
+    os << "dense model, no experts to place.\n";
+    return;
+  }
+  os << c.m.experts / l.e << " of " << c.m.experts << " experts per rank; the dispatch/combine "
+     << "all-to-alls run on " << tier_text(c.cl, axis_tier(c.cl, l, Axis::e)) << " and cost "
+     << ms(c.best.time.ep) << "/step exposed (imbalance factor " << fixed(c.o.time.moe_imbalance, 2)
+     << ").\n";
+  const auto [elo, ehi] = neighbours(c, 4);
+  if (ehi) os << "    e=" << ehi << ": " << versus(c, with_axis(c, 4, ehi)) << "\n";
+  if (elo) os << "    e=" << elo << ": " << versus(c, with_axis(c, 4, elo)) << "\n";
+}
+
+void explain_knobs(std::ostream& os, const Ctx& c) {
+  const Layout& l = c.best.layout;
+  const MemoryBreakdown& mb = c.best.memory;
+  os << "ZeRO-" << l.zero << ": ";
+  const char* what[] = {"no sharding: every rank of the dense group keeps full state",
+                        "optimizer state (master + moments) sharded over the dense group",
+                        "optimizer state and gradients sharded",
+                        "optimizer state, gradients and weights sharded (weights gathered per "
+                        "micro-batch)"};
+  os << what[l.zero] << "; state is " << gib(mb.weights + mb.grads + mb.optimizer)
+     << " per device.\n";
+  for (int z = 0; z <= 3; ++z) {
+    if (z == l.zero || l.dense_group() == 1) continue;
+    if (std::find(c.o.zero_stages.begin(), c.o.zero_stages.end(), z) == c.o.zero_stages.end())
+      continue;
+    os << "    ZeRO-" << z << ": " << versus(c, with_knobs(c, z, -1)) << "\n";
+  }
+  os << "recompute=" << to_string(l.recompute) << ": activations " << gib(mb.activations)
+     << " per device";
+  if (l.recompute != Recompute::none) os << ", recomputation costs " << ms(c.best.time.recompute) << "/step";
+  os << ".\n";
+  for (int r = 0; r <= 2; ++r) {
+    if (r == int(l.recompute)) continue;
+    if (std::find(c.o.recomputes.begin(), c.o.recomputes.end(), Recompute(r)) == c.o.recomputes.end())
+      continue;
+    os << "    " << to_string(Recompute(r)) << ": " << versus(c, with_knobs(c, -1, r)) << "\n";
+  }
+  os << "micro-batch " << l.micro_batch << " x " << l.accumulation << " per step x d*e "
+     << l.d * l.e << " = " << c.tr.global_batch << " sequences"
+     << (l.p > 1 ? "; more, smaller micro-batches shrink the bubble" : "")
+     << (l.sp ? "; sequence parallelism shards the LayerNorm/residual activations over t" : "")
+     << ".\n";
+}
+
+std::string knob_diff(const Layout& a, const Layout& b) {
+  std::ostringstream o;
+  auto f = [&](const char* n, long long x, long long y) {
+    if (x != y) o << (o.tellp() > 0 ? ", " : "") << n << " " << x << "->" << y;
+  };
+  f("d", a.d, b.d), f("t", a.t, b.t), f("p", a.p, b.p), f("c", a.c, b.c), f("e", a.e, b.e);
+  f("mb", a.micro_batch, b.micro_batch), f("v", a.virtual_stages, b.virtual_stages);
+  f("ZeRO", a.zero, b.zero);
+  if (a.recompute != b.recompute)
+    o << (o.tellp() > 0 ? ", " : "") << "recompute " << to_string(a.recompute) << "->"
+      << to_string(b.recompute);
+  if (a.sp != b.sp) o << (o.tellp() > 0 ? ", " : "") << "SP " << (b.sp ? "on" : "off");
+  return o.str();
+}
+
+}  // namespace
+
+void explain(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+             const SearchResult& r, const SearchOptions& o) {
+  if (r.top.empty()) return;
+  const Ctx c{m, tr, cl, o, r.top.front()};
+  os << "\nWhy this plan (axis by axis; alternatives are re-planned with their best knobs):\n";
+  explain_t(os, c);
+  explain_p(os, c);
+  explain_d(os, c);
+  explain_ce(os, c);
+  explain_knobs(os, c);
+  if (r.top.size() > 1) {
+    const Plan& ru = r.top[1];
+    const double dt = ru.time.step - c.best.time.step;
+    const double dm = ru.memory.total() - c.best.memory.total();
+    os << "runner-up (" << knob_diff(c.best.layout, ru.layout) << "): +" << ms(dt) << "/step (+"
+       << pct(dt / c.best.time.step, 2) << ")";
+    const std::string why = split_delta(c.best, ru);
+    if (!why.empty()) os << " [" << why << "]";
+    os << " for " << (dm <= 0 ? "-" : "+") << gib(std::fabs(dm), 2) << " per device.\n";
+  }
+}
+
+}  // namespace mini5d::plan

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// --json: the search result as a versioned JSON record (schema "mini5d-plan/1"), with
+// the inputs, every top plan's layout, memory by category and time split, so that
+// scripts never have to parse the table.
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "mini5d/plan/search.hpp"
+
+namespace mini5d::plan {
+
+std::string json_escape(const std::string& s);
+
+void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                const SearchResult& r);
+
+}  // namespace mini5d::plan

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The exhaustive search. A thousand devices have about a thousand ordered
+// factorisations into five degrees; with the knobs that is around a million
+// candidates, each costed in about a microsecond, so there is no need for pruning
+// heuristics that could miss the best plan.
+#include "mini5d/plan/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace mini5d::plan {
+
+std::vector<long long> divisors(long long n) {
+  std::vector<long long> lo, hi;
+  for (long long i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      lo.push_back(i);
+      if (i != n / i) hi.push_back(n / i);
+    }
+  lo.insert(lo.end(), hi.rbegin(), hi.rend());
+  return lo;
+}
+
+static auto knob_key(const Layout& l) {
+  return std::make_tuple(l.t, l.p, l.c, l.e, l.zero, int(l.recompute), l.virtual_stages,
+                         int(l.schedule), l.sp ? 0 : 1, -l.micro_batch);
+}
+
+bool ranks_before(const Plan& a, const Plan& b) {
+  const double ta = a.time.step, tb = b.time.step;
+  if (std::fabs(ta - tb) > 1e-9 * std::max(ta, tb)) return ta < tb;
+  const double ma = a.memory.total(), mb = b.memory.total();
+  if (std::fabs(ma - mb) > 1e-9 * std::max(ma, mb)) return ma < mb;
+  return knob_key(a.layout) < knob_key(b.layout);
+}
+
+Plan evaluate(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl, const Layout& l,
+              const SearchOptions& o) {
+  Plan p;
+  p.layout = l;
+  p.memory = device_memory(m, tr, cl, l, o.memory);
+  p.fits = p.memory.total() <= cl.device.memory;
+  p.time = step_time(m, tr, cl, l, o.time);
+  return p;
+}
+
+namespace {
+// Keeps the n best plans seen.
+struct TopN {
+  std::size_t n;
+  std::vector<Plan> v;
+  void add(const Plan& p) {
+    if (v.size() == n && !ranks_before(p, v.back())) return;
+    auto it = std::upper_bound(v.begin(), v.end(), p, ranks_before);
+    v.insert(it, p);
+    if (v.size() > n) v.pop_back();
+  }
+};
+
+bool less_memory(const Plan& a, const Plan& b) {
+  const double ma = a.memory.total(), mb = b.memory.total();
+  if (std::fabs(ma - mb) > 1e-9 * std::max(ma, mb)) return ma < mb;
+  return ranks_before(a, b);
+}
+}  // namespace
+
+SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                    const SearchOptions& o) {
+  SearchResult res;
+  TopN top{std::max<std::size_t>(o.top, 1), {}};
+  const long long N = cl.devices();
+  for (long long t : divisors(N))
+    for (long long p : divisors(N / t))
+      for (long long c : divisors(N / t / p))
+        for (long long e : divisors(N / t / p / c)) {
+          const Degrees deg{int(N / t / p / c / e), int(t), int(p), int(c), int(e)};
+          for_each_knob_set(m, tr, deg, o, [&](const Layout& l) {
+            ++res.candidates;
+            if (!check_layout(m, tr, cl, l, o.rules).empty()) return;
+            ++res.valid;
+            const Plan plan = evaluate(m, tr, cl, l, o);
+            if (!res.least_memory || less_memory(plan, *res.least_memory))
+              res.least_memory = plan;
+            if (!plan.fits) return;
+            ++res.fitting;
+            top.add(plan);
+            if (o.keep_all) res.all.push_back(plan);
+            auto it = res.best_by_degrees.find(deg);
+            if (it == res.best_by_degrees.end()) res.best_by_degrees.emplace(deg, plan);
+            else if (ranks_before(plan, it->second)) it->second = plan;
+          });
+        }
+  res.top = std::move(top.v);
+  return res;
+}
+
+std::optional<Plan> best_for_degrees(const ModelDesc& m, const TrainDesc& tr,
+                                     const ClusterDesc& cl, const Degrees& deg,
+                                     const SearchOptions& o, bool fitting_only) {
+  std::optional<Plan> best, smallest;
+  for_each_knob_set(m, tr, deg, o, [&](const Layout& l) {
+    if (!check_layout(m, tr, cl, l, o.rules).empty()) return;
+    const Plan plan = evaluate(m, tr, cl, l, o);
+    if (plan.fits && (!best || ranks_before(plan, *best))) best = plan;
+    if (!smallest || less_memory(plan, *smallest)) smallest = plan;
+  });
+  if (best || fitting_only) return best;
+  return smallest;
+}
+
+}  // namespace mini5d::plan

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Exhaustive search over layouts: every (d, t, p, c, e) whose product is the device
+// count, and for each every micro-batch, schedule/virtual stages, sequence
+// parallelism, ZeRO stage and recomputation; invalid ones (layout.hpp) are skipped,
+// the rest are costed (memory_model, time_model) and ranked by predicted step time,
+// ties broken by memory per device.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "mini5d/plan/layout.hpp"
+#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/time_model.hpp"
+
+namespace mini5d::plan {
+
+struct SearchOptions {
+  TimeOptions time;
+  MemoryOptions memory;
+  RuleOptions rules;
+  std::vector<int> zero_stages{0, 1, 2, 3};
+  std::vector<Recompute> recomputes{Recompute::none, Recompute::selective, Recompute::full};
+  int max_micro_batch = 16;
+  int max_virtual_stages = 8;
+  bool allow_gpipe = false;  // GPipe has 1F1B's bubble and more memory: off by default
+  std::size_t top = 10;
+  bool keep_all = false;  // keep every fitting plan (tests)
+};
+
+struct Plan {
+  Layout layout;
+  MemoryBreakdown memory;
+  TimeBreakdown time;
+  bool fits = false;
+};
+
+// Ranking: faster first; within 1e-9 relative, less memory first; then a fixed order
+// of the knobs so the output is deterministic.
+bool ranks_before(const Plan& a, const Plan& b);
+
+Plan evaluate(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl, const Layout& l,
+              const SearchOptions& o);
+
+using Degrees = std::array<int, 5>;  // d, t, p, c, e
+
+struct SearchResult {
+  std::vector<Plan> top;        // best first
+  std::vector<Plan> all;        // every fitting plan when keep_all
+  std::size_t candidates = 0, valid = 0, fitting = 0;
+  std::optional<Plan> least_memory;  // smallest footprint among valid plans
+  std::map<Degrees, Plan> best_by_degrees;  // fastest fitting plan per degree tuple
+};
+
+SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                    const SearchOptions& o);
+
+// The best plan for fixed degrees (knobs searched). With fitting_only=false and no
+// fitting plan, returns the one with the least memory. nullopt when no valid knob set.
+std::optional<Plan> best_for_degrees(const ModelDesc& m, const TrainDesc& tr,
+                                     const ClusterDesc& cl, const Degrees& deg,
+                                     const SearchOptions& o, bool fitting_only = true);
+
+// Calls f(layout) for every knob combination of the given degrees (before validity).
+template <class F>
+void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& deg,
+                       const SearchOptions& o, F&& f);
+
+// Divisors of n in ascending order.
+std::vector<long long> divisors(long long n);
+
+// ---- template definition --------------------------------------------------------
+template <class F>
+void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& deg,
+                       const SearchOptions& o, F&& f) {
+  Layout l;
+  l.d = deg[0], l.t = deg[1], l.p = deg[2], l.c = deg[3], l.e = deg[4];
+  const long long de = 1LL * l.d * l.e;
+  if (tr.global_batch <= 0 || tr.global_batch % de) return;
+  const long long per = tr.global_batch / de;
+  for (long long mb : divisors(per)) {
+    if (mb > o.max_micro_batch) break;
+    l.micro_batch = int(mb);
+    l.accumulation = int(per / mb);
+    for (int v = 1; v <= (l.p > 1 ? o.max_virtual_stages : 1); ++v) {
+      if (m.layers % (1LL * l.p * v)) continue;
+      for (int sch = 0; sch < 2; ++sch) {
+        if (v > 1 && sch == 1) continue;
+        if (sch == 1 && (!o.allow_gpipe || l.p == 1)) continue;
+        l.virtual_stages = v;
+        l.schedule = v > 1 ? Schedule::interleaved
+                           : (sch == 1 ? Schedule::gpipe : Schedule::one_f_one_b);
+        for (int sp = 0; sp < (l.t > 1 ? 2 : 1); ++sp) {
+          l.sp = sp == 1;
+          for (int z : o.zero_stages) {
+            l.zero = z;
+            for (Recompute r : o.recomputes) {
+              l.recompute = r;
+              f(l);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace mini5d::plan

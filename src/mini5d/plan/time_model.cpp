@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Step-time prediction (see time_model.hpp). FLOP counts per block:
+//   forward matmuls 2*N*(4d^2 + 2df)/t (MoE: 2*N*4d^2/t + 2*N*d*E + 2*N*k*imb*2df/t),
+//   attention core 4*N*T*d/t (QK^T and PV over all T keys for the N local queries),
+//   backward twice the forward; recomputation adds the attention core (selective) or
+//   the whole block forward (full).
+#include "mini5d/plan/time_model.hpp"
+
+#include <algorithm>
+
+#include "mini5d/plan/comm_model.hpp"
+
+namespace mini5d::plan {
+
+double exposed_time(double comm, double window, double eff) {
+  const double hidden = std::min(comm, std::max(window, 0.0));
+  return (comm - hidden) + (1.0 - eff) * hidden;
+}
+
+namespace {
+
+struct StageCost {
+  double fwd = 0, bwd = 0, recompute = 0;  // compute seconds per micro-batch
+  double attn_fwd = 0;                     // attention-core part of fwd (CP overlap window)
+  double tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;  // exposed per micro-batch
+  double cp_total = 0, zero3_total = 0;
+  double per_mb() const { return fwd + bwd + recompute + tp + cp + ep + pp + zero3; }
+};
+
+const LinkTier* tier_ptr(const ClusterDesc& cl, int i) {
+  return i < 0 ? nullptr : &cl.tiers[std::size_t(i)];
+}
+
+StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                     const Layout& l, int stage, const TimeOptions& o) {
+  StageCost sc;
+  const int pi = precision_index(tr.precision);
+  const double rate = cl.device.sustained[pi], hbm = cl.device.hbm_bandwidth;
+  const double a = activation_elem_bytes(tr.precision);
+  const double B = l.micro_batch, T = double(m.seq), D = double(m.d_model),
+               F = double(m.ffn), V = double(m.vocab), t = l.t;
+  const double N = B * T / l.c;
+  const double blocks = double(m.layers) / l.p;
+  const double imb = m.moe() ? o.moe_imbalance : 1.0;
+
+  double mm = 2 * N * 4 * D * D / t;
+  if (m.moe())
+    mm += 2 * N * D * double(m.experts) + 2 * N * double(m.top_k) * imb * 2 * D * F / t;
+  else
+    mm += 2 * N * 2 * D * F / t;
+  const double attn = 4 * N * T * D / t;
+  const ActShape as = act_shape(m, l, tr.precision, imb);
+  // Memory-bound kernels (LayerNorm, softmax, GELU, residual adds, permutes) stream
+  // the stored activations a few times per forward+backward.
+  const double elementwise = o.elementwise_passes * block_activation_bytes(as, Recompute::none) / hbm;
+
+  const double blk_fwd = (mm + attn) / rate + elementwise / 3;
+  sc.attn_fwd = blocks * attn / rate;
+  sc.fwd = blocks * blk_fwd;
+  sc.bwd = blocks * (2 * (mm + attn) / rate + elementwise * 2 / 3);
+  if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
+  if (l.recompute == Recompute::full) sc.recompute = sc.fwd;
+  if (stage == l.p - 1) {
+    const double head = 2 * N * D * V / t;
+    const double head_mem = o.elementwise_passes * a * N * V / t / hbm;
+    sc.fwd += head / rate + head_mem / 3;
+    sc.bwd += 2 * head / rate + head_mem * 2 / 3;
+  }
+
+  // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
+  // forward is recomputed); the vocab-parallel embedding/head add one each.
+  if (const LinkTier* lt = tier_ptr(cl, axis_tier(cl, l, Axis::t))) {
+    const double one = allreduce_time(tp_allreduce_bytes(B, T, l.c, D, a), l.t, *lt);
+    double calls = blocks * (l.recompute == Recompute::full ? 6 : 4);
+    if (stage == 0) calls += 1;
+    if (stage == l.p - 1) calls += 1;
+    sc.tp = calls * one;
+  }
+  // Context parallelism: c-1 K/V hops forward (again when recomputing), c-1 hops of
+  // K/V and dK/dV backward, hidden behind the attention core they feed.
+  if (const LinkTier* lc = tier_ptr(cl, axis_tier(cl, l, Axis::c))) {
+    const double kv = cp_kv_block_bytes(B, T, l.c, l.t, D, a);
+    const double hops = l.c - 1.0;
+    const double fwd = hops * send_time(kv, *lc), bwd = hops * send_time(2 * kv, *lc);
+    const double attn_blk = attn / rate;
+    double exp = exposed_time(fwd, attn_blk, o.overlap_efficiency) +
+                 exposed_time(bwd, 2 * attn_blk, o.overlap_efficiency);
+    double tot = fwd + bwd;
+    if (l.recompute != Recompute::none) {
+      exp += exposed_time(fwd, attn_blk, o.overlap_efficiency);
+      tot += fwd;
+    }
+    sc.cp = blocks * exp;
+    sc.cp_total = blocks * tot;
+  }
+  // Expert parallelism: dispatch + combine forward and backward (and recompute).
+  if (const LinkTier* le = tier_ptr(cl, axis_tier(cl, l, Axis::e))) {
+    const double one = alltoall_time(
+        ep_alltoall_bytes(B, T, l.c, l.t, l.sp, D, double(m.top_k), imb, a), l.e, *le);
+    sc.ep = blocks * (l.recompute == Recompute::full ? 6 : 4) * one;
+  }
+  // Pipeline: each micro-batch crosses v stage boundaries forward and backward.
+  if (const LinkTier* lp = tier_ptr(cl, axis_tier(cl, l, Axis::p)))
+    sc.pp = 2.0 * l.virtual_stages * send_time(pp_boundary_bytes(B, T, l.c, l.t, l.sp, D, a), *lp);
+  // ZeRO-3: gather the stage's weights before forward and before backward, and
+  // reduce-scatter its gradients, each behind the compute of that pass.
+  if (l.zero >= 3) {
+    const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
+    const ShardParams sp = stage_params(m, l, stage);
+    double ag = 0, rs = 0;
+    if (const LinkTier* ld = tier_ptr(cl, gradient_group_tier(cl, l, false))) {
+      ag += allgather_time(sp.dense * pb.weight, l.dense_group(), *ld);
+      rs += reduce_scatter_time(sp.dense * pb.grad, l.dense_group(), *ld);
+    }
+    if (const LinkTier* lx = tier_ptr(cl, gradient_group_tier(cl, l, true))) {
+      ag += allgather_time(sp.expert * pb.weight, l.expert_group(), *lx);
+      rs += reduce_scatter_time(sp.expert * pb.grad, l.expert_group(), *lx);
+    }
+    sc.zero3 = exposed_time(ag, sc.fwd, o.overlap_efficiency) +
+               exposed_time(ag + rs, sc.bwd, o.overlap_efficiency);
+    sc.zero3_total = 2 * ag + rs;
+  }
+  return sc;
+}
+
+}  // namespace
+
+TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                        const Layout& l, const TimeOptions& o) {
+  TimeBreakdown tb;
+  StageCost sc = stage_cost(m, tr, cl, l, 0, o);
+  tb.slowest_stage = 0;
+  if (l.p > 1) {
+    StageCost last = stage_cost(m, tr, cl, l, l.p - 1, o);
+    if (last.per_mb() > sc.per_mb()) sc = last, tb.slowest_stage = l.p - 1;
+  }
+  const double M = l.accumulation;
+  const double t_mb = sc.per_mb();
+  tb.compute = M * (sc.fwd + sc.bwd + sc.recompute);
+  tb.recompute = M * sc.recompute;
+  tb.tp = M * sc.tp, tb.cp = M * sc.cp, tb.ep = M * sc.ep, tb.pp = M * sc.pp;
+  tb.zero3 = M * sc.zero3;
+  tb.cp_total = M * sc.cp_total, tb.zero3_total = M * sc.zero3_total;
+  tb.tp_total = tb.tp, tb.ep_total = tb.ep, tb.pp_total = tb.pp;
+  tb.bubble = double(l.p - 1) / l.virtual_stages * t_mb;
+
+  // Gradient reduction over the dense group (and the expert group), once per step.
+  const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
+  const ShardParams sp = stage_params(m, l, tb.slowest_stage);
+  const LinkTier* ld = tier_ptr(cl, gradient_group_tier(cl, l, false));
+  const LinkTier* lx = tier_ptr(cl, gradient_group_tier(cl, l, true));
+  const int G = l.dense_group(), GX = l.expert_group();
+  double reduce = 0, gather = 0;  // end-of-step gradient reduction; parameter all-gather
+  auto add = [&](double params, int n, const LinkTier* lk) {
+    if (!lk || params <= 0) return;
+    const double g = dp_reduction_bytes(params, tr.precision, tr.fp32_grad_accum);
+    if (l.zero == 0) reduce += allreduce_time(g, n, *lk);
+    if (l.zero == 1 || l.zero == 2) {
+      reduce += reduce_scatter_time(g, n, *lk);
+      gather += allgather_time(params * pb.weight, n, *lk);
+    }
+  };
+  add(sp.dense, G, ld);
+  add(sp.expert, GX, lx);
+  // ZeRO-2 reduce-scatters every micro-batch into the sharded gradient; all but the
+  // last hide behind that micro-batch's backward.
+  double zero2_early = 0;
+  if (l.zero == 2 && M > 1)
+    zero2_early = (M - 1) * exposed_time(reduce, sc.bwd, o.overlap_efficiency);
+  // The last backward hides the final reduction; the next step's first forward hides
+  // the parameter all-gather.
+  tb.dp = exposed_time(reduce, sc.bwd, o.overlap_efficiency) +
+          exposed_time(gather, sc.fwd, o.overlap_efficiency) + zero2_early;
+  tb.dp_total = (l.zero == 2 ? M : 1.0) * reduce + gather;
+
+  // AdamW on the local shard streams weight, grad, master and moments once.
+  const double shard = l.zero >= 1 ? sp.dense / std::max(G, 1) + sp.expert / std::max(GX, 1)
+                                   : sp.total();
+  tb.optimizer = shard * (2 * pb.weight + pb.grad + 2 * pb.optimizer()) / cl.device.hbm_bandwidth;
+
+  tb.step = M * t_mb + tb.bubble + tb.dp + tb.optimizer;
+  const double tokens = double(l.micro_batch) * l.accumulation * l.d * l.e * double(m.seq);
+  tb.model_flops = model_flops_per_step(m, tokens);
+  tb.model_flops_rate = tb.model_flops / tb.step;
+  const double peak = cl.device.peak[precision_index(tr.precision)] * double(l.ranks());
+  tb.mfu = peak > 0 ? tb.model_flops_rate / peak : 0;
+  tb.tokens_per_s = tokens / tb.step;
+  return tb;
+}
+
+}  // namespace mini5d::plan

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Predicted time of one optimizer step for a layout.
+//
+// One micro-batch on the slowest pipeline stage costs
+//   t_mb = compute (FLOPs / sustained rate + memory-bound traffic / HBM bandwidth)
+//        + TP all-reduces (critical path, fully exposed)
+//        + EP all-to-alls (router-dependent, fully exposed)
+//        + CP ring passes beyond what the attention core hides
+//        + PP boundary sends + ZeRO-3 gathers beyond what compute hides,
+// and a step is m * t_mb + bubble + exposed gradient reduction + optimizer, with the
+// bubble ((p-1)/v) * t_mb, i.e. a fraction (p-1)/(v*m + p-1) of the pipelined part.
+// Overlapped communication is not free: a fraction (1 - overlap_efficiency) of the
+// hidden part still shows (it competes with compute for memory and SMs/cores).
+#pragma once
+#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/layout.hpp"
+#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/model_desc.hpp"
+
+namespace mini5d::plan {
+
+struct TimeOptions {
+  double overlap_efficiency = 0.9;
+  double moe_imbalance = 1.0;  // busiest expert's load / mean load
+  double elementwise_passes = 3;  // memory-bound passes over the stored activations
+};
+
+struct TimeBreakdown {
+  // Per step, on the slowest stage; exposed unless said otherwise.
+  double compute = 0, recompute = 0;  // recompute is included in compute
+  double tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;
+  double dp = 0;      // exposed gradient reduction (and ZeRO parameter all-gather)
+  double bubble = 0;
+  double optimizer = 0;
+  double step = 0;
+  // Whole bills, hidden or not, per step.
+  double dp_total = 0, cp_total = 0, zero3_total = 0, tp_total = 0, ep_total = 0, pp_total = 0;
+  // Figures of merit.
+  double model_flops = 0;      // per step, whole cluster
+  double model_flops_rate = 0; // FLOP/s
+  double mfu = 0;
+  double tokens_per_s = 0;
+  int slowest_stage = 0;
+  double exposed_comm() const { return tp + cp + ep + pp + zero3 + dp; }
+};
+
+// Exposed part of `comm` seconds running beside `window` seconds of compute.
+double exposed_time(double comm, double window, double overlap_efficiency);
+
+TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                        const Layout& l, const TimeOptions& o);
+
+}  // namespace mini5d::plan
