@@ -32,6 +32,7 @@ struct DeviceDesc {
   double memory = 0;      // bytes
   double reserved = 0;    // bytes taken by runtime, context, allocator slack
   double hbm_bandwidth = 0;  // bytes/s, for memory-bound kernels and the optimizer
+  double kernel_overhead = 5e-6;  // seconds of launch/sync per kernel (small shapes pay it)
   double peak[3] = {0, 0, 0};       // FLOP/s by Precision (fp32, bf16, fp64)
   double sustained[3] = {0, 0, 0};  // FLOP/s a large GEMM reaches
   double usable_memory() const { return memory - reserved; }

@@ -59,10 +59,20 @@ std::string versus(const Ctx& c, const std::optional<Plan>& alt) {
     return "does not fit (needs " + gib(alt->memory.total()) + " per device at its best " +
            "ZeRO/recompute, short by " + gib(alt->memory.total() - c.cl.device.memory) + ")";
   const double dt = alt->time.step - c.best.time.step;
+  // Name the alternative's own knobs where they differ (e.g. it only fits with full
+  // recomputation), so the quoted cost is attributable.
+  const Layout &x = c.best.layout, &y = alt->layout;
+  std::string knobs;
+  auto add = [&](const std::string& k) { knobs += (knobs.empty() ? "" : ", ") + k; };
+  if (y.recompute != x.recompute) add(std::string("recompute=") + to_string(y.recompute));
+  if (y.zero != x.zero) add("ZeRO-" + std::to_string(y.zero));
+  if (y.micro_batch != x.micro_batch) add("mb=" + std::to_string(y.micro_batch));
+  if (y.virtual_stages != x.virtual_stages) add("v=" + std::to_string(y.virtual_stages));
   std::string s = (dt >= 0 ? "+" : "-") + ms(std::fabs(dt)) + "/step (" +
                   (dt >= 0 ? "+" : "-") + pct(std::fabs(dt) / c.best.time.step) + ")";
   const std::string why = split_delta(c.best, *alt);
   if (!why.empty()) s += ": " + why;
+  if (!knobs.empty()) s += " [at its best: " + knobs + "]";
   return s;
 }
 
@@ -142,8 +152,12 @@ void explain_p(std::ostream& os, const Ctx& c) {
     os << "no pipeline: the state fits without splitting the depth, so there is no bubble.";
   } else {
     const bool needed = !smaller || !smaller->fits;
+    const bool knob_bound = !needed && smaller->layout.recompute != l.recompute;
     os << (needed ? "the smallest pipeline depth at which the model fits"
-                  : "deeper than memory alone needs")
+           : knob_bound ? std::string("the shallowest pipeline at which recompute=") +
+                              to_string(l.recompute) + " fits (p=" + std::to_string(lo) +
+                              " needs recompute=" + to_string(smaller->layout.recompute) + ")"
+                        : std::string("deeper than memory alone needs"))
        << "; " << l.p << " stages of " << c.m.layers / l.p << " layers across "
        << tier_text(c.cl, axis_tier(c.cl, l, Axis::p)) << ", boundary sends cost "
        << ms(c.best.time.pp) << "/step; bubble (p-1)/(v*m+p-1) = " << l.p - 1 << "/("

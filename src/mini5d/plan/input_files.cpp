@@ -245,6 +245,9 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
     f.fail("device.reserved_gib", "must be smaller than device.memory_gib");
   d.hbm_bandwidth = 1e9 * f.number("device.memory_bandwidth_gbs", 1e-3, 1e6,
                                    "device memory bandwidth in GB/s");
+  d.kernel_overhead = 1e-6 * f.number("device.kernel_overhead_us", 0, 1e5,
+                                      "launch and synchronisation cost per kernel in microseconds",
+                                      false, d.kind == "gpu" ? 5 : 1);
   const char* precs[3] = {"fp32", "bf16", "fp64"};
   bool any = false;
   for (int i = 0; i < 3; ++i) {

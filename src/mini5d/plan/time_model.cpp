@@ -54,10 +54,14 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   // the stored activations a few times per forward+backward.
   const double elementwise = o.elementwise_passes * block_activation_bytes(as, Recompute::none) / hbm;
 
-  const double blk_fwd = (mm + attn) / rate + elementwise / 3;
+  // Each block runs ~15 kernels forward and ~30 backward (plus one attention step per
+  // ring hop); their fixed cost is what makes cutting a small model finely unprofitable.
+  const double ov = cl.device.kernel_overhead;
+  const double k_fwd = (15 + 3.0 * (l.c - 1)) * ov, k_bwd = 2 * k_fwd;
+  const double blk_fwd = (mm + attn) / rate + elementwise / 3 + k_fwd;
   sc.attn_fwd = blocks * attn / rate;
   sc.fwd = blocks * blk_fwd;
-  sc.bwd = blocks * (2 * (mm + attn) / rate + elementwise * 2 / 3);
+  sc.bwd = blocks * (2 * (mm + attn) / rate + elementwise * 2 / 3 + k_bwd);
   if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
   if (l.recompute == Recompute::full) sc.recompute = sc.fwd;
   if (stage == l.p - 1) {
