@@ -137,7 +137,12 @@ void explain_t(std::ostream& os, const Ctx& c) {
     os << "    t=" << hi << (cross ? " would put the per-block all-reduce on the inter-node link ("
                                   + tier_text(c.cl, int(c.cl.tiers.size()) - 1) + ")"
                             : " would cut every matrix further")
-       << ": " << versus(c, alt) << (cross ? " (and is refused unless forced)" : "") << "\n";
+       << ": " << versus(c, alt) << (cross ? " (and is refused unless forced)" : "");
+    // A wider tensor group also pushes the axes above it (e, c, p) to slower tiers.
+    if (alt && l.c > 1 && axis_tier(c.cl, alt->layout, Axis::c) > axis_tier(c.cl, l, Axis::c))
+      os << "; it also pushes the c=" << l.c << " ring onto "
+         << tier_text(c.cl, axis_tier(c.cl, alt->layout, Axis::c));
+    os << "\n";
   }
   if (lo) os << "    t=" << lo << " (d takes the rest): " << versus(c, with_axis(c, 1, lo)) << "\n";
 }
