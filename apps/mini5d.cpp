@@ -68,13 +68,19 @@ int run(const Args& a, int rank, int ranks) {
   if (a.command == "check") {
     if (a.deck.empty()) throw InputError(std::string("check needs a deck file\n") + kUsage);
     const Deck d = resolve_deck(a);
-    if (rank == 0) std::cout << "# " << d.origin << ": valid\n" << d.to_yaml();
+    if (rank == 0) {
+      std::cout << "# " << d.origin << ": valid\n";
+      for (const auto& u : unsupported_features(d)) std::cout << "# note: " << u << "\n";
+      std::cout << d.to_yaml();
+    }
     return 0;
   }
   if (a.command != "train")
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
 
   const Deck deck = resolve_deck(a);
+  if (const auto missing = unsupported_features(deck); !missing.empty())
+    throw InputError::from_list(missing);
   if (ranks != deck.parallel.ranks())
     throw InputError(deck.origin + ": the layout d*t*p*c*e = " + std::to_string(deck.parallel.ranks()) +
                      " ranks, but mpiexec started " + std::to_string(ranks));

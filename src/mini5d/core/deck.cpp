@@ -95,12 +95,17 @@ const std::vector<Field>& schema() {
       int_field("model", "heads", &Deck::model, &ModelConfig::heads, 1, 1024, "attention heads; must divide d_model"),
       int_field("model", "seq", &Deck::model, &ModelConfig::seq, 1, 1 << 20, "tokens per sequence (context length)"),
       int_field("model", "ffn", &Deck::model, &ModelConfig::ffn, 1, 1 << 20, "MLP hidden width (GPT-2 uses 4*d_model)"),
+      int_field("model", "experts", &Deck::model, &ModelConfig::experts, 0, 1 << 16, "experts per MoE layer; 0 for a dense MLP"),
+      int_field("model", "top_k", &Deck::model, &ModelConfig::top_k, 1, 1 << 16, "experts each token is routed to"),
+      text_field("model", "tie_embeddings", &Deck::model, &ModelConfig::tie_embeddings, {"false", "true"}, "share the token embedding with the LM head"),
       int_field("parallel", "d", &Deck::parallel, &ParallelConfig::d, 1, 1 << 20, "data-parallel degree"),
       int_field("parallel", "t", &Deck::parallel, &ParallelConfig::t, 1, 1 << 20, "tensor-parallel degree"),
       int_field("parallel", "p", &Deck::parallel, &ParallelConfig::p, 1, 1 << 20, "pipeline-parallel degree"),
       int_field("parallel", "c", &Deck::parallel, &ParallelConfig::c, 1, 1 << 20, "context-parallel degree"),
       int_field("parallel", "e", &Deck::parallel, &ParallelConfig::e, 1, 1 << 20, "expert-parallel degree"),
       int_field("parallel", "zero", &Deck::parallel, &ParallelConfig::zero, 0, 3, "ZeRO stage"),
+      int_field("parallel", "virtual_stages", &Deck::parallel, &ParallelConfig::virtual_stages, 1, 1024, "interleaved pipeline chunks per stage"),
+      int_field("parallel", "ranks_per_node", &Deck::parallel, &ParallelConfig::ranks_per_node, 0, 1 << 20, "ranks per node; 0 detects nodes, > 0 makes virtual nodes for testing"),
       int_field("train", "steps", &Deck::train, &TrainConfig::steps, 0, 1e12, "optimizer steps"),
       int_field("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1 << 20, "sequences per micro-batch per rank"),
       int_field("train", "accumulation", &Deck::train, &TrainConfig::accumulation, 1, 1 << 20, "micro-batches accumulated per step"),
@@ -113,6 +118,7 @@ const std::vector<Field>& schema() {
       real_field("train", "beta2", &Deck::train, &TrainConfig::beta2, 0, 0.999999, "AdamW second-moment decay"),
       real_field("train", "eps", &Deck::train, &TrainConfig::eps, 1e-30, 1, "AdamW epsilon"),
       real_field("train", "grad_clip", &Deck::train, &TrainConfig::grad_clip, 0, 1e30, "global-norm clipping threshold; 0 disables"),
+      text_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {"none", "selective", "full"}, "activation recomputation in the backward"),
       text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
       text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
       int_field("data", "seed", &Deck::data, &DataConfig::seed, 0, 9007199254740992.0, "seed of the Markov table and of the sequence sampler"),
@@ -202,13 +208,9 @@ void check_relations(const Deck& d, const std::string& origin, std::vector<std::
       bad("data.markov_order", "model.vocab^markov_order must be at most 2^24 contexts, got " +
                                    fmt_real(contexts));
   }
-  const char* axes[] = {"d", "t", "p", "c", "e"};
-  const int degs[] = {d.parallel.d, d.parallel.t, d.parallel.p, d.parallel.c, d.parallel.e};
-  for (int i = 0; i < 5; ++i)
-    if (degs[i] != 1)
-      bad(std::string("parallel.") + axes[i],
-          "only 1 is supported by this build (this axis is not implemented yet), got " +
-              std::to_string(degs[i]));
+  if (d.model.experts > 0 && d.model.top_k > d.model.experts)
+    bad("model.top_k", "expected an integer in [1, model.experts=" + std::to_string(d.model.experts) +
+                           "], got " + std::to_string(d.model.top_k));
 }
 
 void apply(Deck& deck, const Field& f, const std::string& v, const std::string& where,
@@ -340,6 +342,24 @@ std::string Deck::to_json() const {
     out += "\"" + f.name + "\": " + v;
   }
   return out + "}}";
+}
+
+std::vector<std::string> unsupported_features(const Deck& d) {
+  std::vector<std::string> out;
+  auto no = [&](const std::string& field, const std::string& value, const std::string& supported) {
+    out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
+                  supported + ")");
+  };
+  const char* axes[] = {"d", "t", "p", "c", "e"};
+  const int degs[] = {d.parallel.d, d.parallel.t, d.parallel.p, d.parallel.c, d.parallel.e};
+  for (int i = 0; i < 5; ++i)
+    if (degs[i] != 1) no(std::string("parallel.") + axes[i], std::to_string(degs[i]), "1");
+  if (d.parallel.virtual_stages != 1)
+    no("parallel.virtual_stages", std::to_string(d.parallel.virtual_stages), "1");
+  if (d.model.experts != 0) no("model.experts", std::to_string(d.model.experts), "0");
+  if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
+  if (d.train.recompute != "none") no("train.recompute", d.train.recompute, "none");
+  return out;
 }
 
 std::string deck_help() {

@@ -17,11 +17,16 @@ struct ModelConfig {
   int heads = 4;
   int seq = 64;
   int ffn = 512;
+  int experts = 0;  // 0: dense MLP; > 0: mixture of experts (expert axis)
+  int top_k = 1;
+  std::string tie_embeddings = "false";
 };
 
 struct ParallelConfig {
   int d = 1, t = 1, p = 1, c = 1, e = 1;
   int zero = 0;
+  int virtual_stages = 1;  // interleaved pipeline chunks per stage
+  int ranks_per_node = 0;  // 0: detect with MPI_COMM_TYPE_SHARED; > 0: virtual nodes
   int ranks() const { return d * t * p * c * e; }
 };
 
@@ -38,6 +43,7 @@ struct TrainConfig {
   double beta2 = 0.95;
   double eps = 1e-8;
   double grad_clip = 1.0;
+  std::string recompute = "none";  // none | selective | full
 };
 
 struct DataConfig {
@@ -77,5 +83,8 @@ Deck parse_deck(const std::string& text, const std::string& origin,
                 const std::vector<std::string>& overrides = {});
 // Human documentation of every field, generated from the schema.
 std::string deck_help();
+// What a valid deck asks for that this build cannot run yet (one line each, naming
+// the field); empty when it can run. `mini5d check` lists them, `mini5d train` refuses.
+std::vector<std::string> unsupported_features(const Deck& deck);
 
 }  // namespace mini5d
