@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "grad_check.hpp"
+#include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/cross_entropy.hpp"
 #include "mini5d/kernels/embedding.hpp"
@@ -209,4 +210,25 @@ TEST_CASE("softmax cross-entropy backward matches finite differences", "[kernels
     ref += std::log(z) - hl(r * V + ht(r));
   }
   CHECK(loss() == Approx(ref * scale).epsilon(1e-12));
+}
+
+TEST_CASE("fp32 fast exp and tanh are accurate to about one ulp", "[kernels][math]") {
+  double worst_exp = 0, worst_tanh = 0;
+  for (int i = -87000; i <= 88000; ++i) {
+    const float x = float(i) * 1e-3f;
+    if (x < -87.0f || x > 88.0f) continue;  // outside the clamp range it saturates by design
+    const double ref = std::exp(double(x));
+    worst_exp = std::fmax(worst_exp, std::fabs(double(kmath::exp_fast(x)) - ref) / ref);
+  }
+  for (int i = -20000; i <= 20000; ++i) {
+    const float x = float(i) * 1e-3f;
+    // Absolute error: tanh's cancellation near 0 is absolute, not relative.
+    worst_tanh = std::fmax(worst_tanh, std::fabs(double(k::fast_tanh(x)) - std::tanh(double(x))));
+  }
+  INFO("exp relative error " << worst_exp << ", tanh absolute error " << worst_tanh);
+  CHECK(worst_exp < 3e-7);
+  CHECK(worst_tanh < 3e-7);
+  CHECK(kmath::exp_fast(-200.0f) >= 0.0f);
+  CHECK(kmath::exp_fast(-200.0f) < 1e-37f);
+  CHECK(kmath::exp_fast(0.0f) == Approx(1.0f).epsilon(1e-7));
 }

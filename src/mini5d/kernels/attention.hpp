@@ -95,7 +95,7 @@ void causal_softmax(Ten3U<S> p, S scale) {
         for (int j = 1; j <= t; ++j) mx = p(bh, t, j) * scale > mx ? p(bh, t, j) * scale : mx;
         S sum = 0;
         for (int j = 0; j <= t; ++j) {
-          const S e = kmath::exp(p(bh, t, j) * scale - mx);
+          const S e = kmath::exp_fast(p(bh, t, j) * scale - mx);
           p(bh, t, j) = e;
           sum += e;
         }

@@ -24,7 +24,7 @@ double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, S grad_scal
         const S z_target = logits(r, tgt) - mx;  // log p[target] = z_target - log(sum)
         S sum = 0;
         for (int c = 0; c < cols; ++c) {
-          const S e = kmath::exp(logits(r, c) - mx);
+          const S e = kmath::exp_fast(logits(r, c) - mx);
           logits(r, c) = e;
           sum += e;
         }

@@ -12,7 +12,7 @@ namespace mini5d::kernels {
 // noise of the surrounding matrix products (the fp64 gradient checks confirm).
 template <class S>
 KOKKOS_INLINE_FUNCTION S fast_tanh(S u) {
-  return S(1) - S(2) / (kmath::exp(S(2) * u) + S(1));
+  return S(1) - S(2) / (kmath::exp_fast(S(2) * u) + S(1));
 }
 
 template <class S>
