@@ -5,6 +5,7 @@
 // C-order array a checkpoint or a BLAS call expects.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 
 namespace mini5d {
 
