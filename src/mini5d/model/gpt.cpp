@@ -33,17 +33,23 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch)
   allocate_activations();
 }
 
+namespace {
+// Views of a named tensor inside a flat buffer, by its ParamLayout entry.
+template <class S>
+MatU<S> mat_of(Vec<S>& flat, const TensorSpec& t) {
+  return MatU<S>(flat.data() + t.offset, t.shape[0], t.shape[1]);
+}
+template <class S>
+VecU<S> vec_of(Vec<S>& flat, const TensorSpec& t) {
+  return VecU<S>(flat.data() + t.offset, t.shape[0]);
+}
+}  // namespace
+
 template <class S>
 BlockTensors<S> Gpt<S>::block_views(Vec<S>& flat, int layer) {
   const std::string b = "blocks." + std::to_string(layer) + ".";
-  auto m = [&](const std::string& n) {
-    const auto& t = layout_.at(b + n);
-    return MatU<S>(flat.data() + t.offset, t.shape[0], t.shape[1]);
-  };
-  auto v = [&](const std::string& n) {
-    const auto& t = layout_.at(b + n);
-    return VecU<S>(flat.data() + t.offset, t.shape[0]);
-  };
+  auto m = [&](const char* n) { return mat_of(flat, layout_.at(b + n)); };
+  auto v = [&](const char* n) { return vec_of(flat, layout_.at(b + n)); };
   BlockTensors<S> bt;
   bt.ln1_w = v("ln1.weight");
   bt.ln1_b = v("ln1.bias");
@@ -62,20 +68,12 @@ BlockTensors<S> Gpt<S>::block_views(Vec<S>& flat, int layer) {
 
 template <class S>
 OuterTensors<S> Gpt<S>::outer_views(Vec<S>& flat) {
-  auto m = [&](const std::string& n) {
-    const auto& t = layout_.at(n);
-    return MatU<S>(flat.data() + t.offset, t.shape[0], t.shape[1]);
-  };
-  auto v = [&](const std::string& n) {
-    const auto& t = layout_.at(n);
-    return VecU<S>(flat.data() + t.offset, t.shape[0]);
-  };
   OuterTensors<S> o;
-  o.wte = m("wte");
-  o.wpe = m("wpe");
-  o.lm_head = m("lm_head.weight");
-  o.lnf_w = v("lnf.weight");
-  o.lnf_b = v("lnf.bias");
+  o.wte = mat_of(flat, layout_.at("wte"));
+  o.wpe = mat_of(flat, layout_.at("wpe"));
+  o.lm_head = mat_of(flat, layout_.at("lm_head.weight"));
+  o.lnf_w = vec_of(flat, layout_.at("lnf.weight"));
+  o.lnf_b = vec_of(flat, layout_.at("lnf.bias"));
   return o;
 }
 

@@ -44,6 +44,11 @@ Trainer::Trainer(const Deck& deck) : deck_(deck) {
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   adamw_ = std::make_unique<optim::AdamW<float>>(model_->layout().total(), segs, ac);
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
+  const int n = deck_.train.micro_batch * deck_.model.seq;
+  h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);
+  h_tg_ = decltype(h_tg_)("mini5d::train::targets_host", n);
+  d_in_ = Vec<int>("mini5d::train::inputs", n);
+  d_tg_ = Vec<int>("mini5d::train::targets", n);
 }
 
 std::int64_t Trainer::tokens_per_step() const {
@@ -57,9 +62,6 @@ StepStats Trainer::step(long s) {
   const double tokens = double(tokens_per_step());
   // Gradient of the mean over every token of the step (all micro-batches).
   const float grad_scale = float(1.0 / tokens);
-  Kokkos::View<int*, Kokkos::LayoutRight, Kokkos::HostSpace> h_in("mini5d::train::inputs_host", B * T),
-      h_tg("mini5d::train::targets_host", B * T);
-  Vec<int> d_in("mini5d::train::inputs", B * T), d_tg("mini5d::train::targets", B * T);
 
   model_->zero_grads();
   double loss_sum = 0;
@@ -68,15 +70,15 @@ StepStats Trainer::step(long s) {
       Phase p("mini5d::train::data", phases_.data);
       data::fill_batch(*source_, std::uint64_t(s), std::uint64_t(a) * B, B, T, inputs_, targets_);
       for (int i = 0; i < B * T; ++i) {
-        h_in(i) = inputs_[i];
-        h_tg(i) = targets_[i];
+        h_in_(i) = inputs_[i];
+        h_tg_(i) = targets_[i];
       }
-      Kokkos::deep_copy(d_in, h_in);
-      Kokkos::deep_copy(d_tg, h_tg);
+      Kokkos::deep_copy(d_in_, h_in_);
+      Kokkos::deep_copy(d_tg_, h_tg_);
     }
     {
       Phase p("mini5d::train::forward", phases_.forward);
-      loss_sum += model_->forward(d_in, d_tg, grad_scale);
+      loss_sum += model_->forward(d_in_, d_tg_, grad_scale);
     }
     {
       Phase p("mini5d::train::backward", phases_.backward);

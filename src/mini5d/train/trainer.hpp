@@ -62,6 +62,9 @@ class Trainer {
   double total_seconds_ = 0;
   double flops_per_token_ = 0;
   std::vector<int> inputs_, targets_;
+  // Token staging for one micro-batch, allocated once: host side and device side.
+  Kokkos::View<int*, Kokkos::LayoutRight, Kokkos::HostSpace> h_in_, h_tg_;
+  Vec<int> d_in_, d_tg_;
 };
 
 }  // namespace mini5d::train
