@@ -15,6 +15,7 @@
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/train/platform.hpp"
 #include "mini5d/train/report.hpp"
 #include "mini5d/train/trainer.hpp"
@@ -52,7 +53,7 @@ mini5d::Deck resolve_deck(const Args& a) {
   return mini5d::load_deck(a.deck, a.overrides);
 }
 
-int run(const Args& a, int rank, int ranks) {
+int run(const Args& a, MPI_Comm world, int rank, int ranks) {
   using namespace mini5d;
   if (a.command == "deck-help") {
     if (rank == 0) std::cout << deck_help();
@@ -79,13 +80,13 @@ int run(const Args& a, int rank, int ranks) {
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
 
   const Deck deck = resolve_deck(a);
-  if (const auto missing = unsupported_features(deck); !missing.empty())
-    throw InputError::from_list(missing);
-  if (ranks != deck.parallel.ranks())
-    throw InputError(deck.origin + ": the layout d*t*p*c*e = " + std::to_string(deck.parallel.ranks()) +
-                     " ranks, but mpiexec started " + std::to_string(ranks));
+  // Every layout rule and every feature this build lacks, all reported at once and
+  // before anything is allocated.
+  auto problems = grid::layout_problems(deck, ranks);
+  for (const auto& u : unsupported_features(deck)) problems.push_back(u);
+  if (!problems.empty()) throw InputError::from_list(problems);
   const auto pf = train::describe_platform();
-  train::Trainer tr(deck);
+  train::Trainer tr(deck, world);
   if (rank == 0) train::print_header(std::cout, pf, tr);
   const long every = deck.output.log_every, total = deck.train.steps;
   tr.run([&](const train::StepStats& st) {
@@ -110,10 +111,13 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   int status = 0;
+  // The library's traffic runs on its own duplicate of the world communicator.
+  MPI_Comm world;
+  MPI_Comm_dup(MPI_COMM_WORLD, &world);
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
-      status = run(parse_args(argc, argv), rank, ranks);
+      status = run(parse_args(argc, argv), world, rank, ranks);
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
       status = 1;
     }
   }
+  MPI_Comm_free(&world);
   MPI_Finalize();
   return status;
 }

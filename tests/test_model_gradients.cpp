@@ -32,8 +32,9 @@ void check_model(int layers) {
   // trivially zero or one.
   Vec<double> noise("noise", gpt.params.extent(0));
   test::fill_random(noise, 99, 0.1);
+  auto params = gpt.params;
   Kokkos::parallel_for("mini5d::test::perturb", Range(0, noise.extent(0)),
-                       KOKKOS_LAMBDA(const int i) { gpt.params(i) += noise(i); });
+                       KOKKOS_LAMBDA(const int i) { params(i) += noise(i); });
   Vec<int> in("in", N), tg("tg", N);
   auto hi = Kokkos::create_mirror_view(in);
   auto ht = Kokkos::create_mirror_view(tg);

@@ -29,7 +29,7 @@ TEST_CASE("AdamW: two steps by hand, decay only where marked", "[optim]") {
   auto g = make({0.5, 0.5});
   optim::AdamWConfig cfg{0.9, 0.99, 1e-8, 0.1};
   // Element 0 decays, element 1 does not.
-  optim::AdamW<double> opt(2, {{0, 1, true}, {1, 1, false}}, cfg);
+  optim::AdamW<double> opt(2, {optim::segment(0, 1, true), optim::segment(1, 1, false)}, cfg);
   opt.update(p, g, 0.01, 1);
   // Step 1: m = 0.05, v = 0.0025; mhat = 0.05/0.1 = 0.5, vhat = 0.0025/0.01 = 0.25;
   // update = mhat / (sqrt(vhat) + eps) = 1 (to 2e-8).
@@ -51,14 +51,14 @@ TEST_CASE("AdamW: two steps by hand, decay only where marked", "[optim]") {
 
 TEST_CASE("global-norm clipping", "[optim]") {
   auto g = make({3.0, 4.0});  // norm 5
-  const double norm = std::sqrt(optim::sum_of_squares(g));
+  const double norm = std::sqrt(optim::sum_of_squares<double>(g));
   CHECK(norm == Approx(5.0).epsilon(1e-15));
-  CHECK(optim::clip_by_global_norm(g, norm, 10.0) == 1.0);  // under the threshold: untouched
+  CHECK(optim::clip_by_global_norm<double>(g, norm, 10.0) == 1.0);  // under the threshold: untouched
   CHECK(at(g, 0) == 3.0);
-  CHECK(optim::clip_by_global_norm(g, norm, 1.0) == Approx(0.2));
+  CHECK(optim::clip_by_global_norm<double>(g, norm, 1.0) == Approx(0.2));
   CHECK(at(g, 0) == Approx(0.6));
   CHECK(at(g, 1) == Approx(0.8));
-  CHECK(optim::clip_by_global_norm(g, 1.0, 0.0) == 1.0);  // 0 disables
+  CHECK(optim::clip_by_global_norm<double>(g, 1.0, 0.0) == 1.0);  // 0 disables
 }
 
 TEST_CASE("warm-up then cosine learning rate", "[optim]") {

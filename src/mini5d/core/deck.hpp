@@ -27,6 +27,8 @@ struct ParallelConfig {
   int zero = 0;
   int virtual_stages = 1;  // interleaved pipeline chunks per stage
   int ranks_per_node = 0;  // 0: detect with MPI_COMM_TYPE_SHARED; > 0: virtual nodes
+  std::string gpu_aware_mpi = "false";    // pass device pointers to MPI (else host staging)
+  std::string force_placement = "false";  // allow tensor groups that cross nodes
   int ranks() const { return d * t * p * c * e; }
 };
 
@@ -54,6 +56,14 @@ struct DataConfig {
   int markov_branching = 4;
 };
 
+struct CheckpointConfig {
+  std::string dir = "checkpoints";
+  long every = 0;               // steps between saves; 0: none
+  std::string at_end = "false";  // save after the last step
+  int keep = 3;                 // newest checkpoints kept; 0 keeps all
+  std::string resume;           // "", "latest" (in dir) or a checkpoint path
+};
+
 struct OutputConfig {
   int log_every = 10;
   std::string report = "mini5d-report.json";
@@ -64,6 +74,7 @@ struct Deck {
   ParallelConfig parallel;
   TrainConfig train;
   DataConfig data;
+  CheckpointConfig checkpoint;
   OutputConfig output;
   std::string origin = "built-in default deck";  // where it came from, for messages
 

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "mini5d/core/deck.hpp"
+#include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/model/param_layout.hpp"
+#include "mini5d/model/unit_hooks.hpp"
 
 namespace mini5d::model {
 
@@ -23,12 +25,19 @@ struct BlockTensors {
   MatU<S> qkv_w, proj_w, fc_w, fcproj_w;
 };
 
-// Views of the tensors outside the blocks.
+// Views of the tensors outside the blocks (embeddings unit and head unit).
 template <class S>
 struct OuterTensors {
   MatU<S> wte, wpe, lm_head;
   VecU<S> lnf_w, lnf_b;
 };
+
+// Writes elements [begin, end) of the flat parameter buffer's initial values to
+// dst(0 .. end-begin): the same values whichever rank or shard asks (counter RNG keyed
+// by seed, tensor name and element), so a shard equals the slice of the whole.
+template <class S>
+void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst,
+                      std::int64_t begin, std::int64_t end);
 
 // What one block's forward keeps for its backward.
 template <class S>
@@ -41,7 +50,10 @@ struct BlockActivations {
 template <class S>
 class Gpt {
  public:
-  Gpt(const ModelConfig& cfg, int micro_batch);
+  // Which flat buffers the model allocates and binds every unit to; what it does not
+  // own (gradients under ZeRO-2, both under ZeRO-3) the caller binds per unit.
+  enum class Owns { params_and_grads, params, nothing };
+  Gpt(const ModelConfig& cfg, int micro_batch, Owns owns = Owns::params_and_grads);
 
   const ModelConfig& config() const { return cfg_; }
   const ParamLayout& layout() const { return layout_; }
@@ -59,21 +71,29 @@ class Gpt {
   // Backward of the last forward; accumulates into grads.
   void backward();
 
-  Vec<S> params;  // flat, in ParamLayout order
+  // Points unit `unit`'s parameter (or gradient) tensors at storage whose first
+  // element is the unit's first; nullptr leaves that side as it is.
+  void bind_unit(int unit, S* params_base, S* grads_base);
+  // Called around every unit in forward and backward; nullptr for none.
+  void set_hooks(UnitHooks* hooks) { hooks_ = hooks ? hooks : &no_hooks_; }
+
+  Vec<S> params;  // flat, in ParamLayout order (empty if not owned)
   Vec<S> grads;   // same layout
 
-  // Bytes of activations and work buffers this model holds (for the report).
-  std::int64_t activation_bytes() const { return activation_bytes_; }
+  // Bytes of activations (kept for the backward) and of backward work buffers.
+  std::int64_t activation_bytes() const { return acts_mem_.bytes(); }
+  std::int64_t workspace_bytes() const { return work_mem_.bytes(); }
 
  private:
-  BlockTensors<S> block_views(Vec<S>& flat, int layer);
-  OuterTensors<S> outer_views(Vec<S>& flat);
   void allocate_activations();
 
   ModelConfig cfg_;
   int batch_;
   ParamLayout layout_;
   kernels::AttentionShape shape_;
+  UnitHooks no_hooks_;
+  UnitHooks* hooks_ = &no_hooks_;
+  mem::Charge params_mem_, grads_mem_, acts_mem_, work_mem_;
   std::vector<BlockTensors<S>> pw_, gw_;  // parameter / gradient views per block
   OuterTensors<S> po_, go_;
   std::vector<BlockActivations<S>> acts_;
@@ -83,7 +103,6 @@ class Gpt {
   Mat<S> dres_, dln_, dqkv_, datt_merged_, dfc_, dfc_gelu_;
   Ten3<S> dq_, dk_, dv_, dp_, dy_;
   Kokkos::View<int*, Kokkos::LayoutRight, MemSpace> inputs_;
-  std::int64_t activation_bytes_ = 0;
 };
 
 }  // namespace mini5d::model

@@ -14,6 +14,7 @@ ParamLayout::ParamLayout(const ModelConfig& m) {
   const double std0 = 0.02, std_res = 0.02 / std::sqrt(2.0 * m.layers);
   add("wte", {V, D}, Init::Normal, std0, true, false);
   add("wpe", {T, D}, Init::Normal, std0, true, false);
+  close_unit("embeddings");
   for (int l = 0; l < m.layers; ++l) {
     const std::string b = "blocks." + std::to_string(l) + ".";
     add(b + "ln1.weight", {D}, Init::Ones, 0, false, false);
@@ -28,10 +29,17 @@ ParamLayout::ParamLayout(const ModelConfig& m) {
     add(b + "mlp.fc.bias", {F}, Init::Zeros, 0, false, false);
     add(b + "mlp.proj.weight", {D, F}, Init::Normal, std_res, true, true);
     add(b + "mlp.proj.bias", {D}, Init::Zeros, 0, false, false);
+    close_unit("blocks." + std::to_string(l));
   }
   add("lnf.weight", {D}, Init::Ones, 0, false, false);
   add("lnf.bias", {D}, Init::Zeros, 0, false, false);
   add("lm_head.weight", {V, D}, Init::Normal, std0, true, true);
+  close_unit("head");
+}
+
+void ParamLayout::close_unit(const std::string& name) {
+  const std::int64_t begin = units_.empty() ? 0 : units_.back().offset + units_.back().size;
+  units_.push_back({name, begin, total_ - begin});
 }
 
 void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, Init init,

@@ -29,6 +29,14 @@ struct TensorSpec {
   }
 };
 
+// A unit is what ZeRO gathers, reduces and shards as one piece, in flat-buffer order:
+// unit 0 the embeddings (wte, wpe), units 1..layers the blocks, the last the head
+// (final LayerNorm and LM head). Each is a contiguous run of the flat buffer.
+struct Unit {
+  std::string name;  // "embeddings", "blocks.3", "head"
+  std::int64_t offset = 0, size = 0;
+};
+
 class ParamLayout {
  public:
   explicit ParamLayout(const ModelConfig& m);
@@ -37,11 +45,14 @@ class ParamLayout {
   std::int64_t total() const { return total_; }
   // Parameters that take part in matrix products (the N of 6*N*tokens).
   std::int64_t matmul_params() const;
+  const std::vector<Unit>& units() const { return units_; }
 
  private:
   void add(const std::string& name, std::vector<std::int64_t> shape, Init init, double stddev,
            bool decay, bool in_matmul);
+  void close_unit(const std::string& name);
   std::vector<TensorSpec> tensors_;
+  std::vector<Unit> units_;
   std::int64_t total_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::optim {
@@ -16,31 +17,40 @@ struct AdamWConfig {
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.0;
 };
 
-// A contiguous run of the flat buffer with its own decay setting.
+// A contiguous run of elements with its own decay setting, and where the run starts
+// in each of the three buffers the update touches: parameters, gradients and the
+// moments. Unsharded they coincide; under ZeRO the moments (stage 1), gradients
+// (stage 2) and parameters (stage 3) are shard-local buffers with their own offsets.
 struct Segment {
-  std::int64_t offset, size;
+  std::int64_t param_offset, grad_offset, state_offset, size;
   bool decay;
 };
+// A segment at the same offset in all three buffers.
+inline Segment segment(std::int64_t offset, std::int64_t size, bool decay) {
+  return {offset, offset, offset, size, decay};
+}
 
 template <class S>
 class AdamW {
  public:
+  // n: elements of moment state (the sum of the segments' sizes when sharded).
   AdamW(std::int64_t n, std::vector<Segment> segments, AdamWConfig cfg);
   // One update with learning rate lr; `step` counts updates from 1 (bias correction).
-  void update(Vec<S> params, Vec<S> grads, double lr, long step);
+  void update(VecU<S> params, VecU<S> grads, double lr, long step);
   Vec<float> m, v;  // first and second moments, fp32
   const AdamWConfig& config() const { return cfg_; }
 
  private:
   std::vector<Segment> segments_;
   AdamWConfig cfg_;
+  mem::Charge mem_;
 };
 
 // Sum of squares of a flat gradient buffer, in double.
 template <class S>
-double sum_of_squares(Vec<S> g);
+double sum_of_squares(VecU<S> g);
 // Scales g by max_norm / norm when norm > max_norm (max_norm > 0); returns the factor.
 template <class S>
-double clip_by_global_norm(Vec<S> g, double norm, double max_norm);
+double clip_by_global_norm(VecU<S> g, double norm, double max_norm);
 
 }  // namespace mini5d::optim

@@ -5,6 +5,7 @@
 
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
+#include "mini5d/plan/memory_model.hpp"
 
 namespace mini5d::train {
 
@@ -30,45 +31,77 @@ class Phase {
   double& sink_;
   Kokkos::Timer timer_;
 };
+
+// Communication seconds (in flight, exposed) recorded so far over every axis.
+std::pair<double, double> comm_totals() {
+  double in_flight = 0, exposed = 0;
+  for (const auto& [axis, a] : comm::accounts().axes()) {
+    in_flight += a.total.seconds;
+    exposed += a.total.exposed;
+  }
+  return {in_flight, exposed};
+}
 }  // namespace
 
-Trainer::Trainer(const Deck& deck) : deck_(deck) {
+Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck) {
+  grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
+  dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp",
+                                                deck_.parallel.gpu_aware_mpi == "true");
   source_ = data::make_source(deck_);
   if (source_->vocab() > deck_.model.vocab)
     throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
                      " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
-  model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch);
-  model_->init_params(deck_.train.seed);
-  std::vector<optim::Segment> segs;
-  for (const auto& t : model_->layout().tensors()) segs.push_back({t.offset, t.size(), t.decay});
+  const int stage = deck_.parallel.zero;
+  model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
+                                               optim::model_ownership(stage));
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
-  adamw_ = std::make_unique<optim::AdamW<float>>(model_->layout().total(), segs, ac);
+  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed);
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
   const int n = deck_.train.micro_batch * deck_.model.seq;
   h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);
   h_tg_ = decltype(h_tg_)("mini5d::train::targets_host", n);
   d_in_ = Vec<int>("mini5d::train::inputs", n);
   d_tg_ = Vec<int>("mini5d::train::targets", n);
+  staging_mem_ = mem::Charge(mem::Category::workspace, 2 * (mem::view_bytes(h_in_) + mem::view_bytes(d_in_)));
 }
 
-std::int64_t Trainer::tokens_per_step() const {
-  return std::int64_t(deck_.train.micro_batch) * deck_.train.accumulation * deck_.model.seq;
+std::int64_t Trainer::global_sequences_per_step() const {
+  return std::int64_t(deck_.train.micro_batch) * deck_.train.accumulation * grid_->data_shards();
+}
+
+std::int64_t Trainer::tokens_per_step() const { return global_sequences_per_step() * deck_.model.seq; }
+
+StateMemory Trainer::predicted_state_memory() const {
+  const auto b = plan::zero_state_bytes(double(model_->layout().total()), deck_.parallel.zero,
+                                        zero_->partition().group_size(), plan::Precision::fp32);
+  return {b.weights, b.grads, b.optimizer};
+}
+
+StateMemory Trainer::measured_state_memory() const {
+  const auto& l = mem::ledger();
+  return {double(l.of(mem::Category::weights).current), double(l.of(mem::Category::gradients).current),
+          double(l.of(mem::Category::optimizer).current)};
 }
 
 StepStats Trainer::step(long s) {
   Kokkos::Timer timer;
+  const auto [comm0, exposed0] = comm_totals();
   const auto& tc = deck_.train;
   const int B = tc.micro_batch, T = deck_.model.seq;
   const double tokens = double(tokens_per_step());
-  // Gradient of the mean over every token of the step (all micro-batches).
+  // Gradient of the mean over every token of the global batch: each rank scales its
+  // own tokens by 1/global tokens, and the reduction sums the ranks.
   const float grad_scale = float(1.0 / tokens);
+  // This rank's sequences: micro-batch a of data shard j holds global sequences
+  // a*B*shards + j*B + [0, B), so every layout trains on the same global batch.
+  const std::uint64_t shards = std::uint64_t(grid_->data_shards()), j = std::uint64_t(grid_->data_index());
 
-  model_->zero_grads();
+  zero_->begin_step();
   double loss_sum = 0;
   for (int a = 0; a < tc.accumulation; ++a) {
     {
       Phase p("mini5d::train::data", phases_.data);
-      data::fill_batch(*source_, std::uint64_t(s), std::uint64_t(a) * B, B, T, inputs_, targets_);
+      data::fill_batch(*source_, std::uint64_t(s), (std::uint64_t(a) * shards + j) * B, B, T, inputs_, targets_);
       for (int i = 0; i < B * T; ++i) {
         h_in_(i) = inputs_[i];
         h_tg_(i) = targets_[i];
@@ -76,6 +109,7 @@ StepStats Trainer::step(long s) {
       Kokkos::deep_copy(d_in_, h_in_);
       Kokkos::deep_copy(d_tg_, h_tg_);
     }
+    zero_->begin_microbatch(a == tc.accumulation - 1);
     {
       Phase p("mini5d::train::forward", phases_.forward);
       loss_sum += model_->forward(d_in_, d_tg_, grad_scale);
@@ -85,20 +119,29 @@ StepStats Trainer::step(long s) {
       model_->backward();
     }
   }
+  {
+    Phase p("mini5d::train::reduce", phases_.reduce);
+    zero_->finish_reductions();
+  }
   StepStats st;
   st.step = s + 1;
-  st.loss = loss_sum / tokens;
   {
     Phase p("mini5d::train::optimizer", phases_.optimizer);
-    st.grad_norm = std::sqrt(optim::sum_of_squares(model_->grads));
-    optim::clip_by_global_norm(model_->grads, st.grad_norm, tc.grad_clip);
+    double loss = loss_sum;
+    dense_->allreduce_host(&loss, 1);
+    st.loss = loss / tokens;
+    st.grad_norm = zero_->grad_norm();
+    zero_->clip(st.grad_norm, tc.grad_clip);
     st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
-    adamw_->update(model_->params, model_->grads, st.lr, s + 1);
+    zero_->update(st.lr, s + 1);
   }
   Kokkos::fence();
   st.seconds = timer.seconds();
   st.tokens_per_s = tokens / st.seconds;
   st.flops_per_s = st.tokens_per_s * flops_per_token_;
+  const auto [comm1, exposed1] = comm_totals();
+  st.comm_seconds = comm1 - comm0;
+  st.comm_exposed = exposed1 - exposed0;
   return st;
 }
 

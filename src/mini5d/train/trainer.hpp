@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The training loop on one rank: sample the step's sequences, run forward and
-// backward over the accumulation micro-batches, clip by the global gradient norm,
-// apply the scheduled learning rate with AdamW. It records per-step statistics and
-// per-phase timings for the progress lines and the JSON report.
+// The training loop of one rank of the process grid: sample this rank's share of the
+// step's global batch, run forward and backward over the accumulation micro-batches
+// while ZeRO reduces the gradients unit by unit, clip by the true global gradient
+// norm, apply the scheduled learning rate with (sharded) AdamW. It records per-step
+// statistics, per-phase timings and communication for the progress lines and the
+// JSON report, and the memory ledger next to the analytic prediction.
 #pragma once
+#include <mpi.h>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -11,9 +15,11 @@
 #include <vector>
 
 #include "mini5d/core/deck.hpp"
+#include "mini5d/comm/communicator.hpp"
 #include "mini5d/data/source.hpp"
+#include "mini5d/grid/process_grid.hpp"
 #include "mini5d/model/gpt.hpp"
-#include "mini5d/optim/adamw.hpp"
+#include "mini5d/optim/zero_optimizer.hpp"
 
 namespace mini5d::train {
 
@@ -25,10 +31,18 @@ struct StepStats {
   double seconds = 0;
   double tokens_per_s = 0;
   double flops_per_s = 0;  // model FLOP/s (see model_flops_per_token)
+  double comm_seconds = 0;  // communication in flight during the step (all axes)
+  double comm_exposed = 0;  // of which not hidden behind compute
 };
 
 struct PhaseTimes {
-  double data = 0, forward = 0, backward = 0, optimizer = 0;
+  // reduce: waiting for the gradient reductions still in flight after the backward.
+  double data = 0, forward = 0, backward = 0, reduce = 0, optimizer = 0;
+};
+
+// Bytes of training state one rank holds, per category.
+struct StateMemory {
+  double weights = 0, gradients = 0, optimizer = 0;
 };
 
 // Model FLOPs per trained token: 6 * N (N = parameters in matrix products) for the
@@ -38,25 +52,38 @@ double model_flops_per_token(const ModelConfig& m, std::int64_t matmul_params);
 
 class Trainer {
  public:
-  explicit Trainer(const Deck& deck);
+  // Collective over `comm`, whose size must equal the deck's layout (validated by the
+  // caller: grid::layout_problems). One rank by default.
+  explicit Trainer(const Deck& deck, MPI_Comm comm = MPI_COMM_SELF);
   // Runs deck.train.steps steps; calls on_step after each one.
   void run(const std::function<void(const StepStats&)>& on_step = {});
 
   const Deck& deck() const { return deck_; }
   const data::Source& source() const { return *source_; }
   const model::Gpt<float>& model() const { return *model_; }
+  const grid::ProcessGrid& grid() const { return *grid_; }
+  const optim::ZeroOptimizer& optimizer() const { return *zero_; }
+  // Sequences of the global batch per step: micro_batch x accumulation x d x e.
+  std::int64_t global_sequences_per_step() const;
+  // Weights, gradients and optimizer state: the analytic prediction (16 bytes per
+  // parameter at stage 0, each category divided by the group size from its stage on)
+  // and what the memory ledger measured on this rank.
+  StateMemory predicted_state_memory() const;
+  StateMemory measured_state_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
   const PhaseTimes& phases() const { return phases_; }
   double total_seconds() const { return total_seconds_; }
-  std::int64_t tokens_per_step() const;
+  std::int64_t tokens_per_step() const;  // global
   double flops_per_token() const { return flops_per_token_; }
 
  private:
   StepStats step(long s);
   Deck deck_;
+  std::unique_ptr<grid::ProcessGrid> grid_;
+  std::unique_ptr<comm::Communicator> dense_;  // the dense-gradient group, accounted as "dp"
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
-  std::unique_ptr<optim::AdamW<float>> adamw_;
+  std::unique_ptr<optim::ZeroOptimizer> zero_;
   std::vector<StepStats> history_;
   PhaseTimes phases_;
   double total_seconds_ = 0;
@@ -65,6 +92,7 @@ class Trainer {
   // Token staging for one micro-batch, allocated once: host side and device side.
   Kokkos::View<int*, Kokkos::LayoutRight, Kokkos::HostSpace> h_in_, h_tg_;
   Vec<int> d_in_, d_tg_;
+  mem::Charge staging_mem_;
 };
 
 }  // namespace mini5d::train

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/comm/communicator.hpp"
+
+namespace mini5d::comm {
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    if (p_) wait();
+    p_ = std::move(o.p_);
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (p_) wait();
+}
+
+void Request::complete() {
+  const double now = MPI_Wtime();
+  if (p_->finish) p_->finish();
+  accounts().record(p_->axis, p_->traffic, p_->bytes, now - p_->posted_at, p_->exposed);
+  p_.reset();
+}
+
+bool Request::test() {
+  if (!p_) return true;
+  int flag = 0;
+  MPI_Test(&p_->req, &flag, MPI_STATUS_IGNORE);
+  if (flag) complete();
+  return flag != 0;
+}
+
+void Request::wait() {
+  if (!p_) return;
+  const double t0 = MPI_Wtime();
+  MPI_Wait(&p_->req, MPI_STATUS_IGNORE);
+  p_->exposed += MPI_Wtime() - t0;
+  complete();
+}
+
+Communicator::Communicator(grid::CommHandle group, std::string axis, bool gpu_aware_mpi)
+    : group_(std::move(group)), axis_(std::move(axis)), gpu_aware_(gpu_aware_mpi) {
+  rank_ = group_.rank();
+  size_ = group_.size();
+}
+
+Request Communicator::post(std::unique_ptr<Pending> p, Traffic t, double bytes) const {
+  p->axis = axis_;
+  p->traffic = t;
+  p->bytes = bytes;
+  // Posting itself blocks for a moment (staging copies, MPI bookkeeping).
+  p->exposed = MPI_Wtime() - p->posted_at;
+  return Request(std::move(p));
+}
+
+void Communicator::account_blocking(Traffic t, double bytes, double t0) const {
+  const double dt = MPI_Wtime() - t0;
+  accounts().record(axis_, t, bytes, dt, dt);
+}
+
+void Communicator::allreduce_host(double* values, int n, Traffic t) {
+  const double t0 = MPI_Wtime();
+  MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, get());
+  account_blocking(t, double(n) * sizeof(double), t0);
+}
+
+}  // namespace mini5d::comm

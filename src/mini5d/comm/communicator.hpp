@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The communication layer: MPI collectives and point-to-point on Kokkos Views, each
+// call accounted under the group's axis name (comm/accounts.hpp). All reductions are
+// sums. Views in a memory space the host cannot touch are staged through host mirrors
+// unless the deck says the MPI is GPU-aware (parallel.gpu_aware_mpi), in which case
+// device pointers go straight to MPI. Non-blocking forms return a Request that the
+// caller progresses with test() (MPICH progresses collectives only inside MPI calls,
+// so the backward loop polls) and completes with wait(). DESIGN.md §4.
+#pragma once
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mini5d/comm/accounts.hpp"
+#include "mini5d/grid/process_grid.hpp"
+#include "mini5d/kernels/views.hpp"
+
+namespace mini5d::comm {
+
+template <class T> MPI_Datatype mpi_type();
+template <> inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <> inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <> inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
+
+// What a posted operation needs until it completes.
+struct Pending {
+  MPI_Request req = MPI_REQUEST_NULL;
+  std::string axis;
+  Traffic traffic = Traffic::grads;
+  double bytes = 0, posted_at = 0, exposed = 0;
+  std::vector<int> counts, displs;  // argument arrays MPI may read until completion
+  std::function<void()> finish;     // copies staged results back, if any
+};
+
+// A non-blocking operation in flight (move-only). Destroying one that has not
+// completed waits for it, so no buffer is released under MPI's feet.
+class Request {
+ public:
+  Request() = default;
+  explicit Request(std::unique_ptr<Pending> p) : p_(std::move(p)) {}
+  Request(Request&&) noexcept = default;
+  Request& operator=(Request&& o) noexcept;
+  ~Request();
+  bool test();  // progresses MPI; true once complete (accounted then)
+  void wait();  // blocks; the blocked time counts as exposed
+  bool active() const { return p_ != nullptr; }
+
+ private:
+  void complete();
+  std::unique_ptr<Pending> p_;
+};
+
+class Communicator {
+ public:
+  Communicator(grid::CommHandle group, std::string axis, bool gpu_aware_mpi);
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm get() const { return group_.get(); }
+  const std::string& axis() const { return axis_; }
+
+  // Sum over the group, in place.                       collective over the group
+  template <class T> void allreduce(VecU<T> buf, Traffic t);
+  template <class T> Request iallreduce(VecU<T> buf, Traffic t);
+  // Sum of `send` (sum(counts) elements) over the group; part rank() of the result,
+  // counts[rank()] elements, lands in `recv`.             collective over the group
+  template <class T> void reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t);
+  template <class T> Request ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t);
+  // In place: rank r's counts[r] elements already sit at displs[r] of `buf`; on
+  // return every rank holds all parts.                   collective over the group
+  template <class T> void allgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t);
+  template <class T> Request iallgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t);
+  template <class T>
+  void alltoallv(VecU<T> send, const std::vector<int>& send_counts, const std::vector<int>& send_displs,
+                 VecU<T> recv, const std::vector<int>& recv_counts, const std::vector<int>& recv_displs, Traffic t);
+  template <class T> void send(VecU<T> buf, int dest, int tag, Traffic t);
+  template <class T> void recv(VecU<T> buf, int src, int tag, Traffic t);
+  template <class T> Request isend(VecU<T> buf, int dest, int tag, Traffic t);
+  template <class T> Request irecv(VecU<T> buf, int src, int tag, Traffic t);
+  // Host scalars (loss, norms), summed in place.
+  void allreduce_host(double* values, int n, Traffic t = Traffic::scalars);
+
+ private:
+  // A buffer MPI can address: the view's own pointer, or a host mirror.
+  template <class T> struct Addressable;
+  template <class T> Addressable<T> addressable(VecU<T> v, bool copy_in) const;
+  Request post(std::unique_ptr<Pending> p, Traffic t, double bytes) const;
+  void account_blocking(Traffic t, double bytes, double t0) const;
+
+  grid::CommHandle group_;
+  std::string axis_;
+  bool gpu_aware_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace mini5d::comm
+
+#include "mini5d/comm/communicator_impl.hpp"

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Template bodies of communicator.hpp. Each operation: make the buffers addressable
+// by MPI (staging if needed), post or run the MPI call, account it.
+#pragma once
+#include <numeric>
+
+namespace mini5d::comm {
+
+template <class T>
+struct Communicator::Addressable {
+  T* ptr = nullptr;
+  std::function<void()> copy_back;  // empty when no staging
+};
+
+template <class T>
+Communicator::Addressable<T> Communicator::addressable(VecU<T> v, bool copy_in) const {
+  constexpr bool host_ok = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+  if (host_ok || gpu_aware_) return {v.data(), {}};
+  Kokkos::View<T*, Kokkos::HostSpace> h(Kokkos::ViewAllocateWithoutInitializing("mini5d::comm::staging"),
+                                        v.extent(0));
+  if (copy_in) Kokkos::deep_copy(h, v);
+  return {h.data(), [h, v]() { Kokkos::deep_copy(v, h); }};
+}
+
+template <class T>
+void Communicator::allreduce(VecU<T> buf, Traffic t) {
+  const double t0 = MPI_Wtime();
+  auto a = addressable(buf, true);
+  MPI_Allreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get());
+  if (a.copy_back) a.copy_back();
+  account_blocking(t, double(buf.extent(0)) * sizeof(T), t0);
+}
+
+template <class T>
+Request Communicator::iallreduce(VecU<T> buf, Traffic t) {
+  auto p = std::make_unique<Pending>();
+  auto a = addressable(buf, true);
+  p->finish = a.copy_back;
+  p->posted_at = MPI_Wtime();
+  MPI_Iallreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get(), &p->req);
+  return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
+}
+
+template <class T>
+void Communicator::reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t) {
+  const double t0 = MPI_Wtime();
+  auto s = addressable(send, true);
+  auto r = addressable(recv, false);
+  MPI_Reduce_scatter(s.ptr, r.ptr, counts.data(), mpi_type<T>(), MPI_SUM, get());
+  if (r.copy_back) r.copy_back();
+  const long total = std::accumulate(counts.begin(), counts.end(), 0L);
+  account_blocking(t, double(total) * sizeof(T), t0);
+}
+
+template <class T>
+Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t) {
+  auto p = std::make_unique<Pending>();
+  p->counts = counts;
+  auto s = addressable(send, true);
+  auto r = addressable(recv, false);
+  // The staged send buffer must live until completion: keep it in the finisher.
+  p->finish = [s, r]() {
+    if (r.copy_back) r.copy_back();
+  };
+  p->posted_at = MPI_Wtime();
+  MPI_Ireduce_scatter(s.ptr, r.ptr, p->counts.data(), mpi_type<T>(), MPI_SUM, get(), &p->req);
+  const long total = std::accumulate(counts.begin(), counts.end(), 0L);
+  return post(std::move(p), t, double(total) * sizeof(T));
+}
+
+template <class T>
+void Communicator::allgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t) {
+  const double t0 = MPI_Wtime();
+  auto a = addressable(buf, true);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, counts.data(), displs.data(), mpi_type<T>(), get());
+  if (a.copy_back) a.copy_back();
+  const long total = std::accumulate(counts.begin(), counts.end(), 0L);
+  account_blocking(t, double(total) * sizeof(T), t0);
+}
+
+template <class T>
+Request Communicator::iallgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t) {
+  auto p = std::make_unique<Pending>();
+  p->counts = counts;
+  p->displs = displs;
+  auto a = addressable(buf, true);
+  p->finish = a.copy_back;
+  p->posted_at = MPI_Wtime();
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, p->counts.data(), p->displs.data(),
+                  mpi_type<T>(), get(), &p->req);
+  const long total = std::accumulate(counts.begin(), counts.end(), 0L);
+  return post(std::move(p), t, double(total) * sizeof(T));
+}
+
+template <class T>
+void Communicator::alltoallv(VecU<T> send, const std::vector<int>& send_counts, const std::vector<int>& send_displs,
+                             VecU<T> recv, const std::vector<int>& recv_counts, const std::vector<int>& recv_displs,
+                             Traffic t) {
+  const double t0 = MPI_Wtime();
+  auto s = addressable(send, true);
+  auto r = addressable(recv, false);
+  MPI_Alltoallv(s.ptr, send_counts.data(), send_displs.data(), mpi_type<T>(), r.ptr, recv_counts.data(),
+                recv_displs.data(), mpi_type<T>(), get());
+  if (r.copy_back) r.copy_back();
+  const long total = std::accumulate(send_counts.begin(), send_counts.end(), 0L);
+  account_blocking(t, double(total) * sizeof(T), t0);
+}
+
+template <class T>
+void Communicator::send(VecU<T> buf, int dest, int tag, Traffic t) {
+  const double t0 = MPI_Wtime();
+  auto a = addressable(buf, true);
+  MPI_Send(a.ptr, int(buf.extent(0)), mpi_type<T>(), dest, tag, get());
+  account_blocking(t, double(buf.extent(0)) * sizeof(T), t0);
+}
+
+template <class T>
+void Communicator::recv(VecU<T> buf, int src, int tag, Traffic t) {
+  const double t0 = MPI_Wtime();
+  auto a = addressable(buf, false);
+  MPI_Recv(a.ptr, int(buf.extent(0)), mpi_type<T>(), src, tag, get(), MPI_STATUS_IGNORE);
+  if (a.copy_back) a.copy_back();
+  account_blocking(t, double(buf.extent(0)) * sizeof(T), t0);
+}
+
+template <class T>
+Request Communicator::isend(VecU<T> buf, int dest, int tag, Traffic t) {
+  auto p = std::make_unique<Pending>();
+  auto a = addressable(buf, true);
+  p->finish = [a]() {};  // keeps a staged copy alive until the send completes
+  p->posted_at = MPI_Wtime();
+  MPI_Isend(a.ptr, int(buf.extent(0)), mpi_type<T>(), dest, tag, get(), &p->req);
+  return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
+}
+
+template <class T>
+Request Communicator::irecv(VecU<T> buf, int src, int tag, Traffic t) {
+  auto p = std::make_unique<Pending>();
+  auto a = addressable(buf, false);
+  p->finish = a.copy_back;
+  p->posted_at = MPI_Wtime();
+  MPI_Irecv(a.ptr, int(buf.extent(0)), mpi_type<T>(), src, tag, get(), &p->req);
+  return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
+}
+
+}  // namespace mini5d::comm

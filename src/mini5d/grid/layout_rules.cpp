@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/grid/layout_rules.hpp"
+
+namespace mini5d::grid {
+
+std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
+  const auto& p = deck.parallel;
+  const auto& m = deck.model;
+  std::vector<std::string> out;
+  auto bad = [&](const std::string& field, int value, const std::string& rule) {
+    out.push_back(deck.origin + ": parallel." + field + "=" + std::to_string(value) + ": " + rule);
+  };
+  auto must_divide = [&](const char* field, int degree, const char* what, long value) {
+    if (value % degree != 0)
+      bad(field, degree, std::string("must divide ") + what + "=" + std::to_string(value));
+  };
+  if (p.ranks() != world_size)
+    out.push_back(deck.origin + ": the layout d*t*p*c*e = " + std::to_string(p.ranks()) +
+                  " ranks, but mpiexec started " + std::to_string(world_size));
+  // Tensor parallelism splits heads, the MLP width and the vocabulary (vocab-parallel
+  // embedding and cross-entropy); sequence parallelism splits the sequence over t.
+  must_divide("t", p.t, "model.heads", m.heads);
+  must_divide("t", p.t, "model.ffn", m.ffn);
+  must_divide("t", p.t, "model.vocab", m.vocab);
+  must_divide("t", p.t, "model.seq (sequence parallelism)", m.seq);
+  // Each pipeline stage (times its virtual chunks) owns a whole number of blocks.
+  if (m.layers % (p.p * p.virtual_stages) != 0)
+    bad("p", p.p, "p*virtual_stages=" + std::to_string(p.p * p.virtual_stages) +
+                      " must divide model.layers=" + std::to_string(m.layers));
+  if (p.virtual_stages > 1 && p.p == 1)
+    bad("virtual_stages", p.virtual_stages, "interleaving needs parallel.p > 1");
+  // Zig-zag ring attention gives each context rank two chunks of the sequence.
+  if (p.c > 1 && m.seq % (2 * p.c) != 0)
+    bad("c", p.c, "2*c=" + std::to_string(2 * p.c) + " must divide model.seq=" + std::to_string(m.seq));
+  if (p.e > 1 && m.experts == 0) bad("e", p.e, "expert parallelism needs model.experts > 0");
+  if (p.e > 1 && m.experts > 0) must_divide("e", p.e, "model.experts", m.experts);
+  return out;
+}
+
+}  // namespace mini5d::grid

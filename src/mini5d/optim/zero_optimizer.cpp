@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/optim/zero_optimizer.hpp"
+
+#include <cmath>
+
+namespace mini5d::optim {
+
+using Owns = model::Gpt<float>::Owns;
+
+Owns model_ownership(int zero_stage) {
+  if (zero_stage >= 3) return Owns::nothing;
+  if (zero_stage == 2) return Owns::params;
+  return Owns::params_and_grads;
+}
+
+namespace {
+VecU<float> slice(VecU<float> v, std::int64_t begin, std::int64_t size) {
+  return Kokkos::subview(v, std::make_pair(begin, begin + size));
+}
+}  // namespace
+
+ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage,
+                             AdamWConfig cfg, std::uint64_t seed)
+    : model_(model),
+      stage_(stage),
+      part_(model.layout(), group.size(), group.rank()),
+      dp_(group, part_) {
+  const auto& layout = model.layout();
+  std::vector<Segment> segs;
+  if (stage_ == 0) {
+    for (const auto& t : layout.tensors()) segs.push_back(segment(t.offset, t.size(), t.decay));
+  } else {
+    segs = part_.segments(stage_);
+  }
+  adamw_ = std::make_unique<AdamW<float>>(stage_ == 0 ? layout.total() : part_.shard_size(), segs, cfg);
+
+  if (stage_ >= 2) {
+    grad_shard_ = Vec<float>("mini5d::optim::grad_shard", part_.shard_size());
+    grads_mem_ = mem::Charge(mem::Category::gradients, mem::view_bytes(grad_shard_));
+    comm_mem_ = mem::Charge(mem::Category::comm_buffers, 0);
+    for (auto& s : slots_) {
+      s.grads = Vec<float>("mini5d::optim::unit_grads", part_.max_unit_size());
+      s.part = Vec<float>("mini5d::optim::unit_grads_part", part_.max_part_size());
+      comm_mem_.grow(mem::view_bytes(s.grads) + mem::view_bytes(s.part));
+    }
+  }
+  if (stage_ >= 3) {
+    weight_shard_ = Vec<float>("mini5d::optim::weight_shard", part_.shard_size());
+    weights_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(weight_shard_));
+    gathered_ = Vec<float>("mini5d::optim::unit_weights", part_.max_unit_size());
+    comm_mem_.grow(mem::view_bytes(gathered_));
+    const auto& units = layout.units();
+    for (int u = 0; u < part_.units(); ++u) {
+      const Span p = part_.my_part(u);
+      model::init_param_range<float>(layout, seed, slice(weight_shard_, part_.shard_offset(u), p.size()),
+                              units[u].offset + p.begin, units[u].offset + p.end);
+    }
+  } else {
+    model_.init_params(seed);
+  }
+  model_.set_hooks(this);
+}
+
+ZeroOptimizer::~ZeroOptimizer() {
+  model_.set_hooks(nullptr);
+  inflight_.clear();  // each request waits for itself
+  for (auto& s : slots_) s.req = comm::Request();
+}
+
+void ZeroOptimizer::begin_step() {
+  if (stage_ >= 2)
+    Kokkos::deep_copy(grad_shard_, 0.0f);
+  else
+    model_.zero_grads();
+}
+
+void ZeroOptimizer::begin_microbatch(bool last) { last_ = last; }
+
+void ZeroOptimizer::gather_unit(int unit) {
+  const Span p = part_.my_part(unit);
+  const std::int64_t size = model_.layout().units()[unit].size;
+  Kokkos::deep_copy(slice(gathered_, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(unit), p.size()));
+  Kokkos::fence();
+  dp_.gather(unit, slice(gathered_, 0, size));
+  model_.bind_unit(unit, gathered_.data(), nullptr);
+}
+
+void ZeroOptimizer::before_forward(int unit) {
+  if (stage_ >= 3) gather_unit(unit);
+}
+
+void ZeroOptimizer::before_backward(int unit) {
+  // The embeddings' backward reads no weights, only the token ids.
+  if (stage_ >= 3 && unit != 0) gather_unit(unit);
+  if (stage_ >= 2) {
+    Slot& s = slots_[next_slot_];
+    drain(s);
+    const std::int64_t size = model_.layout().units()[unit].size;
+    Kokkos::deep_copy(slice(s.grads, 0, size), 0.0f);
+    model_.bind_unit(unit, nullptr, s.grads.data());
+    s.unit = unit;
+  }
+}
+
+void ZeroOptimizer::after_backward(int unit) {
+  const auto& u = model_.layout().units()[unit];
+  Kokkos::fence();  // the unit's gradients must be complete before MPI reads them
+  if (stage_ <= 1) {
+    if (last_) inflight_.push_back(dp_.start_allreduce(slice(model_.grads, u.offset, u.size)));
+    return;
+  }
+  Slot& s = slots_[next_slot_];
+  s.req = dp_.start_reduce_scatter(unit, slice(s.grads, 0, u.size), slice(s.part, 0, part_.my_part(unit).size()));
+  s.posted = true;
+  next_slot_ = 1 - next_slot_;
+}
+
+void ZeroOptimizer::progress() {
+  for (auto& r : inflight_) r.test();
+  for (auto& s : slots_)
+    if (s.posted && s.req.test()) drain(s);
+}
+
+void ZeroOptimizer::drain(Slot& s) {
+  if (!s.posted) return;
+  s.req.wait();
+  const Span p = part_.my_part(s.unit);
+  auto dst = slice(grad_shard_, part_.shard_offset(s.unit), p.size());
+  auto src = s.part;
+  Kokkos::parallel_for(
+      "mini5d::optim::accumulate_grad_shard", Range(0, p.size()),
+      KOKKOS_LAMBDA(const std::int64_t i) { dst(i) += src(i); });
+  Kokkos::fence();
+  s.posted = false;
+}
+
+void ZeroOptimizer::finish_reductions() {
+  for (auto& r : inflight_) r.wait();
+  inflight_.clear();
+  for (auto& s : slots_) drain(s);
+}
+
+double ZeroOptimizer::grad_norm() {
+  if (stage_ <= 1) return std::sqrt(sum_of_squares<float>(model_.grads));
+  double ss = sum_of_squares<float>(grad_shard_);
+  dp_.sum(&ss, 1);
+  return std::sqrt(ss);
+}
+
+void ZeroOptimizer::clip(double norm, double max_norm) {
+  clip_by_global_norm<float>(stage_ <= 1 ? model_.grads : grad_shard_, norm, max_norm);
+}
+
+void ZeroOptimizer::update(double lr, long step) {
+  VecU<float> params = stage_ >= 3 ? VecU<float>(weight_shard_) : VecU<float>(model_.params);
+  VecU<float> grads = stage_ >= 2 ? VecU<float>(grad_shard_) : VecU<float>(model_.grads);
+  adamw_->update(params, grads, lr, step);
+  Kokkos::fence();
+  if (stage_ == 1 || stage_ == 2) {
+    // Each rank updated its part of every unit in place; assemble the rest.
+    const auto& units = model_.layout().units();
+    for (int u = 0; u < int(units.size()); ++u) dp_.gather(u, slice(model_.params, units[u].offset, units[u].size));
+  }
+}
+
+ZeroOptimizer::StateBuffer ZeroOptimizer::weights() const {
+  if (stage_ >= 3) return {weight_shard_, false};
+  return {model_.params, true};
+}
+ZeroOptimizer::StateBuffer ZeroOptimizer::exp_avg() const { return {adamw_->m, stage_ == 0}; }
+ZeroOptimizer::StateBuffer ZeroOptimizer::exp_avg_sq() const { return {adamw_->v, stage_ == 0}; }
+
+}  // namespace mini5d::optim

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ZeRO stages 0-3 around AdamW, on the flat buffers and the per-unit partition of
+// dp/zero_partition.hpp (DESIGN.md §7). It plugs into the model as its UnitHooks:
+//   stage 0: gradients all-reduced unit by unit, each started as soon as the unit's
+//            backward of the last micro-batch is done and progressed from the backward
+//            loop; replicated AdamW.
+//   stage 1: as 0, but the moments are sharded: each rank updates its part of every
+//            unit and the updated weights are all-gathered.
+//   stage 2: gradients reduce-scattered unit by unit after every micro-batch into the
+//            rank's gradient shard; the whole-model gradient buffer never exists (two
+//            unit-sized buffers rotate instead); moments sharded; weights all-gathered.
+//   stage 3: as 2, and the weights too live only as shards: a unit is gathered into a
+//            unit-sized buffer just before its forward and its backward and dropped
+//            after (the buffer is reused by the next unit).
+// The memory of each buffer is charged to its category in the ledger.
+#pragma once
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "mini5d/comm/communicator.hpp"
+#include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/model/gpt.hpp"
+#include "mini5d/optim/adamw.hpp"
+#include "mini5d/parallel/dp/dp_comm.hpp"
+#include "mini5d/parallel/dp/zero_partition.hpp"
+
+namespace mini5d::optim {
+
+// What the Gpt must own for a ZeRO stage (construct it with this before the optimizer).
+model::Gpt<float>::Owns model_ownership(int zero_stage);
+
+class ZeroOptimizer : public model::UnitHooks {
+ public:
+  // Collective over `group` (the dense-gradient group). Initialises the parameters
+  // from `seed` (this rank's shard of them under stage 3) and installs itself as the
+  // model's hooks.
+  ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage, AdamWConfig cfg,
+                std::uint64_t seed);
+  ~ZeroOptimizer() override;
+
+  int stage() const { return stage_; }
+  const dp::ZeroPartition& partition() const { return part_; }
+
+  void begin_step();                         // zeroes the gradients
+  void begin_microbatch(bool last);          // last: stage 0-1 reduce during its backward
+  void finish_reductions();                  // waits for every reduction in flight
+  double grad_norm();                        // true global L2 norm of the reduced gradients
+  void clip(double norm, double max_norm);   // global-norm clipping
+  void update(double lr, long step);         // AdamW, then weights gathered (stage 1-2)
+
+  // The buffers a checkpoint reads and writes, with how tensors lie in them:
+  // `flat` true when the buffer is the whole flat layout, false when it is this
+  // rank's shard (ZeroPartition::tensor_shards offsets).
+  struct StateBuffer {
+    VecU<float> data;
+    bool flat;
+  };
+  StateBuffer weights() const;
+  StateBuffer exp_avg() const;
+  StateBuffer exp_avg_sq() const;
+  // After weights were overwritten on their own part (checkpoint load, stage 0-2):
+  // nothing to do; helper kept for symmetry with gathers in future axes.
+
+  // UnitHooks
+  void before_forward(int unit) override;
+  void before_backward(int unit) override;
+  void after_backward(int unit) override;
+  void progress() override;
+
+ private:
+  // A unit-sized gradient buffer with the reduce-scatter that drains it (stage 2-3).
+  struct Slot {
+    Vec<float> grads, part;  // whole unit, this rank's part of the reduced sum
+    comm::Request req;
+    int unit = -1;        // the unit whose gradients the slot holds
+    bool posted = false;  // its reduce-scatter is in flight, its part not yet added
+  };
+  void drain(Slot& s);  // completes s's reduce-scatter and adds its part to the shard
+  void gather_unit(int unit);
+
+  model::Gpt<float>& model_;
+  int stage_;
+  dp::ZeroPartition part_;
+  dp::DataParallelComm dp_;
+  std::unique_ptr<AdamW<float>> adamw_;
+  bool last_ = true;
+  std::vector<comm::Request> inflight_;  // stage 0-1 all-reduces
+  Vec<float> weight_shard_;              // stage 3
+  Vec<float> grad_shard_;                // stage 2-3
+  Vec<float> gathered_;                  // stage 3: one unit's weights
+  std::array<Slot, 2> slots_;            // stage 2-3
+  int next_slot_ = 0;
+  mem::Charge weights_mem_, grads_mem_, comm_mem_;
+};
+
+}  // namespace mini5d::optim
