@@ -59,7 +59,7 @@ TEST_CASE("overrides replace deck values", "[deck]") {
 
 TEST_CASE("bad decks: one message per problem, with file, line, field and range", "[deck]") {
   CHECK_THAT(error_of("modle:\n  vocab: 3\n"),
-             Contains("t.yaml:1: modle: unknown section (valid: model, parallel, train, data, output)"));
+             Contains("t.yaml:1: modle: unknown section (valid: model, parallel, train, data, checkpoint, output)"));
   CHECK_THAT(error_of("model:\n  vocab: 64\n  d_modle: 3\n"),
              Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, d_model, layers, heads, seq, ffn, experts, top_k, tie_embeddings)"));
   CHECK_THAT(error_of("model:\n  layers: abc\n"),
