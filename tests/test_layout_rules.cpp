@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Layout validation (DESIGN.md §2): every rule has its message, and a deck breaking
+// several rules gets all of them at once.
+#include <catch2/catch.hpp>
+
+#include "mini5d/core/deck.hpp"
+#include "mini5d/grid/layout_rules.hpp"
+
+using namespace mini5d;
+
+namespace {
+// The single problem of a deck (from text) on `ranks` ranks.
+std::string only_problem(const std::string& text, int ranks) {
+  const auto p = grid::layout_problems(parse_deck(text, "l.yaml"), ranks);
+  REQUIRE(p.size() == 1);
+  return p[0];
+}
+const std::string kModel = "model:\n  vocab: 16\n  d_model: 64\n  layers: 6\n  heads: 4\n  seq: 32\n  ffn: 256\n";
+}  // namespace
+
+TEST_CASE("each layout rule names its field, value and what it must divide", "[grid]") {
+  CHECK(grid::layout_problems(parse_deck(kModel + "parallel:\n  d: 2\n", "l.yaml"), 2).empty());
+  CHECK(only_problem(kModel + "parallel:\n  d: 2\n", 3) ==
+        "l.yaml: the layout d*t*p*c*e = 2 ranks, but mpiexec started 3");
+  CHECK(only_problem("model:\n  vocab: 16\n  d_model: 96\n  heads: 3\n  ffn: 256\n  seq: 32\nparallel:\n  t: 2\n", 2) ==
+        "l.yaml: parallel.t=2: must divide model.heads=3");
+  CHECK(only_problem("model:\n  vocab: 16\n  ffn: 250\n  seq: 32\nparallel:\n  t: 4\n", 4) ==
+        "l.yaml: parallel.t=4: must divide model.ffn=250");
+  CHECK(only_problem("model:\n  vocab: 18\n  seq: 32\nparallel:\n  t: 4\n", 4) ==
+        "l.yaml: parallel.t=4: must divide model.vocab=18");
+  CHECK(only_problem("model:\n  vocab: 16\n  seq: 30\nparallel:\n  t: 4\n", 4) ==
+        "l.yaml: parallel.t=4: must divide model.seq (sequence parallelism)=30");
+  CHECK(only_problem(kModel + "parallel:\n  p: 4\n", 4) ==
+        "l.yaml: parallel.p=4: p*virtual_stages=4 must divide model.layers=6");
+  CHECK(grid::layout_problems(parse_deck(kModel + "parallel:\n  p: 3\n  virtual_stages: 2\n", "l.yaml"), 3).empty());
+  CHECK(only_problem(kModel + "parallel:\n  virtual_stages: 2\n", 1) ==
+        "l.yaml: parallel.virtual_stages=2: interleaving needs parallel.p > 1");
+  CHECK(only_problem("model:\n  seq: 36\nparallel:\n  c: 4\n", 4) ==
+        "l.yaml: parallel.c=4: 2*c=8 must divide model.seq=36");
+  CHECK(only_problem(kModel + "parallel:\n  e: 2\n", 2) ==
+        "l.yaml: parallel.e=2: expert parallelism needs model.experts > 0");
+  CHECK(only_problem(kModel + "  experts: 6\nparallel:\n  e: 4\n", 4) ==
+        "l.yaml: parallel.e=4: must divide model.experts=6");
+}
+
+TEST_CASE("a deck breaking several rules gets every message", "[grid]") {
+  const auto p = grid::layout_problems(
+      parse_deck("model:\n  vocab: 18\n  heads: 4\n  layers: 6\n  seq: 32\nparallel:\n  t: 8\n  p: 4\n", "l.yaml"), 3);
+  REQUIRE(p.size() == 4);
+  CHECK(p[0] == "l.yaml: the layout d*t*p*c*e = 32 ranks, but mpiexec started 3");
+  CHECK(p[1] == "l.yaml: parallel.t=8: must divide model.heads=4");
+  CHECK(p[2] == "l.yaml: parallel.t=8: must divide model.vocab=18");
+  CHECK(p[3] == "l.yaml: parallel.p=4: p*virtual_stages=4 must divide model.layers=6");
+}
