@@ -9,7 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/memory_ledger.hpp"
 
 namespace mini5d::train {
 
@@ -34,6 +36,11 @@ std::string jstr(const std::string& s) {
   return o + "\"";
 }
 std::string jnum(double v) { return std::isfinite(v) ? fmt("%.9g", v) : "null"; }
+std::string mib(double bytes) { return fmt("%.2f MiB", bytes / (1024.0 * 1024.0)); }
+
+const mem::Category kCategories[] = {mem::Category::weights,      mem::Category::gradients,
+                                     mem::Category::optimizer,    mem::Category::activations,
+                                     mem::Category::comm_buffers, mem::Category::workspace};
 }  // namespace
 
 double median_tokens_per_s(const Trainer& tr) {
@@ -53,7 +60,8 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << "  Kokkos " << pf.kokkos << " [" << pf.backend << "], MPI: " << pf.mpi << "\n"
      << "  HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc << ", " << pf.compiler << "\n"
      << "  ranks " << pf.ranks << ", layout DP(" << d.parallel.d << ")-PP(" << d.parallel.p << ")-CP("
-     << d.parallel.c << ")-EP(" << d.parallel.e << ")-TP(" << d.parallel.t << "), ZeRO " << d.parallel.zero << "\n"
+     << d.parallel.c << ")-EP(" << d.parallel.e << ")-TP(" << d.parallel.t << "), ZeRO " << d.parallel.zero
+     << " over the dense-gradient group of " << tr.optimizer().partition().group_size() << "\n"
      << "deck " << d.origin << "\n"
      << "  model: vocab " << m.vocab << ", d_model " << m.d_model << ", layers " << m.layers << ", heads "
      << m.heads << ", seq " << m.seq << ", ffn " << m.ffn << "\n"
@@ -66,13 +74,19 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
     os << "  loss floor (exact, for this source and seq): " << fmt("%.6f", *floor) << " nats/token\n";
   os << "  model FLOPs/token = 6*N + 12*layers*d_model*seq = " << fmt("%.4g", tr.flops_per_token())
      << " (N = " << lay.matmul_params() << " parameters in matrix products)\n";
+  const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
+  os << "  training state per rank (predicted / measured): weights " << mib(want.weights) << " / "
+     << mib(got.weights) << ", gradients " << mib(want.gradients) << " / " << mib(got.gradients)
+     << ", optimizer " << mib(want.optimizer) << " / " << mib(got.optimizer) << "\n";
 }
 
 void print_step(std::ostream& os, const StepStats& st, long total_steps) {
   os << "step " << st.step << "/" << total_steps << "  loss " << fmt("%.6f", st.loss) << "  lr "
      << fmt("%.3e", st.lr) << "  grad_norm " << fmt("%.4f", st.grad_norm) << "  "
      << fmt("%.1f", st.seconds * 1e3) << " ms  " << fmt("%.0f", st.tokens_per_s) << " tok/s  "
-     << fmt("%.2f", st.flops_per_s * 1e-9) << " GFLOP/s\n";
+     << fmt("%.2f", st.flops_per_s * 1e-9) << " GFLOP/s  comm "
+     << fmt("%.1f%%", st.seconds > 0 ? 100.0 * st.comm_exposed / st.seconds : 0.0) << " exposed  mem "
+     << fmt("%.1f MiB", double(mem::ledger().total().peak) / (1024.0 * 1024.0)) << "\n";
 }
 
 void print_summary(std::ostream& os, const Trainer& tr) {
@@ -85,8 +99,25 @@ void print_summary(std::ostream& os, const Trainer& tr) {
   line("data     ", ph.data);
   line("forward  ", ph.forward);
   line("backward ", ph.backward);
+  line("reduce   ", ph.reduce);
   line("optimizer", ph.optimizer);
   line("total    ", total);
+  const auto& axes = comm::accounts().axes();
+  if (!axes.empty()) {
+    os << "communication (rank 0; exposed = not hidden behind compute):\n";
+    for (const auto& [name, a] : axes)
+      os << "  " << name << ": " << a.total.calls << " calls, " << fmt("%.3f MB", a.total.bytes * 1e-6) << ", "
+         << fmt("%.3f s", a.total.seconds) << " in flight, " << fmt("%.3f s", a.total.exposed) << " exposed ("
+         << fmt("%.1f%%", total > 0 ? 100.0 * a.total.exposed / total : 0.0) << " of the run), "
+         << fmt("%.0f%% hidden", a.total.seconds > 0 ? 100.0 * (1.0 - a.total.exposed / a.total.seconds) : 0.0)
+         << "\n";
+  }
+  os << "memory (rank 0, current / peak):";
+  for (auto c : kCategories) {
+    const auto& u = mem::ledger().of(c);
+    os << " " << mem::to_string(c) << " " << mib(double(u.current)) << " / " << mib(double(u.peak)) << ";";
+  }
+  os << " total peak " << mib(double(mem::ledger().total().peak)) << "\n";
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
@@ -114,13 +145,39 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << jnum(tps * tr.flops_per_token()) << ", \"statistic\": \"median over steps 2..n\"},\n"
     << "  \"timings_s\": {\"total\": " << jnum(tr.total_seconds()) << ", \"data\": " << jnum(ph.data)
     << ", \"forward\": " << jnum(ph.forward) << ", \"backward\": " << jnum(ph.backward)
-    << ", \"optimizer\": " << jnum(ph.optimizer) << "},\n"
+    << ", \"reduce\": " << jnum(ph.reduce) << ", \"optimizer\": " << jnum(ph.optimizer) << "},\n"
+    << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n  \"communication\": {";
+  bool first_axis = true;
+  for (const auto& [name, a] : comm::accounts().axes()) {
+    o << (first_axis ? "" : ", ") << jstr(name) << ": {\"calls\": " << a.total.calls << ", \"bytes\": "
+      << jnum(a.total.bytes) << ", \"seconds\": " << jnum(a.total.seconds) << ", \"exposed_seconds\": "
+      << jnum(a.total.exposed) << ", \"by_traffic\": {";
+    bool first = true;
+    for (const auto& [kind, t] : a.by_traffic) {
+      o << (first ? "" : ", ") << jstr(kind) << ": {\"calls\": " << t.calls << ", \"bytes\": " << jnum(t.bytes)
+        << ", \"seconds\": " << jnum(t.seconds) << ", \"exposed_seconds\": " << jnum(t.exposed) << "}";
+      first = false;
+    }
+    o << "}}";
+    first_axis = false;
+  }
+  const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
+  o << "},\n  \"memory_bytes\": {";
+  for (auto c : kCategories) {
+    const auto& u = mem::ledger().of(c);
+    o << jstr(mem::to_string(c)) << ": {\"current\": " << u.current << ", \"peak\": " << u.peak << "}, ";
+  }
+  o << "\"total_peak\": " << mem::ledger().total().peak << ",\n    \"state_predicted\": {\"weights\": "
+    << jnum(want.weights) << ", \"gradients\": " << jnum(want.gradients) << ", \"optimizer\": " << jnum(want.optimizer)
+    << "}, \"state_measured\": {\"weights\": " << jnum(got.weights) << ", \"gradients\": " << jnum(got.gradients)
+    << ", \"optimizer\": " << jnum(got.optimizer) << "}},\n"
     << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"steps\": [";
   const auto& h = tr.history();
   for (std::size_t i = 0; i < h.size(); ++i)
     o << (i ? ",\n    " : "\n    ") << "{\"step\": " << h[i].step << ", \"loss\": " << jnum(h[i].loss)
       << ", \"lr\": " << jnum(h[i].lr) << ", \"grad_norm\": " << jnum(h[i].grad_norm)
-      << ", \"seconds\": " << jnum(h[i].seconds) << ", \"tokens_per_s\": " << jnum(h[i].tokens_per_s) << "}";
+      << ", \"seconds\": " << jnum(h[i].seconds) << ", \"tokens_per_s\": " << jnum(h[i].tokens_per_s)
+      << ", \"comm_seconds\": " << jnum(h[i].comm_seconds) << ", \"comm_exposed_seconds\": " << jnum(h[i].comm_exposed) << "}";
   o << "\n  ]\n}\n";
   return o.str();
 }
