@@ -2,6 +2,7 @@
 // mini5d driver: initialises MPI and Kokkos, parses the command, runs, reports.
 //   mini5d train [DECK] [section.field=value ...]   train (built-in default deck if none)
 //   mini5d check DECK [section.field=value ...]     validate a deck and print it resolved
+//   mini5d topo [DECK] [section.field=value ...]    the node as hwloc sees it, bindings, placement
 //   mini5d deck-help                                 every deck field, its range and default
 //   mini5d version
 // Input problems print once (rank 0), one line each, and exit with status 2.
@@ -15,6 +16,7 @@
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/topology/topo_command.hpp"
 #include "mini5d/train/platform.hpp"
 #include "mini5d/train/report.hpp"
 #include "mini5d/train/trainer.hpp"
@@ -24,6 +26,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: mini5d train [DECK] [section.field=value ...]\n"
     "       mini5d check DECK [section.field=value ...]\n"
+    "       mini5d topo [DECK] [section.field=value ...]\n"
     "       mini5d deck-help | version\n";
 
 struct Args {
@@ -75,6 +78,7 @@ int run(const Args& a, int rank, int ranks) {
     }
     return 0;
   }
+  if (a.command == "topo") return topology::topo_command(MPI_COMM_WORLD, a.deck, a.overrides, std::cout);
   if (a.command != "train")
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
 
