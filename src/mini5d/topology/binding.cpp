@@ -108,8 +108,9 @@ NodeBindings distribute(const NodeTopology& node, int n) {
     }
   }
   if (gpus > 0) {
-    // Consecutive local ranks share a GPU (n >= gpus), or each takes its own (n < gpus).
-    for (int l = 0; l < n; ++l) out.ranks[static_cast<std::size_t>(l)].gpu = n >= gpus ? l * gpus / n : l;
+    // Consecutive local ranks share a GPU (n >= gpus); fewer ranks than GPUs spread over
+    // them, as over packages, so they land near different cores.
+    for (int l = 0; l < n; ++l) out.ranks[static_cast<std::size_t>(l)].gpu = l * gpus / n;
     if (n > gpus) out.notes.push_back(plural(n, "rank") + " share " + plural(gpus, "GPU"));
     if (n < gpus) out.notes.push_back(plural(gpus - n, "GPU") + " unused (" + plural(n, "rank") + ")");
   }
@@ -163,7 +164,8 @@ std::string format_binding(const NodeTopology& node, const Binding& b) {
     packages.push_back(node.core_list[static_cast<std::size_t>(c)].package);
     numas.push_back(node.core_list[static_cast<std::size_t>(c)].numa);
   }
-  std::string s = "cores " + format_list(b.cores) + " (PUs " + format_list(b.pus) + "), package " +
+  std::string s = (b.cores.size() == 1 ? "core " : "cores ") + format_list(b.cores) +
+                  (b.pus.size() == 1 ? " (PU " : " (PUs ") + format_list(b.pus) + "), package " +
                   format_list(packages) + ", NUMA " + format_list(numas);
   if (b.gpu >= 0)
     s += ", gpu " + std::to_string(b.gpu) + " " + node.gpus[static_cast<std::size_t>(b.gpu)].name;
