@@ -2,6 +2,7 @@
 // mini5d driver: initialises MPI and Kokkos, parses the command, runs, reports.
 //   mini5d train [DECK] [section.field=value ...]   train (built-in default deck if none)
 //   mini5d check DECK [section.field=value ...]     validate a deck and print it resolved
+//   mini5d topo [DECK] [section.field=value ...]    the node as hwloc sees it, bindings, placement
 //   mini5d deck-help                                 every deck field, its range and default
 //   mini5d version
 // Input problems print once (rank 0), one line each, and exit with status 2.
@@ -16,6 +17,8 @@
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/grid/layout_rules.hpp"
+#include "mini5d/topology/startup.hpp"
+#include "mini5d/topology/topo_command.hpp"
 #include "mini5d/train/platform.hpp"
 #include "mini5d/train/report.hpp"
 #include "mini5d/train/trainer.hpp"
@@ -25,6 +28,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: mini5d train [DECK] [section.field=value ...]\n"
     "       mini5d check DECK [section.field=value ...]\n"
+    "       mini5d topo [DECK] [section.field=value ...]\n"
     "       mini5d deck-help | version\n";
 
 struct Args {
@@ -76,6 +80,7 @@ int run(const Args& a, MPI_Comm world, int rank, int ranks) {
     }
     return 0;
   }
+  if (a.command == "topo") return topology::topo_command(world, a.deck, a.overrides, std::cout);
   if (a.command != "train")
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
 
@@ -85,9 +90,13 @@ int run(const Args& a, MPI_Comm world, int rank, int ranks) {
   auto problems = grid::layout_problems(deck, ranks);
   for (const auto& u : unsupported_features(deck)) problems.push_back(u);
   if (!problems.empty()) throw InputError::from_list(problems);
+  const std::string placement = topology::place_this_rank(world, deck);
   const auto pf = train::describe_platform();
   train::Trainer tr(deck, world);
-  if (rank == 0) train::print_header(std::cout, pf, tr);
+  if (rank == 0) {
+    train::print_header(std::cout, pf, tr);
+    std::cout << placement;
+  }
   const long every = deck.output.log_every, total = deck.train.steps;
   tr.run([&](const train::StepStats& st) {
     if (rank == 0 && (st.step == 1 || st.step % every == 0 || st.step == total))

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/topology/startup.hpp"
+
+#include <sstream>
+
+#include "mini5d/topology/binding.hpp"
+#include "mini5d/topology/membership.hpp"
+#include "mini5d/topology/node.hpp"
+#include "mini5d/topology/placement.hpp"
+#include "mini5d/topology/topo_command.hpp"
+
+namespace mini5d::topology {
+
+std::string place_this_rank(MPI_Comm comm, const Deck& deck) {
+  const NodeTopology node = discover();
+  const NodeMembership m = node_membership(comm, deck.parallel.ranks_per_node);
+  const PlacementTable table = placement_table(deck.parallel, m.node_of_rank);
+  // Same table on every rank, so every rank refuses together.
+  check_placement(table, deck.parallel.force_placement == "true");
+  const BindReport rep = bind_this_rank(node, m);
+  std::string mine = "  rank " + std::to_string(m.rank) + " (node " + std::to_string(m.node) + "): " +
+                     format_binding(node, rep.binding) + ", BLAS threads " + std::to_string(rep.blas_threads) +
+                     (rep.bound ? "" : " (not bound)");
+  for (const auto& n : rep.notes) mine += "\n    " + n;
+  const auto all = gather_strings(comm, mine);
+  std::ostringstream out;
+  if (m.rank == 0) {
+    out << "placement: " << m.nodes << (m.virtual_nodes ? " virtual" : "") << " node(s); " << summary(node) << "\n"
+        << table;
+    for (const auto& line : all) out << line << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace mini5d::topology
