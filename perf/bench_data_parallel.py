@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Data-parallel benchmark: 1 rank on one core vs d=2 on two cores, same global batch.
+
+One run, one table (issue 3):
+  * tokens/s of 1 rank owning one core (micro_batch m, accumulation 2) against 2 ranks
+    with d=2 each owning one core (micro_batch m, accumulation 1): the same global batch
+    of 2m sequences and the same GEMM shapes; the target is a speed-up of at least 1.8;
+  * for ZeRO 0-3 at d=2: the exposed communication share of the step, how much of the
+    gradient reduction was hidden behind the backward (1 - exposed / in flight), and
+    the weights / gradients / optimizer bytes per rank, predicted and measured.
+
+The 1-rank run is confined to core 0 with taskset, so hwloc sees (and mini5d binds
+it to) that one core; the 2-rank runs bind one rank per core. BLAS threads = 1.
+Medians over steps 2..n of each run (the first step pays page faults and BLAS set-up).
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def train(app, deck, ranks, overrides, pin_core0=False):
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        cmd = ["mpiexec", "-n", str(ranks), app, "train", deck, f"output.report={report}",
+               "output.log_every=1000"] + overrides
+        if pin_core0:
+            cmd = ["taskset", "-c", "0"] + cmd
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        with open(report) as f:
+            return json.load(f)
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def steady(report, key):
+    steps = report["steps"][1:] or report["steps"]
+    return median([s[key] for s in steps])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "small.yaml"))
+    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--micro-batch", type=int, default=8)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    m = a.micro_batch
+    common = [f"train.steps={a.steps}", f"train.micro_batch={m}"]
+
+    one = train(a.app, a.deck, 1, common + ["train.accumulation=2"], pin_core0=True)
+    rows = {}
+    for zero in range(4):
+        rows[zero] = train(a.app, a.deck, 2, common + ["parallel.d=2", f"parallel.zero={zero}"])
+
+    tps1 = steady(one, "tokens_per_s")
+    tps2 = steady(rows[0], "tokens_per_s")
+    print(f"# data parallelism, deck {os.path.relpath(a.deck, ROOT)}: global batch {2 * m} sequences, "
+          f"{a.steps} steps, medians over steps 2..{a.steps}")
+    print(f"1 rank (1 core, micro_batch {m} x accumulation 2): {tps1:.1f} tokens/s")
+    print(f"2 ranks d=2 (1 core each, micro_batch {m}), ZeRO 0: {tps2:.1f} tokens/s")
+    print(f"speed-up {tps2 / tps1:.3f} (target >= 1.8)")
+    print()
+    print("| ZeRO | tokens/s | speed-up | comm exposed / step | reduction hidden | "
+          "weights MiB pred/meas | grads MiB pred/meas | optimizer MiB pred/meas |")
+    print("|---|---|---|---|---|---|---|---|")
+    out = {"tokens_per_s_1rank": tps1, "stages": {}}
+    mib = 1024.0 * 1024.0
+    for zero, r in rows.items():
+        tps = steady(r, "tokens_per_s")
+        exposed = median([s["comm_exposed_seconds"] / s["seconds"] for s in r["steps"][1:]])
+        g = r["communication"]["dp"]["by_traffic"]["grads"]
+        hidden = 1.0 - g["exposed_seconds"] / g["seconds"] if g["seconds"] > 0 else 0.0
+        pred, meas = r["memory_bytes"]["state_predicted"], r["memory_bytes"]["state_measured"]
+        cell = lambda k: f"{pred[k] / mib:.2f} / {meas[k] / mib:.2f}"
+        print(f"| {zero} | {tps:.1f} | {tps / tps1:.3f} | {100 * exposed:.1f}% | {100 * hidden:.0f}% | "
+              f"{cell('weights')} | {cell('gradients')} | {cell('optimizer')} |")
+        out["stages"][zero] = {"tokens_per_s": tps, "speedup": tps / tps1, "exposed_share": exposed,
+                               "reduction_hidden": hidden, "predicted": pred, "measured": meas}
+    if a.json:
+        print("JSON " + json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
