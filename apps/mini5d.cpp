@@ -2,6 +2,7 @@
 // mini5d driver: initialises MPI and Kokkos, parses the command, runs, reports.
 //   mini5d train [DECK] [section.field=value ...]   train (built-in default deck if none)
 //   mini5d check DECK [section.field=value ...]     validate a deck and print it resolved
+//   mini5d ckpt info|verify PATH                    inspect or check a checkpoint
 //   mini5d deck-help                                 every deck field, its range and default
 //   mini5d version
 // Input problems print once (rank 0), one line each, and exit with status 2.
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/checkpoint/ckpt_command.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/train/platform.hpp"
@@ -24,6 +26,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: mini5d train [DECK] [section.field=value ...]\n"
     "       mini5d check DECK [section.field=value ...]\n"
+    "       mini5d ckpt info|verify PATH   (PATH: checkpoint directory or file)\n"
     "       mini5d deck-help | version\n";
 
 struct Args {
@@ -113,7 +116,10 @@ int main(int argc, char** argv) {
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
-      status = run(parse_args(argc, argv), rank, ranks);
+      if (argc >= 2 && std::string(argv[1]) == "ckpt")  // ckpt takes paths, not a deck
+        status = mini5d::checkpoint::ckpt_command(MPI_COMM_WORLD, {argv + 2, argv + argc}, std::cout);
+      else
+        status = run(parse_args(argc, argv), rank, ranks);
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.
