@@ -368,6 +368,6 @@ TEST_CASE("bandwidth of a 96 MiB checkpoint", "[.bandwidth]") {
   CHECK(everywhere(y == x));
   if (rank_of(comm) == 0)
     std::cout << size_of(comm) << " ranks, " << w.bytes / (1 << 20) << " MiB: write " << w.bytes / w.seconds / 1e6
-              << " MB/s (" << w.seconds << " s), load incl. checksum pass " << r.bytes / r.seconds / 1e6 << " MB/s ("
+              << " MB/s (" << w.seconds << " s), load with checksums " << r.bytes / r.seconds / 1e6 << " MB/s ("
               << r.seconds << " s)\n";
 }
