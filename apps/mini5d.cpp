@@ -3,6 +3,7 @@
 //   mini5d train [DECK] [section.field=value ...]   train (built-in default deck if none)
 //   mini5d check DECK [section.field=value ...]     validate a deck and print it resolved
 //   mini5d topo [DECK] [section.field=value ...]    the node as hwloc sees it, bindings, placement
+//   mini5d ckpt info|verify PATH                    inspect or check a checkpoint
 //   mini5d deck-help                                 every deck field, its range and default
 //   mini5d version
 // Input problems print once (rank 0), one line each, and exit with status 2.
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/checkpoint/ckpt_command.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/grid/layout_rules.hpp"
@@ -29,6 +31,7 @@ constexpr const char* kUsage =
     "usage: mini5d train [DECK] [section.field=value ...]\n"
     "       mini5d check DECK [section.field=value ...]\n"
     "       mini5d topo [DECK] [section.field=value ...]\n"
+    "       mini5d ckpt info|verify PATH   (PATH: checkpoint directory or file)\n"
     "       mini5d deck-help | version\n";
 
 struct Args {
@@ -126,7 +129,10 @@ int main(int argc, char** argv) {
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
-      status = run(parse_args(argc, argv), world, rank, ranks);
+      if (argc >= 2 && std::string(argv[1]) == "ckpt")  // ckpt takes paths, not a deck
+        status = mini5d::checkpoint::ckpt_command(world, {argv + 2, argv + argc}, std::cout);
+      else
+        status = run(parse_args(argc, argv), world, rank, ranks);
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.

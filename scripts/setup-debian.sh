@@ -15,6 +15,7 @@ packages=(
   catch2                                                  # tests (v2)
   libyaml-cpp-dev                                         # input decks
   python3                                                 # perf scripts, JSON checks
+  python3-h5py                                            # tests read checkpoints with h5py
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch libopenblas0-openmp)

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Sharded checkpoints in one parallel-HDF5 file (DESIGN.md §8). Every logical tensor is
+// one float32 dataset in its full, unsharded shape ("/model/blocks/3/attn/qkv/weight",
+// "/optimizer/exp_avg/wte", ...); each rank names the parts it holds with shard
+// descriptors (core/shard.hpp), so any layout writes the same file and any layout can
+// read it back (resharding is just reading other blocks). Metadata (step, deck, layout,
+// seeds, data cursor) are attributes on the root; each dataset carries a checksum that
+// does not depend on the layout. Saves are atomic: a crash leaves the previous
+// checkpoint and the `latest` pointer intact.
+//
+// Every function taking an MPI_Comm is collective over it. Problems with the file (it
+// is missing, truncated, not HDF5, lacks a dataset, has another shape, fails its
+// checksum) throw InputError with the same message on every rank, so no rank is left
+// waiting in a collective; anything else (an I/O failure while saving, a caller
+// passing blocks outside the tensor) throws std::runtime_error, also on every rank.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mini5d/core/shard.hpp"
+
+namespace mini5d::checkpoint {
+
+constexpr int kFormatVersion = 1;
+
+// The part of one dataset this rank writes: `data` holds the elements the descriptor's
+// blocks place at their local offsets. Over all ranks the blocks of a dataset must
+// cover it exactly once.
+struct TensorShard {
+  std::string dataset;  // e.g. dataset_path("model", "wte") = "/model/wte"
+  ShardDescriptor desc;
+  const float* data = nullptr;
+};
+
+// The part of one dataset this rank reads; blocks may overlap other ranks' blocks.
+struct TensorShardOut {
+  std::string dataset;
+  ShardDescriptor desc;
+  float* data = nullptr;
+};
+
+// Root attributes. Must be the same on every rank when saving.
+struct CheckpointMeta {
+  int format_version = kFormatVersion;  // set by save; checked by load
+  long step = 0;
+  std::int64_t tokens_seen = 0;
+  std::string deck_yaml;  // Deck::to_yaml(): resume re-parses it
+  std::string layout;     // e.g. {"d":2,"t":1,"p":1,"c":1,"e":1,"zero":1}
+  std::uint64_t train_seed = 0, data_seed = 0;  // the RNG state: all randomness is counter-based
+  long data_cursor = 0;   // the next step whose sequences the sampler draws
+  std::map<std::string, std::string> extra;  // free-form, stored as "extra.<key>" attributes
+};
+
+// What one save or load moved: `bytes` summed over all ranks (a load counts the
+// checksum pass too), `seconds` the wall time of the slowest rank, so bytes / seconds
+// is the aggregate bandwidth.
+struct IoStats {
+  double bytes = 0, seconds = 0;
+};
+
+// One dataset of a checkpoint as `ckpt info` lists it.
+struct DatasetInfo {
+  std::string path;
+  std::vector<std::int64_t> shape;
+  std::int64_t bytes = 0;
+  std::uint64_t checksum = 0;  // stored attribute
+};
+
+// One dataset's checksum, recomputed.
+struct VerifyResult {
+  std::string path;
+  std::uint64_t stored = 0, computed = 0;
+  bool ok() const { return stored == computed; }
+};
+
+// "model", "blocks.3.attn.qkv.weight" -> "/model/blocks/3/attn/qkv/weight".
+std::string dataset_path(const std::string& root, const std::string& tensor_name);
+
+// Writes "<dir>/<name>.h5" atomically (via "<name>.h5.tmp" and a rename), points
+// "<dir>/latest" at it, then deletes all but the newest `keep_last` checkpoints of the
+// directory (0 keeps all) and stale .tmp files. Creates `dir` if needed. A rank may
+// leave out datasets it holds nothing of. Failure injection for tests: the environment
+// variable MINI5D_CKPT_FAIL=mid_write or =after_write aborts the job half-way through
+// the datasets or after the file is complete but before the rename.
+IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
+                        const CheckpointMeta& meta, const std::vector<TensorShard>& shards,
+                        int keep_last);
+
+// A checkpoint directory (its `latest`), a `latest` pointer file, or a checkpoint file
+// -> the checkpoint file's path. Throws InputError naming what is missing. Not collective.
+std::string resolve_checkpoint(const std::string& path);
+
+// `path` as resolve_checkpoint takes it. Throws InputError if the file cannot be read
+// as a mini5d checkpoint of this format version.
+CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path);
+
+// Reads every requested block and verifies the checksum of every dataset any rank
+// asked for. Checks every dataset exists with the descriptor's global shape first and
+// reports all problems at once.
+IoStats load_checkpoint(MPI_Comm comm, const std::string& path,
+                        const std::vector<TensorShardOut>& shards);
+
+// Every dataset in the file, in natural order (blocks/2 before blocks/10).
+std::vector<DatasetInfo> list_datasets(MPI_Comm comm, const std::string& path);
+
+// Recomputes the checksum of every dataset in the file.
+std::vector<VerifyResult> verify_checkpoint(MPI_Comm comm, const std::string& path);
+
+}  // namespace mini5d::checkpoint

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// See commit.hpp. The order of operations is what makes a save atomic: the data are
+// durable under the temporary name before the rename, the rename is atomic in POSIX,
+// and `latest` is replaced by rename too, so a reader (or a crash) sees either the old
+// checkpoint and pointer or the new ones, never a half-written file under a final name.
+#include "mini5d/checkpoint/commit.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "mini5d/checkpoint/checkpoint.hpp"
+#include "mini5d/checkpoint/h5.hpp"
+#include "mini5d/core/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace mini5d::checkpoint {
+namespace detail {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// fsync a file or directory by path; empty on success.
+std::string fsync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+  if (fd < 0) return "cannot open " + path + " to sync it: " + errno_text();
+  std::string problem;
+  if (::fsync(fd) != 0) problem = "cannot sync " + path + ": " + errno_text();
+  ::close(fd);
+  return problem;
+}
+
+std::string write_pointer(const std::string& dir, const std::string& target) {
+  const std::string tmp = (fs::path(dir) / "latest.tmp").string(),
+                    latest = (fs::path(dir) / "latest").string();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return "cannot create " + tmp + ": " + errno_text();
+  const std::string text = target + "\n";
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  ::fsync(fd) == 0;
+  const std::string why = ok ? "" : errno_text();
+  ::close(fd);
+  if (!ok) return "cannot write " + tmp + ": " + why;
+  if (::rename(tmp.c_str(), latest.c_str()) != 0)
+    return "cannot rename " + tmp + " to " + latest + ": " + errno_text();
+  return fsync_path(dir, true);
+}
+
+// Deletes stale temporaries and all but the newest `keep_last` checkpoints; never the
+// one just committed. Best effort: a file that cannot be deleted is not a failed save.
+void retain(const std::string& dir, const std::string& committed, int keep_last) {
+  struct Entry {
+    fs::path path;
+    fs::file_time_type time;
+  };
+  std::vector<Entry> ckpts;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string fname = e.path().filename().string();
+    if (!e.is_regular_file(ec)) continue;
+    if (ends_with(fname, ".h5.tmp")) {
+      fs::remove(e.path(), ec);
+    } else if (ends_with(fname, ".h5")) {
+      ckpts.push_back({e.path(), fs::last_write_time(e.path(), ec)});
+    }
+  }
+  if (keep_last <= 0) return;
+  // Newest first: saves follow one another, so modification time is save order.
+  std::sort(ckpts.begin(), ckpts.end(), [](const Entry& a, const Entry& b) {
+    if (a.time != b.time) return a.time > b.time;
+    return natural_less(b.path.filename().string(), a.path.filename().string());
+  });
+  int kept = 0;
+  for (const auto& c : ckpts) {
+    if (c.path.filename() == committed || kept < keep_last - 1) {
+      if (c.path.filename() != committed) ++kept;
+      continue;
+    }
+    fs::remove(c.path, ec);
+  }
+}
+
+}  // namespace
+
+std::string final_file(const std::string& dir, const std::string& name) {
+  return (fs::path(dir) / (name + ".h5")).string();
+}
+std::string temp_file(const std::string& dir, const std::string& name) {
+  return (fs::path(dir) / (name + ".h5.tmp")).string();
+}
+
+std::string name_problem(const std::string& name) {
+  if (name.empty() || name == "latest" || name == "latest.tmp" ||
+      name.find('/') != std::string::npos)
+    return "invalid checkpoint name \"" + name + "\" (non-empty, no '/', not \"latest\")";
+  return {};
+}
+
+std::vector<std::string> ensure_directory(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) return {dir + ": cannot create checkpoint directory: " + ec.message()};
+  return {};
+}
+
+std::vector<std::string> commit(const std::string& dir, const std::string& name, int keep_last) {
+  const std::string tmp = temp_file(dir, name), fin = final_file(dir, name);
+  if (auto p = fsync_path(tmp, false); !p.empty()) return {p};
+  if (::rename(tmp.c_str(), fin.c_str()) != 0)
+    return {"cannot rename " + tmp + " to " + fin + ": " + errno_text()};
+  if (auto p = fsync_path(dir, true); !p.empty()) return {p};
+  const std::string fname = fs::path(fin).filename().string();
+  if (auto p = write_pointer(dir, fname); !p.empty()) return {p};
+  retain(dir, fname, keep_last);
+  return {};
+}
+
+FailPoint fail_point_from_env() {
+  const char* v = std::getenv("MINI5D_CKPT_FAIL");
+  if (!v) return FailPoint::None;
+  const std::string s = v;
+  if (s == "mid_write") return FailPoint::MidWrite;
+  if (s == "after_write") return FailPoint::AfterWrite;
+  return FailPoint::None;
+}
+
+void inject_failure(MPI_Comm comm, const char* where) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    std::fprintf(stderr, "mini5d: MINI5D_CKPT_FAIL: aborting the checkpoint save %s\n", where);
+    std::fflush(stderr);
+  }
+  MPI_Abort(comm, 3);
+  std::abort();  // MPI_Abort does not return; this tells the compiler so
+}
+
+}  // namespace detail
+
+std::string resolve_checkpoint(const std::string& path) {
+  std::error_code ec;
+  const fs::path p(path);
+  auto read_pointer = [](const fs::path& latest) {
+    std::ifstream in(latest);
+    std::string line;
+    std::getline(in, line);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.empty()) throw InputError(latest.string() + ": empty checkpoint pointer file");
+    const fs::path target = latest.parent_path() / line;
+    std::error_code e;
+    if (!fs::is_regular_file(target, e))
+      throw InputError(latest.string() + ": points to " + target.string() + ", which does not exist");
+    return target.string();
+  };
+  if (fs::is_directory(p, ec)) {
+    if (!fs::exists(p / "latest", ec))
+      throw InputError(path + ": no checkpoint in this directory (no 'latest' file)");
+    return read_pointer(p / "latest");
+  }
+  if (!fs::exists(p, ec)) throw InputError(path + ": no such checkpoint file or directory");
+  if (p.filename() == "latest") return read_pointer(p);
+  return path;
+}
+
+}  // namespace mini5d::checkpoint

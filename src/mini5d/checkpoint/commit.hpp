@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The file-system side of a checkpoint: the temporary and final names, the atomic
+// commit (fsync, rename, the `latest` pointer), retention of the last K, and the
+// failure-injection hook the tests use to crash a save at a chosen moment.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace mini5d::checkpoint::detail {
+
+std::string final_file(const std::string& dir, const std::string& name);  // <dir>/<name>.h5
+std::string temp_file(const std::string& dir, const std::string& name);   // <dir>/<name>.h5.tmp
+
+// Why `name` cannot name a checkpoint (empty if it can).
+std::string name_problem(const std::string& name);
+
+// Creates `dir` (and parents). Problems, if any. One rank only.
+std::vector<std::string> ensure_directory(const std::string& dir);
+
+// After every rank closed the temporary file: fsync it, rename it to its final name,
+// point `latest` at it (latest.tmp, fsync, rename, fsync the directory), then delete
+// all but the newest `keep_last` checkpoints and any stale .tmp files. Problems, if
+// any. One rank only.
+std::vector<std::string> commit(const std::string& dir, const std::string& name, int keep_last);
+
+// MINI5D_CKPT_FAIL: where a save should crash, for tests.
+enum class FailPoint { None, MidWrite, AfterWrite };
+FailPoint fail_point_from_env();
+// Prints why (rank 0) and aborts the whole job. Collective in effect: call on all ranks.
+[[noreturn]] void inject_failure(MPI_Comm comm, const char* where);
+
+}  // namespace mini5d::checkpoint::detail

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Reading checkpoints: metadata, requested blocks, checksum verification, listing.
+//
+// The checksum of a dataset is verified over a disjoint cover of it, whatever blocks
+// the ranks asked for (they may overlap or leave gaps). When the requests are an exact
+// cover (the same ZeRO layout reading its shards back), the data just read serve; else
+// rank r reads the r-th even part of the flat dataset as well, so such a dataset is
+// read about twice. Either way one allreduce gives every rank every total, so every
+// rank reaches the same verdict, and a corrupted byte anywhere in a used dataset is caught.
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "mini5d/checkpoint/checkpoint.hpp"
+#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/checkpoint/h5.hpp"
+#include "mini5d/core/error.hpp"
+
+namespace mini5d::checkpoint {
+
+using namespace detail;
+
+namespace {
+
+struct Opened {
+  std::string path;  // the resolved file, as messages name it
+  H5Handle file;
+};
+
+// Resolves on rank 0 (one view of `latest` for all), opens collectively, checks the
+// format version. Throws InputError on every rank.
+Opened open_checkpoint(MPI_Comm comm, const std::string& path) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<std::string> problems;
+  std::string file;
+  if (rank == 0) try {
+      file = resolve_checkpoint(path);
+    } catch (const InputError& e) {
+      problems.push_back(e.what());
+    }
+  raise_if_any(comm, problems, ProblemKind::Input);
+  file = bcast_string(comm, file, 0);
+  std::string detail;
+  Opened o{file, open_file(comm, file, false, detail)};
+  if (!o.file.valid()) problems.push_back(file + ": not a readable HDF5 file (" + detail + ")");
+  raise_if_any(comm, problems, ProblemKind::Input);
+  std::int64_t version = 0;
+  if (!read_attr(o.file.get(), "format_version", version))
+    problems.push_back(file + ": not a mini5d checkpoint (no format_version attribute)");
+  else if (version != kFormatVersion)
+    problems.push_back(file + ": checkpoint format version " + std::to_string(version) +
+                       ", this build reads version " + std::to_string(kFormatVersion));
+  raise_if_any(comm, problems, ProblemKind::Input);
+  return o;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
+  return buf;
+}
+
+// Recomputed checksums of `paths` (which exist) over an even cover; adds the bytes read.
+std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::string>& paths,
+                                             double& bytes) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  H5Handle dxpl = collective_transfer();
+  std::vector<std::uint64_t> sums(paths.size(), 0);
+  std::vector<std::string> problems;
+  std::vector<float> scratch;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    const auto shape = dataset_shape(dset.get());
+    const Span part = even_part(element_count(shape), ranks, rank);
+    const ShardDescriptor cover = flat_range_shard(shape, part.begin, part.end, 0);
+    const auto runs = shard_runs(cover);
+    scratch.resize(static_cast<std::size_t>(part.size()));
+    if (!transfer(dset.get(), dxpl.get(), &cover, runs, nullptr, scratch.data()))
+      problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
+    else
+      sums[i] = partial_checksum(runs, scratch.data());
+    bytes += 4.0 * static_cast<double>(part.size());
+  }
+  raise_if_any(comm, problems, ProblemKind::Input);
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_UINT64_T, MPI_SUM, comm);
+  return sums;
+}
+
+double summed(MPI_Comm comm, double x) {
+  MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return x;
+}
+
+}  // namespace
+
+CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path) {
+  QuietH5Errors quiet;
+  const Opened o = open_checkpoint(comm, path);
+  const hid_t f = o.file.get();
+  CheckpointMeta m;
+  std::int64_t step = 0, tokens = 0, cursor = 0;
+  std::vector<std::string> missing;
+  auto need = [&](bool ok, const char* name) {
+    if (!ok) missing.push_back(o.path + ": missing root attribute " + name);
+  };
+  need(read_attr(f, "step", step), "step");
+  need(read_attr(f, "tokens_seen", tokens), "tokens_seen");
+  need(read_attr(f, "deck", m.deck_yaml), "deck");
+  need(read_attr(f, "layout", m.layout), "layout");
+  need(read_attr(f, "train_seed", m.train_seed), "train_seed");
+  need(read_attr(f, "data_seed", m.data_seed), "data_seed");
+  need(read_attr(f, "data_cursor", cursor), "data_cursor");
+  raise_if_any(comm, missing, ProblemKind::Input);
+  m.step = static_cast<long>(step);
+  m.tokens_seen = tokens;
+  m.data_cursor = static_cast<long>(cursor);
+  const std::string prefix = "extra.";
+  for (const auto& a : attribute_names(f))
+    if (a.compare(0, prefix.size(), prefix) == 0) read_attr(f, a, m.extra[a.substr(prefix.size())]);
+  return m;
+}
+
+IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vector<TensorShardOut>& shards) {
+  QuietH5Errors quiet;
+  const double t0 = MPI_Wtime();
+  const Opened o = open_checkpoint(comm, path);
+
+  // The caller's blocks first (its mistakes are not the file's), then what any rank asked for.
+  std::vector<std::string> problems, names;
+  std::map<std::string, std::vector<std::size_t>> mine;  // dataset -> indices into shards
+  std::vector<std::vector<Run>> runs(shards.size());
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    if (auto p = descriptor_problem(shards[s].desc); !p.empty())
+      problems.push_back("checkpoint load: " + shards[s].dataset + ": " + p);
+    else
+      runs[s] = shard_runs(shards[s].desc);
+    for (std::size_t k = 1; k < runs[s].size(); ++k)
+      if (runs[s][k].global < runs[s][k - 1].global + runs[s][k - 1].length)
+        problems.push_back("checkpoint load: " + shards[s].dataset + ": a rank's blocks overlap");
+    mine[shards[s].dataset].push_back(s);
+    names.push_back(shards[s].dataset);
+  }
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  const auto gathered = allgather_strings(comm, names);
+  const std::set<std::string> wanted(gathered.begin(), gathered.end());
+
+  // Every dataset exists, with the shape each rank expects and a checksum; all
+  // problems are reported together.
+  std::vector<std::string> paths(wanted.begin(), wanted.end());
+  std::vector<std::uint64_t> stored(paths.size(), 0);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!path_exists(o.file.get(), paths[i])) {
+      problems.push_back(o.path + ": missing dataset " + paths[i]);
+      continue;
+    }
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    if (!dset.valid()) {
+      problems.push_back(o.path + ": " + paths[i] + " is not a dataset");
+      continue;
+    }
+    const auto shape = dataset_shape(dset.get());
+    for (std::size_t s : mine[paths[i]])
+      if (shards[s].desc.global_shape != shape)
+        problems.push_back(o.path + ": " + paths[i] + " has shape " + shape_string(shape) + ", the deck needs " +
+                           shape_string(shards[s].desc.global_shape));
+    if (!read_attr(dset.get(), "checksum", stored[i]))
+      problems.push_back(o.path + ": dataset " + paths[i] + " has no checksum attribute");
+  }
+  raise_if_any(comm, problems, ProblemKind::Input);
+
+  // The requested blocks: one collective read per dataset and round.
+  std::vector<int> rounds(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) rounds[i] = static_cast<int>(mine[paths[i]].size());
+  MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(rounds.size()), MPI_INT, MPI_MAX, comm);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  H5Handle dxpl = collective_transfer();
+  double bytes = 0;
+  std::vector<std::uint64_t> cover(4 * paths.size(), 0);  // per dataset: count, cover, checksum, target
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    const auto& idx = mine[paths[i]];
+    CoverSums sums;
+    for (int r = 0; r < rounds[i]; ++r) {
+      static const std::vector<Run> none;
+      const TensorShardOut* s = r < static_cast<int>(idx.size()) ? &shards[idx[r]] : nullptr;
+      if (!transfer(dset.get(), dxpl.get(), s ? &s->desc : nullptr, s ? runs[idx[r]] : none, nullptr,
+                    s ? s->data : nullptr))
+        problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
+      else if (s)
+        add_cover_sums(runs[idx[r]], s->data, sums);
+      if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
+    }
+    cover[4 * i] = sums.count;
+    cover[4 * i + 1] = sums.cover;
+    cover[4 * i + 2] = sums.checksum;
+    cover[4 * i + 3] = cover_target(even_part(element_count(dataset_shape(dset.get())), ranks, rank));
+  }
+  raise_if_any(comm, problems, ProblemKind::Input);
+  MPI_Allreduce(MPI_IN_PLACE, cover.data(), static_cast<int>(cover.size()), MPI_UINT64_T, MPI_SUM, comm);
+
+  // Datasets the requests covered exactly once are checked from what was read; the
+  // others get a pass of their own.
+  std::vector<std::uint64_t> computed(paths.size());
+  std::vector<std::string> uncovered;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    const auto n = static_cast<std::uint64_t>(element_count(dataset_shape(dset.get())));
+    if (cover[4 * i] == n && cover[4 * i + 1] == cover[4 * i + 3]) {
+      computed[i] = cover[4 * i + 2];
+    } else {
+      uncovered.push_back(paths[i]);
+      where.push_back(i);
+    }
+  }
+  const auto extra = compute_checksums(comm, o, uncovered, bytes);
+  for (std::size_t k = 0; k < where.size(); ++k) computed[where[k]] = extra[k];
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    if (computed[i] != stored[i])
+      problems.push_back(o.path + ": checksum mismatch in dataset " + paths[i] + " (stored " + hex(stored[i]) +
+                         ", computed " + hex(computed[i]) + ")");
+  raise_if_any(comm, problems, ProblemKind::Input);
+  return {summed(comm, bytes), slowest_seconds(comm, t0)};
+}
+
+std::vector<DatasetInfo> list_datasets(MPI_Comm comm, const std::string& path) {
+  QuietH5Errors quiet;
+  const Opened o = open_checkpoint(comm, path);
+  std::vector<DatasetInfo> out;
+  for (const auto& p : dataset_paths(o.file.get())) {
+    H5Handle dset(H5Dopen2(o.file.get(), p.c_str(), H5P_DEFAULT), H5Dclose);
+    DatasetInfo d;
+    d.path = p;
+    d.shape = dataset_shape(dset.get());
+    H5Handle type(H5Dget_type(dset.get()), H5Tclose);
+    d.bytes = element_count(d.shape) * static_cast<std::int64_t>(H5Tget_size(type.get()));
+    read_attr(dset.get(), "checksum", d.checksum);
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<VerifyResult> verify_checkpoint(MPI_Comm comm, const std::string& path) {
+  QuietH5Errors quiet;
+  const Opened o = open_checkpoint(comm, path);
+  const auto paths = dataset_paths(o.file.get());
+  std::vector<VerifyResult> out(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    out[i].path = paths[i];
+    read_attr(dset.get(), "checksum", out[i].stored);  // a missing checksum stays 0: a mismatch
+  }
+  double bytes = 0;
+  const auto computed = compute_checksums(comm, o, paths, bytes);
+  for (std::size_t i = 0; i < paths.size(); ++i) out[i].computed = computed[i];
+  return out;
+}
+
+}  // namespace mini5d::checkpoint

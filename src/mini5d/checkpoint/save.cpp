@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// save_checkpoint: every rank writes its blocks of every dataset into one file.
+//
+// Before the file is touched the ranks agree on the set of datasets (the union of what
+// they hold, so a pipeline stage may leave out layers it does not own), check the
+// blocks, and reduce element counts and checksums in one allreduce: a dataset the
+// ranks do not cover exactly once is refused before any byte is written. Then each
+// dataset is created collectively and written with one collective H5Dwrite per "round"
+// (one round unless a rank passes several shards of the same dataset).
+#include <map>
+#include <stdexcept>
+
+#include "mini5d/checkpoint/checkpoint.hpp"
+#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/checkpoint/commit.hpp"
+#include "mini5d/checkpoint/h5.hpp"
+
+namespace mini5d::checkpoint {
+
+using namespace detail;
+
+std::string dataset_path(const std::string& root, const std::string& tensor_name) {
+  std::string r = root;
+  while (!r.empty() && r.front() == '/') r.erase(r.begin());
+  while (!r.empty() && r.back() == '/') r.pop_back();
+  std::string name = tensor_name;
+  for (auto& ch : name)
+    if (ch == '.') ch = '/';
+  return "/" + (r.empty() ? "" : r + "/") + name;
+}
+
+namespace {
+
+// One dataset of the file being written and this rank's shards of it.
+struct Target {
+  std::vector<std::int64_t> shape;
+  std::vector<const TensorShard*> mine;
+  std::vector<std::vector<Run>> runs;  // per shard in `mine`
+};
+
+std::map<std::string, Target> agree_on_datasets(MPI_Comm comm, const std::vector<TensorShard>& shards) {
+  // Each rank's datasets as "path\td0,d1,...": the union, with shapes, on every rank.
+  std::vector<std::string> mine, problems;
+  for (const auto& s : shards) {
+    std::string e = s.dataset + '\t';
+    for (auto d : s.desc.global_shape) e += std::to_string(d) + ',';
+    mine.push_back(e);
+  }
+  std::map<std::string, Target> targets;
+  for (const auto& entry : allgather_strings(comm, mine)) {
+    const auto tab = entry.find('\t');
+    const std::string path = entry.substr(0, tab);
+    std::vector<std::int64_t> shape;
+    for (std::size_t pos = tab + 1; pos < entry.size();) {
+      const auto comma = entry.find(',', pos);
+      shape.push_back(std::stoll(entry.substr(pos, comma - pos)));
+      pos = comma + 1;
+    }
+    auto [it, fresh] = targets.try_emplace(path);
+    if (fresh)
+      it->second.shape = shape;
+    else if (it->second.shape != shape)
+      problems.push_back("checkpoint save: ranks disagree on the shape of " + path + ": " +
+                         shape_string(it->second.shape) + " and " + shape_string(shape));
+  }
+  for (const auto& s : shards) {
+    if (s.dataset.empty() || s.dataset.front() != '/')
+      problems.push_back("checkpoint save: dataset path \"" + s.dataset + "\" is not absolute");
+    if (auto p = descriptor_problem(s.desc); !p.empty())
+      problems.push_back("checkpoint save: " + s.dataset + ": " + p);
+    if (!s.data && s.desc.local_elements() > 0)
+      problems.push_back("checkpoint save: " + s.dataset + ": no data pointer");
+  }
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  for (const auto& s : shards) {
+    auto& t = targets[s.dataset];
+    t.mine.push_back(&s);
+    t.runs.push_back(shard_runs(s.desc));
+    const auto& r = t.runs.back();
+    for (std::size_t i = 1; i < r.size(); ++i)
+      if (r[i].global < r[i - 1].global + r[i - 1].length)
+        problems.push_back("checkpoint save: " + s.dataset + ": a rank's blocks overlap");
+  }
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  return targets;
+}
+
+void write_meta(hid_t file, const CheckpointMeta& meta) {
+  write_attr(file, "format_version", std::int64_t{kFormatVersion});
+  write_attr(file, "creator", std::string("mini5d ") + MINI5D_VERSION);
+  write_attr(file, "checksum_algorithm",
+             std::string("per dataset: sum over elements of mix64(mix64(flat index) ^ float32 bits) "
+                         "mod 2^64, mix64 = SplitMix64 finaliser"));
+  write_attr(file, "step", std::int64_t{meta.step});
+  write_attr(file, "tokens_seen", std::int64_t{meta.tokens_seen});
+  write_attr(file, "deck", meta.deck_yaml);
+  write_attr(file, "layout", meta.layout);
+  write_attr(file, "train_seed", std::uint64_t{meta.train_seed});
+  write_attr(file, "data_seed", std::uint64_t{meta.data_seed});
+  write_attr(file, "data_cursor", std::int64_t{meta.data_cursor});
+  for (const auto& [k, v] : meta.extra) write_attr(file, "extra." + k, v);
+}
+
+}  // namespace
+
+IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
+                        const CheckpointMeta& meta, const std::vector<TensorShard>& shards,
+                        int keep_last) {
+  QuietH5Errors quiet;
+  const double t0 = MPI_Wtime();
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (auto p = name_problem(name); !p.empty()) throw std::invalid_argument("checkpoint save: " + p);
+  auto targets = agree_on_datasets(comm, shards);
+
+  // Coverage and checksums, all datasets in one allreduce: [count, checksum] each.
+  const std::size_t n = targets.size();
+  std::vector<std::uint64_t> sums(2 * n, 0);
+  std::vector<int> rounds(n, 0);
+  std::size_t i = 0;
+  for (auto& [path, t] : targets) {
+    for (std::size_t s = 0; s < t.mine.size(); ++s) {
+      sums[2 * i] += static_cast<std::uint64_t>(t.mine[s]->desc.local_elements());
+      sums[2 * i + 1] += partial_checksum(t.runs[s], t.mine[s]->data);
+    }
+    rounds[i++] = static_cast<int>(t.mine.size());
+  }
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_UINT64_T, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(n), MPI_INT, MPI_MAX, comm);
+  std::vector<std::string> problems;
+  double bytes = 0;
+  i = 0;
+  for (const auto& [path, t] : targets) {
+    const auto want = static_cast<std::uint64_t>(element_count(t.shape));
+    if (sums[2 * i] != want)
+      problems.push_back("checkpoint save: " + path + ": the ranks' blocks hold " + std::to_string(sums[2 * i]) +
+                         " elements, the tensor " + std::to_string(want) + " (they must cover it exactly once)");
+    bytes += 4.0 * static_cast<double>(want);
+    ++i;
+  }
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+
+  if (rank == 0) problems = ensure_directory(dir);
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  const std::string tmp = temp_file(dir, name);
+  const FailPoint fail = fail_point_from_env();
+  {
+    std::string detail;
+    H5Handle file = open_file(comm, tmp, true, detail);
+    if (!file.valid()) problems.push_back(tmp + ": cannot create checkpoint file: " + detail);
+    raise_if_any(comm, problems, ProblemKind::Runtime);
+    try {
+      write_meta(file.get(), meta);
+    } catch (const std::exception& e) {
+      problems.push_back(tmp + ": " + e.what());
+    }
+    H5Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose), dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    // Every element is written once: skip the fill pass. Early allocation is what
+    // parallel HDF5 needs for contiguous datasets anyway.
+    H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
+    H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
+    H5Handle dxpl = collective_transfer();
+    i = 0;
+    for (const auto& [path, t] : targets) {
+      const std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
+      H5Handle space(t.shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                     H5Sclose);
+      H5Handle dset(H5Dcreate2(file.get(), path.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                    H5Dclose);
+      if (!dset.valid()) {
+        // Dataset creation is collective and deterministic, so every rank fails here
+        // together and none waits in the writes below.
+        problems.push_back(tmp + ": cannot create dataset " + path + ": " + h5_error_detail());
+        break;
+      }
+      try {
+        write_attr(dset.get(), "checksum", sums[2 * i + 1]);
+      } catch (const std::exception& e) {
+        problems.push_back(tmp + ": " + path + ": " + e.what());
+      }
+      for (int r = 0; r < rounds[i]; ++r) {
+        const bool have = r < static_cast<int>(t.mine.size());
+        static const std::vector<Run> none;
+        if (!transfer(dset.get(), dxpl.get(), have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
+                      have ? t.mine[r]->data : nullptr, nullptr))
+          problems.push_back(tmp + ": writing " + path + " failed: " + h5_error_detail());
+      }
+      ++i;
+      if (fail == FailPoint::MidWrite && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
+    }
+    // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 || file.close() < 0)
+      problems.push_back(tmp + ": cannot flush and close: " + h5_error_detail());
+  }
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  MPI_Barrier(comm);  // every rank has closed the file
+  if (fail == FailPoint::AfterWrite) inject_failure(comm, "after writing, before the rename");
+  if (rank == 0) problems = commit(dir, name, keep_last);
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  return {bytes, slowest_seconds(comm, t0)};
+}
+
+}  // namespace mini5d::checkpoint
