@@ -28,7 +28,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: mini5d train [DECK] [section.field=value ...]\n"
+    "usage: mini5d train [DECK] [section.field=value ...] [resume=latest|PATH]\n"
     "       mini5d check DECK [section.field=value ...]\n"
     "       mini5d topo [DECK] [section.field=value ...]\n"
     "       mini5d ckpt info|verify PATH   (PATH: checkpoint directory or file)\n"
@@ -45,6 +45,8 @@ Args parse_args(int argc, char** argv) {
   a.command = argv[1];
   for (int i = 2; i < argc; ++i) {
     std::string s = argv[i];
+    // "resume=latest" or "resume=PATH": shorthand for checkpoint.resume=...
+    if (s.rfind("resume=", 0) == 0) s = "checkpoint." + s;
     if (s.find('=') != std::string::npos)
       a.overrides.push_back(s);
     else if (a.deck.empty())
@@ -100,11 +102,21 @@ int run(const Args& a, MPI_Comm world, int rank, int ranks) {
     train::print_header(std::cout, pf, tr);
     std::cout << placement;
   }
+  auto checkpoint_line = [&](const train::CheckpointEvent& e) {
+    if (rank == 0) train::print_checkpoint(std::cout, e);
+  };
+  if (!deck.checkpoint.resume.empty()) checkpoint_line(tr.resume(deck.checkpoint.resume));
   const long every = deck.output.log_every, total = deck.train.steps;
-  tr.run([&](const train::StepStats& st) {
-    if (rank == 0 && (st.step == 1 || st.step % every == 0 || st.step == total))
-      train::print_step(std::cout, st, total);
-  });
+  const long first = tr.current_step() + 1;
+  tr.run(
+      [&](const train::StepStats& st) {
+        if (rank == 0 && (st.step == first || st.step % every == 0 || st.step == total))
+          train::print_step(std::cout, st, total);
+      },
+      checkpoint_line);
+  if (rank == 0 && tr.stopped_by())
+    std::cout << "stopped by signal " << tr.stopped_by() << " at step " << tr.current_step()
+              << " after saving a checkpoint; resume with resume=latest\n";
   if (rank == 0) {
     train::print_summary(std::cout, tr);
     if (!deck.output.report.empty()) {

@@ -89,6 +89,12 @@ void print_step(std::ostream& os, const StepStats& st, long total_steps) {
      << fmt("%.1f MiB", double(mem::ledger().total().peak) / (1024.0 * 1024.0)) << "\n";
 }
 
+void print_checkpoint(std::ostream& os, const CheckpointEvent& e) {
+  os << (e.kind == "save" ? "checkpoint saved: " : "resumed from ") << e.path << " at step " << e.step << " ("
+     << e.reason << "), " << fmt("%.2f MB", e.bytes * 1e-6) << " in " << fmt("%.3f s", e.seconds) << ", "
+     << fmt("%.1f MB/s", e.seconds > 0 ? e.bytes * 1e-6 / e.seconds : 0.0) << "\n";
+}
+
 void print_summary(std::ostream& os, const Trainer& tr) {
   const auto& ph = tr.phases();
   const double total = tr.total_seconds();
@@ -171,7 +177,15 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << jnum(want.weights) << ", \"gradients\": " << jnum(want.gradients) << ", \"optimizer\": " << jnum(want.optimizer)
     << "}, \"state_measured\": {\"weights\": " << jnum(got.weights) << ", \"gradients\": " << jnum(got.gradients)
     << ", \"optimizer\": " << jnum(got.optimizer) << "}},\n"
-    << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"steps\": [";
+    << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"stopped_by_signal\": " << tr.stopped_by()
+    << ",\n  \"checkpoints\": [";
+  for (std::size_t i = 0; i < tr.checkpoints().size(); ++i) {
+    const auto& e = tr.checkpoints()[i];
+    o << (i ? ", " : "") << "{\"kind\": " << jstr(e.kind) << ", \"path\": " << jstr(e.path) << ", \"reason\": "
+      << jstr(e.reason) << ", \"step\": " << e.step << ", \"bytes\": " << jnum(e.bytes) << ", \"seconds\": "
+      << jnum(e.seconds) << "}";
+  }
+  o << "],\n  \"steps\": [";
   const auto& h = tr.history();
   for (std::size_t i = 0; i < h.size(); ++i)
     o << (i ? ",\n    " : "\n    ") << "{\"step\": " << h[i].step << ", \"loss\": " << jnum(h[i].loss)

@@ -16,6 +16,7 @@ constexpr int kReportSchemaVersion = 1;
 
 void print_header(std::ostream& os, const Platform& pf, const Trainer& tr);
 void print_step(std::ostream& os, const StepStats& st, long total_steps);
+void print_checkpoint(std::ostream& os, const CheckpointEvent& e);
 void print_summary(std::ostream& os, const Trainer& tr);
 // Median over steps, leaving out the first (warm-up: page faults, BLAS set-up) when
 // there is more than one.

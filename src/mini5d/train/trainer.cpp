@@ -6,6 +6,7 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
 #include "mini5d/plan/memory_model.hpp"
+#include "mini5d/train/stop_signal.hpp"
 
 namespace mini5d::train {
 
@@ -43,7 +44,7 @@ std::pair<double, double> comm_totals() {
 }
 }  // namespace
 
-Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck) {
+Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck), world_(comm) {
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
   dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp",
                                                 deck_.parallel.gpu_aware_mpi == "true");
@@ -145,15 +146,40 @@ StepStats Trainer::step(long s) {
   return st;
 }
 
-void Trainer::run(const std::function<void(const StepStats&)>& on_step) {
+bool Trainer::stop_requested() {
+  // Ranks may see the signal at slightly different times; the largest agrees.
+  int sig = stop_signal();
+  MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, grid_->cart().get());
+  stopped_by_ = sig;
+  return sig != 0;
+}
+
+void Trainer::run(const std::function<void(const StepStats&)>& on_step,
+                  const std::function<void(const CheckpointEvent&)>& on_checkpoint) {
   Kokkos::Timer timer;
-  for (long s = 0; s < deck_.train.steps; ++s) {
+  const auto& ck = deck_.checkpoint;
+  auto saved = [&](const CheckpointEvent& e) {
+    if (on_checkpoint) on_checkpoint(e);
+  };
+  long last_saved = -1;
+  install_stop_handlers();
+  for (long s = next_step_; s < deck_.train.steps; ++s) {
     history_.push_back(step(s));
+    next_step_ = s + 1;
     if (!std::isfinite(history_.back().loss))
       throw std::runtime_error("mini5d: loss is not finite at step " + std::to_string(s + 1) +
                                " (lower train.lr or raise train.grad_clip's strictness)");
     if (on_step) on_step(history_.back());
+    if (ck.every > 0 && next_step_ % ck.every == 0) {
+      saved(save("every " + std::to_string(ck.every) + " steps"));
+      last_saved = next_step_;
+    }
+    if (stop_requested()) {
+      if (last_saved != next_step_) saved(save(std::string("signal ") + (stopped_by_ == SIGTERM ? "SIGTERM" : "SIGUSR1")));
+      break;
+    }
   }
+  if (stopped_by_ == 0 && ck.at_end == "true" && last_saved != next_step_) saved(save("end of run"));
   total_seconds_ = timer.seconds();
 }
 

@@ -40,6 +40,14 @@ struct PhaseTimes {
   double data = 0, forward = 0, backward = 0, reduce = 0, optimizer = 0;
 };
 
+// A checkpoint written or read.
+struct CheckpointEvent {
+  std::string kind;  // "save" or "load"
+  std::string path, reason;  // reason: "every", "end", "signal SIGTERM", "resume"
+  long step = 0;
+  double bytes = 0, seconds = 0;  // summed over ranks; wall time of the slowest rank
+};
+
 // Bytes of training state one rank holds, per category.
 struct StateMemory {
   double weights = 0, gradients = 0, optimizer = 0;
@@ -55,8 +63,22 @@ class Trainer {
   // Collective over `comm`, whose size must equal the deck's layout (validated by the
   // caller: grid::layout_problems). One rank by default.
   explicit Trainer(const Deck& deck, MPI_Comm comm = MPI_COMM_SELF);
-  // Runs deck.train.steps steps; calls on_step after each one.
-  void run(const std::function<void(const StepStats&)>& on_step = {});
+  // Runs from the current step (0, or where a resume left off) to deck.train.steps;
+  // calls on_step after each step and on_checkpoint after each save. Saves every
+  // checkpoint.every steps, after the last step if checkpoint.at_end, and when SIGTERM
+  // or SIGUSR1 arrived (then it stops after saving; see stopped_by()).
+  void run(const std::function<void(const StepStats&)>& on_step = {},
+           const std::function<void(const CheckpointEvent&)>& on_checkpoint = {});
+  // Restores weights, moments, step, schedule and data position from a checkpoint
+  // (`latest` in checkpoint.dir, or a path). Collective. Throws InputError on a
+  // missing, corrupt or mismatching checkpoint.
+  CheckpointEvent resume(const std::string& where);
+  // Saves the current state as "step-<n>" in checkpoint.dir. Collective.
+  CheckpointEvent save(const std::string& reason);
+  long current_step() const { return next_step_; }
+  // The signal that stopped the run early (0 if it ran to the end).
+  int stopped_by() const { return stopped_by_; }
+  const std::vector<CheckpointEvent>& checkpoints() const { return checkpoints_; }
 
   const Deck& deck() const { return deck_; }
   const data::Source& source() const { return *source_; }
@@ -78,7 +100,12 @@ class Trainer {
 
  private:
   StepStats step(long s);
+  bool stop_requested();  // collective: has any rank received a stop signal?
   Deck deck_;
+  MPI_Comm world_;  // the run's communicator (the grid is built on it)
+  long next_step_ = 0;
+  int stopped_by_ = 0;
+  std::vector<CheckpointEvent> checkpoints_;
   std::unique_ptr<grid::ProcessGrid> grid_;
   std::unique_ptr<comm::Communicator> dense_;  // the dense-gradient group, accounted as "dp"
   std::unique_ptr<data::Source> source_;

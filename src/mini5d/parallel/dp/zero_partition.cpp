@@ -55,7 +55,7 @@ std::vector<optim::Segment> ZeroPartition::segments(int stage) const {
   return out;
 }
 
-std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards() const {
+std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat) const {
   std::vector<TensorShard> out;
   const auto& us = layout_.units();
   for (const auto& t : layout_.tensors()) {
@@ -65,7 +65,7 @@ std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards() const {
       const std::int64_t begin = us[u].offset + p.begin, end = us[u].offset + p.end;
       const std::int64_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.size());
       if (lo >= hi) continue;
-      append_flat_range_blocks(t.shape, lo - t.offset, hi - t.offset, shard_offset_[u] + (lo - begin),
+      append_flat_range_blocks(t.shape, lo - t.offset, hi - t.offset, flat ? lo : shard_offset_[u] + (lo - begin),
                                ts.desc.blocks);
     }
     if (!ts.desc.blocks.empty()) out.push_back(std::move(ts));

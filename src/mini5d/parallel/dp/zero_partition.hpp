@@ -40,13 +40,14 @@ class ZeroPartition {
   // is whole at this stage, shard-local when it is sharded).
   std::vector<optim::Segment> segments(int stage) const;
   // For every tensor, the part this rank's shard holds, as a shard descriptor over
-  // the tensor's logical shape with local offsets into the shard buffer (tensors with
-  // nothing on this rank are left out).
+  // the tensor's logical shape (tensors with nothing on this rank are left out). Local
+  // offsets point into the shard buffer, or with `flat` into the whole flat buffer
+  // (where a stage keeps that buffer whole).
   struct TensorShard {
     std::string name;
     ShardDescriptor desc;
   };
-  std::vector<TensorShard> tensor_shards() const;
+  std::vector<TensorShard> tensor_shards(bool flat = false) const;
 
  private:
   const model::ParamLayout& layout_;

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Trainer::save and Trainer::resume: what a checkpoint records besides the tensors
+// (step, tokens, deck, layout, seeds, data cursor) and how a resume checks it.
+#include <cstdio>
+
+#include "mini5d/core/error.hpp"
+#include "mini5d/train/trainer.hpp"
+#include "mini5d/train/training_state.hpp"
+
+namespace mini5d::train {
+
+namespace {
+std::string layout_json(const Deck& d) {
+  const auto& p = d.parallel;
+  return "{\"d\": " + std::to_string(p.d) + ", \"t\": " + std::to_string(p.t) + ", \"p\": " + std::to_string(p.p) +
+         ", \"c\": " + std::to_string(p.c) + ", \"e\": " + std::to_string(p.e) + ", \"zero\": " +
+         std::to_string(p.zero) + "}";
+}
+}  // namespace
+
+CheckpointEvent Trainer::save(const std::string& reason) {
+  checkpoint::CheckpointMeta meta;
+  meta.step = next_step_;
+  meta.tokens_seen = next_step_ * tokens_per_step();
+  meta.deck_yaml = deck_.to_yaml();
+  meta.layout = layout_json(deck_);
+  meta.train_seed = deck_.train.seed;
+  meta.data_seed = deck_.data.seed;
+  // The sampler is a pure function of (data seed, step, sequence index): the next
+  // step is the whole data cursor, and the counter-based RNG has no other state.
+  meta.data_cursor = next_step_;
+  meta.extra["global_sequences_per_step"] = std::to_string(global_sequences_per_step());
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08ld", next_step_);
+  const auto io = save_training_state(grid_->cart().get(), *zero_, deck_.checkpoint.dir, name, meta,
+                                      deck_.checkpoint.keep);
+  CheckpointEvent e{"save", deck_.checkpoint.dir + "/" + name + ".h5", reason, next_step_, io.bytes, io.seconds};
+  checkpoints_.push_back(e);
+  return e;
+}
+
+CheckpointEvent Trainer::resume(const std::string& where) {
+  const std::string path =
+      checkpoint::resolve_checkpoint(where == "latest" ? deck_.checkpoint.dir : where);
+  const MPI_Comm comm = grid_->cart().get();
+  const auto meta = checkpoint::read_checkpoint_meta(comm, path);
+  if (meta.step > deck_.train.steps)
+    throw InputError(path + ": checkpoint is at step " + std::to_string(meta.step) + ", beyond train.steps=" +
+                     std::to_string(deck_.train.steps));
+  // The same data only if the sampler is the same: a different data seed or global
+  // batch would silently train on other sequences.
+  if (meta.data_seed != deck_.data.seed)
+    throw InputError(path + ": written with data.seed=" + std::to_string(meta.data_seed) + ", the deck has " +
+                     std::to_string(deck_.data.seed) + " (resume needs the same data)");
+  const auto gs = meta.extra.find("global_sequences_per_step");
+  if (gs != meta.extra.end() && gs->second != std::to_string(global_sequences_per_step()))
+    throw InputError(path + ": written with a global batch of " + gs->second +
+                     " sequences per step, the deck gives " + std::to_string(global_sequences_per_step()) +
+                     " (micro_batch x accumulation x d x e must match to resume exactly)");
+  const auto io = load_training_state(comm, *zero_, model_->layout(), path);
+  next_step_ = meta.step;
+  CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds};
+  checkpoints_.push_back(e);
+  return e;
+}
+
+}  // namespace mini5d::train

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/train/training_state.hpp"
+
+namespace mini5d::train {
+
+namespace {
+using Buffer = optim::ZeroOptimizer::StateBuffer;
+using HostVec = Kokkos::View<float*, Kokkos::LayoutRight, Kokkos::HostSpace>;
+
+// The three datasets roots and the buffers they come from.
+struct Part {
+  const char* root;
+  Buffer buf;
+};
+std::vector<Part> parts_of(const optim::ZeroOptimizer& opt) {
+  return {{"model", opt.weights()}, {"optimizer/exp_avg", opt.exp_avg()}, {"optimizer/exp_avg_sq", opt.exp_avg_sq()}};
+}
+
+// The whole of tensor t, placed at its flat offset.
+ShardDescriptor whole(const model::TensorSpec& t) {
+  ShardDescriptor d;
+  d.global_shape = t.shape;
+  ShardBlock b;
+  b.offset.assign(t.shape.size(), 0);
+  b.extent = t.shape;
+  b.local_offset = t.offset;
+  d.blocks.push_back(b);
+  return d;
+}
+}  // namespace
+
+checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimizer& opt, const std::string& dir,
+                                        const std::string& name, const checkpoint::CheckpointMeta& meta,
+                                        int keep_last) {
+  std::vector<checkpoint::TensorShard> shards;
+  std::vector<HostVec> host;  // host copies (no copy on host backends) kept alive for the save
+  for (const auto& p : parts_of(opt)) {
+    host.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.buf.data));
+    for (const auto& ts : opt.partition().tensor_shards(p.buf.flat))
+      shards.push_back({checkpoint::dataset_path(p.root, ts.name), ts.desc, host.back().data()});
+  }
+  return checkpoint::save_checkpoint(comm, dir, name, meta, shards, keep_last);
+}
+
+checkpoint::IoStats load_training_state(MPI_Comm comm, optim::ZeroOptimizer& opt,
+                                        const model::ParamLayout& layout, const std::string& path) {
+  std::vector<checkpoint::TensorShardOut> shards;
+  std::vector<std::pair<HostVec, VecU<float>>> host;
+  for (const auto& p : parts_of(opt)) {
+    host.emplace_back(Kokkos::create_mirror_view(Kokkos::HostSpace(), p.buf.data), p.buf.data);
+    float* dst = host.back().first.data();
+    if (p.buf.flat) {
+      for (const auto& t : layout.tensors())
+        shards.push_back({checkpoint::dataset_path(p.root, t.name), whole(t), dst});
+    } else {
+      for (const auto& ts : opt.partition().tensor_shards(false))
+        shards.push_back({checkpoint::dataset_path(p.root, ts.name), ts.desc, dst});
+    }
+  }
+  const auto io = checkpoint::load_checkpoint(comm, path, shards);
+  for (auto& [h, d] : host) Kokkos::deep_copy(d, h);
+  Kokkos::fence();
+  return io;
+}
+
+}  // namespace mini5d::train

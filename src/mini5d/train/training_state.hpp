@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The trainer's state as checkpoint shards: the weights and both AdamW moments of
+// every tensor, each rank naming its ZeRO part (whatever the stage, every rank writes
+// only its own part of every dataset, so the file is written once, in parallel). On
+// load each rank reads what its layout keeps: whole tensors where the stage keeps a
+// buffer whole, its shard where the stage shards it. That is all resharding takes:
+// another layout reads other blocks of the same datasets.
+#pragma once
+#include <mpi.h>
+
+#include <string>
+
+#include "mini5d/checkpoint/checkpoint.hpp"
+#include "mini5d/optim/zero_optimizer.hpp"
+
+namespace mini5d::train {
+
+// Collective over `comm` (every rank of the run). `meta` is written as is.
+checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimizer& opt, const std::string& dir,
+                                        const std::string& name, const checkpoint::CheckpointMeta& meta,
+                                        int keep_last);
+// Collective over `comm`. Fills weights and moments from `path` (already resolved).
+checkpoint::IoStats load_training_state(MPI_Comm comm, optim::ZeroOptimizer& opt,
+                                        const model::ParamLayout& layout, const std::string& path);
+
+}  // namespace mini5d::train
