@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/train/trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "mini5d/core/error.hpp"
@@ -155,7 +156,7 @@ bool Trainer::stop_requested() {
 }
 
 void Trainer::run(const std::function<void(const StepStats&)>& on_step,
-                  const std::function<void(const CheckpointEvent&)>& on_checkpoint) {
+                  const std::function<void(const CheckpointEvent&)>& on_checkpoint, long until) {
   Kokkos::Timer timer;
   const auto& ck = deck_.checkpoint;
   auto saved = [&](const CheckpointEvent& e) {
@@ -163,7 +164,8 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   };
   long last_saved = -1;
   install_stop_handlers();
-  for (long s = next_step_; s < deck_.train.steps; ++s) {
+  const long last = until > 0 ? std::min(until, deck_.train.steps) : deck_.train.steps;
+  for (long s = next_step_; s < last; ++s) {
     history_.push_back(step(s));
     next_step_ = s + 1;
     if (!std::isfinite(history_.back().loss))
@@ -179,7 +181,8 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
       break;
     }
   }
-  if (stopped_by_ == 0 && ck.at_end == "true" && last_saved != next_step_) saved(save("end of run"));
+  if (stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end == "true" && last_saved != next_step_)
+    saved(save("end of run"));
   total_seconds_ = timer.seconds();
 }
 

@@ -67,8 +67,10 @@ class Trainer {
   // calls on_step after each step and on_checkpoint after each save. Saves every
   // checkpoint.every steps, after the last step if checkpoint.at_end, and when SIGTERM
   // or SIGUSR1 arrived (then it stops after saving; see stopped_by()).
+  // `until` > 0 stops after that step instead (the schedule still spans train.steps),
+  // as a job cut short by its time limit would.
   void run(const std::function<void(const StepStats&)>& on_step = {},
-           const std::function<void(const CheckpointEvent&)>& on_checkpoint = {});
+           const std::function<void(const CheckpointEvent&)>& on_checkpoint = {}, long until = 0);
   // Restores weights, moments, step, schedule and data position from a checkpoint
   // (`latest` in checkpoint.dir, or a path). Collective. Throws InputError on a
   // missing, corrupt or mismatching checkpoint.
