@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# SIGTERM during training (what Slurm sends before the time limit with --signal):
+# the run finishes its step, saves a checkpoint there, exits 0; the checkpoint verifies
+# and a resume from it runs to the end.
+# usage: train_signal.sh WORKDIR MPIEXEC NP_FLAG MINI5D_APP DECK
+set -u
+work=$1 mpiexec=$2 npflag=$3 app=$4 deck=$5
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+common=(parallel.d=2 train.micro_batch=8 parallel.zero=1 checkpoint.dir=ck output.report= output.log_every=1)
+"$mpiexec" "$npflag" 2 "$app" train "$deck" train.steps=100000 "${common[@]}" > run.out 2>&1 &
+pid=$!
+# Wait for training to be under way, then signal the launcher (it forwards SIGTERM).
+for _ in $(seq 1 300); do grep -q "^step 3/" run.out 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"; status=$?
+[[ $status -eq 0 ]] || { echo "FAIL: exit status $status after SIGTERM"; cat run.out; exit 1; }
+line=$(grep "^stopped by signal 15 at step " run.out) || { echo "FAIL: no 'stopped by signal' line"; cat run.out; exit 1; }
+step=$(sed 's/.* at step \([0-9]*\) .*/\1/' <<<"$line")
+file=$(printf 'ck/step-%08d.h5' "$step")
+[[ -f $file ]] || { echo "FAIL: no checkpoint $file"; ls ck; exit 1; }
+[[ $(cat ck/latest) == "$(basename "$file")" ]] || { echo "FAIL: latest is $(cat ck/latest), expected $(basename "$file")"; exit 1; }
+last=$(grep "^step " run.out | tail -1 | sed 's/^step \([0-9]*\)\/.*/\1/')
+[[ $last -eq $step ]] || { echo "FAIL: last step printed $last, checkpoint at $step"; exit 1; }
+"$app" ckpt verify ck > verify.out 2>&1 || { echo "FAIL: verify"; cat verify.out; exit 1; }
+# Resume to a nearby end (steps = step + 3), at another layout.
+"$app" train "$deck" train.steps=$((step + 3)) checkpoint.dir=ck output.report= output.log_every=1 resume=latest \
+  > resume.out 2>&1 || { echo "FAIL: resume"; cat resume.out; exit 1; }
+grep -q "^resumed from ck/step-" resume.out && grep -q "^step $((step + 3))/" resume.out ||
+  { echo "FAIL: resume output"; cat resume.out; exit 1; }
+echo "ok: SIGTERM at step $step saved, verified and resumed"
