@@ -153,6 +153,9 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       std::cerr << "mini5d: rank " << rank << ": fatal: " << e.what() << "\n";
       status = 1;
+      // Other ranks may be waiting in a collective this rank will never join: end the
+      // whole job rather than leave it hanging until the batch system's time limit.
+      if (ranks > 1) MPI_Abort(MPI_COMM_WORLD, status);
     }
   }
   MPI_Comm_free(&world);

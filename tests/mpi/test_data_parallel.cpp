@@ -14,29 +14,17 @@
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "mpi_util.hpp"
 
 using namespace mini5d;
+using test::Group;
+using test::world_max;
+using test::world_rank;
+using test::world_size;
 
 namespace {
 const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
 constexpr int kGlobalBatch = 16;
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-// Largest value over the world, so every rank asserts the same thing (no rank is
-// left behind in a collective by a failed check).
-double world_max(double v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return v;
-}
 
 Deck tiny(int d, int zero, int steps, int accumulation = 1) {
   return load_deck(kTiny, {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(d),
@@ -44,13 +32,6 @@ Deck tiny(int d, int zero, int steps, int accumulation = 1) {
                            "train.micro_batch=" + std::to_string(kGlobalBatch / d / accumulation),
                            "train.accumulation=" + std::to_string(accumulation)});
 }
-
-// The ranks of the world split into groups of d consecutive ranks.
-struct Group {
-  MPI_Comm comm;
-  explicit Group(int d) { MPI_Comm_split(MPI_COMM_WORLD, world_rank() / d, world_rank(), &comm); }
-  ~Group() { MPI_Comm_free(&comm); }
-};
 
 std::vector<double> losses(const train::Trainer& tr) {
   std::vector<double> v;

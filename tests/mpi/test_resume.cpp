@@ -13,28 +13,17 @@
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "mpi_util.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
+using test::Group;
+using test::world_max;
+using test::world_rank;
 
 namespace {
 const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-double world_max(double v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return v;
-}
-struct Group {
-  MPI_Comm comm;
-  int index;
-  explicit Group(int d) : index(world_rank() / d) { MPI_Comm_split(MPI_COMM_WORLD, index, world_rank(), &comm); }
-  ~Group() { MPI_Comm_free(&comm); }
-};
 // Tiny deck at d ranks with ZeRO `zero`, global batch 16, checkpoints in `dir`.
 Deck tiny(int d, int zero, long steps, const std::string& dir) {
   return load_deck(kTiny, {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(d),

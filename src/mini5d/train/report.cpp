@@ -97,17 +97,20 @@ void print_checkpoint(std::ostream& os, const CheckpointEvent& e) {
 
 void print_summary(std::ostream& os, const Trainer& tr) {
   const auto& ph = tr.phases();
+  const auto& sp = tr.phase_spread();
   const double total = tr.total_seconds();
-  auto line = [&](const char* name, double s) {
-    os << "  " << name << fmt("%10.3f s", s) << fmt("  %5.1f%%", total > 0 ? 100.0 * s / total : 0.0) << "\n";
+  auto line = [&](const char* name, double PhaseTimes::*f) {
+    const double s = ph.*f;
+    os << "  " << name << fmt("%10.3f s", s) << fmt("  %5.1f%%", total > 0 ? 100.0 * s / total : 0.0)
+       << fmt("   %8.3f", sp.min.*f) << fmt(" %8.3f", sp.mean.*f) << fmt(" %8.3f", sp.max.*f) << "\n";
   };
-  os << "phase breakdown (rank 0):\n";
-  line("data     ", ph.data);
-  line("forward  ", ph.forward);
-  line("backward ", ph.backward);
-  line("reduce   ", ph.reduce);
-  line("optimizer", ph.optimizer);
-  line("total    ", total);
+  os << "phase breakdown (rank 0; then min / mean / max over ranks, s):\n";
+  line("data     ", &PhaseTimes::data);
+  line("forward  ", &PhaseTimes::forward);
+  line("backward ", &PhaseTimes::backward);
+  line("reduce   ", &PhaseTimes::reduce);
+  line("optimizer", &PhaseTimes::optimizer);
+  os << "  total    " << fmt("%10.3f s", total) << "  100.0%\n";
   const auto& axes = comm::accounts().axes();
   if (!axes.empty()) {
     os << "communication (rank 0; exposed = not hidden behind compute):\n";

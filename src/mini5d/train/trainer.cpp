@@ -184,6 +184,17 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   if (stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end == "true" && last_saved != next_step_)
     saved(save("end of run"));
   total_seconds_ = timer.seconds();
+  // Min / mean / max of each phase over the ranks: a slow rank shows up here.
+  double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};
+  double lo[5], hi[5], sum[5];
+  const MPI_Comm c = grid_->cart().get();
+  MPI_Allreduce(mine, lo, 5, MPI_DOUBLE, MPI_MIN, c);
+  MPI_Allreduce(mine, hi, 5, MPI_DOUBLE, MPI_MAX, c);
+  MPI_Allreduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, c);
+  auto as_phases = [](const double* v, double scale) {
+    return PhaseTimes{v[0] * scale, v[1] * scale, v[2] * scale, v[3] * scale, v[4] * scale};
+  };
+  spread_ = {as_phases(lo, 1.0), as_phases(sum, 1.0 / grid_->size()), as_phases(hi, 1.0)};
 }
 
 }  // namespace mini5d::train

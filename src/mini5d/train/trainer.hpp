@@ -48,6 +48,11 @@ struct CheckpointEvent {
   double bytes = 0, seconds = 0;  // summed over ranks; wall time of the slowest rank
 };
 
+// A phase's time over the ranks, at the end of the run.
+struct PhaseSpread {
+  PhaseTimes min, mean, max;
+};
+
 // Bytes of training state one rank holds, per category.
 struct StateMemory {
   double weights = 0, gradients = 0, optimizer = 0;
@@ -96,6 +101,7 @@ class Trainer {
   StateMemory measured_state_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
   const PhaseTimes& phases() const { return phases_; }
+  const PhaseSpread& phase_spread() const { return spread_; }  // over every rank
   double total_seconds() const { return total_seconds_; }
   std::int64_t tokens_per_step() const;  // global
   double flops_per_token() const { return flops_per_token_; }
@@ -115,6 +121,7 @@ class Trainer {
   std::unique_ptr<optim::ZeroOptimizer> zero_;
   std::vector<StepStats> history_;
   PhaseTimes phases_;
+  PhaseSpread spread_;
   double total_seconds_ = 0;
   double flops_per_token_ = 0;
   std::vector<int> inputs_, targets_;

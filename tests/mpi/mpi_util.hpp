@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Helpers shared by the MPI tests: the world's rank and size, a value agreed over the
+// world (so every rank asserts the same thing and none is left in a collective by a
+// failed check), and the world split into groups of d consecutive ranks.
+#pragma once
+#include <mpi.h>
+
+namespace mini5d::test {
+
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+inline int world_size() {
+  int s = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+inline double world_max(double v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+// The ranks of the world in groups of d consecutive ranks; `index` numbers the group.
+struct Group {
+  MPI_Comm comm;
+  int index;
+  explicit Group(int d) : index(world_rank() / d) { MPI_Comm_split(MPI_COMM_WORLD, index, world_rank(), &comm); }
+  ~Group() { MPI_Comm_free(&comm); }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+};
+
+}  // namespace mini5d::test
