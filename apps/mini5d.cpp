@@ -11,6 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdio>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -62,7 +63,27 @@ mini5d::Deck resolve_deck(const Args& a) {
   return mini5d::load_deck(a.deck, a.overrides);
 }
 
-int run(const Args& a, MPI_Comm world, int rank, int ranks) {
+// What `train` settles before Kokkos starts: the validated deck, and the placement
+// (binding first, so thread pools are sized to the rank's cores and the GPU is chosen
+// at Kokkos initialisation).
+struct Prepared {
+  mini5d::Deck deck;
+  mini5d::topology::Placement placement;
+};
+
+Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
+  using namespace mini5d;
+  Prepared p{resolve_deck(a), {}};
+  // Every layout rule and every feature this build lacks, all reported at once and
+  // before anything is allocated.
+  auto problems = grid::layout_problems(p.deck, ranks);
+  for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
+  if (!problems.empty()) throw InputError::from_list(problems);
+  p.placement = topology::place_this_rank(world, p.deck);
+  return p;
+}
+
+int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank) {
   using namespace mini5d;
   if (a.command == "deck-help") {
     if (rank == 0) std::cout << deck_help();
@@ -89,18 +110,12 @@ int run(const Args& a, MPI_Comm world, int rank, int ranks) {
   if (a.command != "train")
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
 
-  const Deck deck = resolve_deck(a);
-  // Every layout rule and every feature this build lacks, all reported at once and
-  // before anything is allocated.
-  auto problems = grid::layout_problems(deck, ranks);
-  for (const auto& u : unsupported_features(deck)) problems.push_back(u);
-  if (!problems.empty()) throw InputError::from_list(problems);
-  const std::string placement = topology::place_this_rank(world, deck);
+  const Deck& deck = prep.deck;
   const auto pf = train::describe_platform();
   train::Trainer tr(deck, world);
   if (rank == 0) {
     train::print_header(std::cout, pf, tr);
-    std::cout << placement;
+    std::cout << prep.placement.text;
   }
   auto checkpoint_line = [&](const train::CheckpointEvent& e) {
     if (rank == 0) train::print_checkpoint(std::cout, e);
@@ -139,12 +154,28 @@ int main(int argc, char** argv) {
   MPI_Comm world;
   MPI_Comm_dup(MPI_COMM_WORLD, &world);
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    std::optional<Kokkos::ScopeGuard> kokkos;
+    // Kokkos sees the command line plus, on a GPU node, the device placement chose.
+    std::vector<std::string> kokkos_args(argv, argv + argc);
+    auto start_kokkos = [&](int device_id) {
+      if (device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(device_id));
+      std::vector<char*> ptrs;
+      for (auto& s : kokkos_args) ptrs.push_back(s.data());
+      int n = int(ptrs.size());
+      ptrs.push_back(nullptr);
+      kokkos.emplace(n, ptrs.data());
+    };
     try {
-      if (argc >= 2 && std::string(argv[1]) == "ckpt")  // ckpt takes paths, not a deck
+      if (argc >= 2 && std::string(argv[1]) == "ckpt") {  // ckpt takes paths, not a deck
+        start_kokkos(-1);
         status = mini5d::checkpoint::ckpt_command(world, {argv + 2, argv + argc}, std::cout);
-      else
-        status = run(parse_args(argc, argv), world, rank, ranks);
+      } else {
+        const Args a = parse_args(argc, argv);
+        Prepared prep;
+        if (a.command == "train") prep = prepare_train(a, world, ranks);
+        start_kokkos(prep.placement.device_id);
+        status = run(a, prep, world, rank);
+      }
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/topology/startup.hpp"
 
+#include <cctype>
 #include <sstream>
 
 #include "mini5d/topology/binding.hpp"
@@ -11,7 +12,23 @@
 
 namespace mini5d::topology {
 
-std::string place_this_rank(MPI_Comm comm, const Deck& deck) {
+namespace {
+// The runtime's index of a GPU: the N of its "cudaN" / "rsmiN" / "openclXdN" OS device
+// name when hwloc found one, else its position among the node's GPUs.
+int runtime_index(const NodeTopology& node, int gpu) {
+  const std::string& name = node.gpus[std::size_t(gpu)].name;
+  for (const char* prefix : {"cuda", "rsmi", "nvml"}) {
+    const auto at = name.find(prefix);
+    if (at == std::string::npos) continue;
+    std::size_t i = at + std::string(prefix).size(), j = i;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    if (j > i) return std::stoi(name.substr(i, j - i));
+  }
+  return gpu;
+}
+}  // namespace
+
+Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
   const NodeTopology node = discover();
   const NodeMembership m = node_membership(comm, deck.parallel.ranks_per_node);
   const PlacementTable table = placement_table(deck.parallel, m.node_of_rank);
@@ -21,6 +38,11 @@ std::string place_this_rank(MPI_Comm comm, const Deck& deck) {
   std::string mine = "  rank " + std::to_string(m.rank) + " (node " + std::to_string(m.node) + "): " +
                      format_binding(node, rep.binding) + ", BLAS threads " + std::to_string(rep.blas_threads) +
                      (rep.bound ? "" : " (not bound)");
+  Placement p;
+  if (rep.binding.gpu >= 0) {
+    p.device_id = runtime_index(node, rep.binding.gpu);
+    mine += ", device id " + std::to_string(p.device_id);
+  }
   for (const auto& n : rep.notes) mine += "\n    " + n;
   const auto all = gather_strings(comm, mine);
   std::ostringstream out;
@@ -29,7 +51,8 @@ std::string place_this_rank(MPI_Comm comm, const Deck& deck) {
         << table;
     for (const auto& line : all) out << line << "\n";
   }
-  return out.str();
+  p.text = out.str();
+  return p;
 }
 
 }  // namespace mini5d::topology

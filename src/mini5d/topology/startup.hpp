@@ -13,8 +13,14 @@
 
 namespace mini5d::topology {
 
-// Collective over comm (the world the grid is built on). Throws InputError on every
-// rank alike when the placement is refused.
-std::string place_this_rank(MPI_Comm comm, const Deck& deck);
+struct Placement {
+  std::string text;    // rank 0: the lines for the start-up header; empty elsewhere
+  int device_id = -1;  // the GPU this rank should use (its CUDA/HIP index), -1: none
+};
+
+// Collective over comm (the world the grid is built on). Call it before Kokkos is
+// initialised, so the OpenMP pool is sized to the rank's cores and Kokkos can be told
+// the rank's GPU. Throws InputError on every rank alike when the placement is refused.
+Placement place_this_rank(MPI_Comm comm, const Deck& deck);
 
 }  // namespace mini5d::topology
