@@ -216,6 +216,7 @@ double Gpt<S>::forward(CTokU inputs, CTokU targets, S grad_scale) {
     k::attention_merge_heads<S>(a.att_merged, a.y, shape_);
     k::linear_forward<S>(a.res2, a.att_merged, w.proj_w, w.proj_b);
     k::accumulate<S>(a.res2, x_in);
+    hooks_->progress();  // lets a prefetched gather (ZeRO-3) advance
     k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
     k::linear_forward<S>(a.fc, a.ln2, w.fc_w, w.fc_b);
     k::gelu_forward<S>(a.fc_gelu, a.fc);

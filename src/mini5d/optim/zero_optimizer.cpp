@@ -47,8 +47,15 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   if (stage_ >= 3) {
     weight_shard_ = Vec<float>("mini5d::optim::weight_shard", part_.shard_size());
     weights_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(weight_shard_));
-    gathered_ = Vec<float>("mini5d::optim::unit_weights", part_.max_unit_size());
-    comm_mem_.grow(mem::view_bytes(gathered_));
+    for (auto& g : gathered_) {
+      g.data = Vec<float>("mini5d::optim::unit_weights", part_.max_unit_size());
+      comm_mem_.grow(mem::view_bytes(g.data));
+    }
+    const int n_units = part_.units();
+    for (int u = 0; u < n_units; ++u) uses_.push_back(u);       // forward
+    for (int u = n_units - 2; u >= 1; --u) uses_.push_back(u);  // backward: blocks
+    // (The embeddings' backward reads no weights; the head and the last block are still
+    // in the two buffers when their backward comes, and are not gathered again.)
     const auto& units = layout.units();
     for (int u = 0; u < part_.units(); ++u) {
       const Span p = part_.my_part(u);
@@ -65,6 +72,7 @@ ZeroOptimizer::~ZeroOptimizer() {
   model_.set_hooks(nullptr);
   inflight_.clear();  // each request waits for itself
   for (auto& s : slots_) s.req = comm::Request();
+  for (auto& g : gathered_) g.req = comm::Request();
 }
 
 void ZeroOptimizer::begin_step() {
@@ -74,24 +82,63 @@ void ZeroOptimizer::begin_step() {
     model_.zero_grads();
 }
 
-void ZeroOptimizer::begin_microbatch(bool last) { last_ = last; }
+void ZeroOptimizer::begin_microbatch(bool last) {
+  last_ = last;
+  // Each micro-batch gathers afresh (after an update the buffers hold stale weights;
+  // between micro-batches this keeps the bill simple: one gather per use).
+  for (auto& g : gathered_) {
+    if (g.pending) g.req.wait();
+    g.pending = false;
+    g.unit = -1;
+  }
+  use_ = 0;
+}
 
-void ZeroOptimizer::gather_unit(int unit) {
+void ZeroOptimizer::start_gather(int buffer, int unit) {
+  Gathered& g = gathered_[buffer];
   const Span p = part_.my_part(unit);
-  const std::int64_t size = model_.layout().units()[unit].size;
-  Kokkos::deep_copy(slice(gathered_, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(unit), p.size()));
+  Kokkos::deep_copy(slice(g.data, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(unit), p.size()));
   Kokkos::fence();
-  dp_.gather(unit, slice(gathered_, 0, size));
-  model_.bind_unit(unit, gathered_.data(), nullptr);
+  g.req = dp_.start_gather(unit, slice(g.data, 0, model_.layout().units()[unit].size));
+  g.unit = unit;
+  g.pending = true;
+}
+
+void ZeroOptimizer::need_weights(int unit) {
+  // Where the unit's weights are (or are arriving); otherwise gather them now into
+  // the buffer the previous unit did not use.
+  int b = gathered_[0].unit == unit ? 0 : gathered_[1].unit == unit ? 1 : -1;
+  if (b < 0) {
+    b = 1 - current_buffer_;
+    if (gathered_[b].pending) gathered_[b].req.wait();
+    start_gather(b, unit);
+  }
+  Gathered& g = gathered_[b];
+  if (g.pending) {
+    g.req.wait();
+    g.pending = false;
+  }
+  model_.bind_unit(unit, g.data.data(), nullptr);
+  current_buffer_ = b;
+  // Prefetch the next unit of this micro-batch into the other buffer, whose unit is
+  // done with (unless that buffer holds the next unit already).
+  while (use_ < uses_.size() && uses_[use_] != unit) ++use_;  // keep in step with the model
+  Gathered& other = gathered_[1 - b];
+  if (use_ + 1 < uses_.size() && uses_[use_ + 1] != unit && other.unit != uses_[use_ + 1]) {
+    if (other.pending) other.req.wait();
+    other.pending = false;
+    start_gather(1 - b, uses_[use_ + 1]);
+  }
+  ++use_;
 }
 
 void ZeroOptimizer::before_forward(int unit) {
-  if (stage_ >= 3) gather_unit(unit);
+  if (stage_ >= 3) need_weights(unit);
 }
 
 void ZeroOptimizer::before_backward(int unit) {
   // The embeddings' backward reads no weights, only the token ids.
-  if (stage_ >= 3 && unit != 0) gather_unit(unit);
+  if (stage_ >= 3 && unit != 0) need_weights(unit);
   if (stage_ >= 2) {
     Slot& s = slots_[next_slot_];
     drain(s);
@@ -117,6 +164,8 @@ void ZeroOptimizer::after_backward(int unit) {
 
 void ZeroOptimizer::progress() {
   for (auto& r : inflight_) r.test();
+  for (auto& g : gathered_)
+    if (g.pending && g.req.test()) g.pending = false;
   for (auto& s : slots_)
     if (s.posted && s.req.test()) drain(s);
 }

@@ -9,9 +9,12 @@
 //   stage 2: gradients reduce-scattered unit by unit after every micro-batch into the
 //            rank's gradient shard; the whole-model gradient buffer never exists (two
 //            unit-sized buffers rotate instead); moments sharded; weights all-gathered.
-//   stage 3: as 2, and the weights too live only as shards: a unit is gathered into a
-//            unit-sized buffer just before its forward and its backward and dropped
-//            after (the buffer is reused by the next unit).
+//   stage 3: as 2, and the weights too live only as shards: a unit is gathered into
+//            one of two unit-sized buffers for its forward and again for its backward,
+//            and dropped after. While a unit computes, the next unit's gather is in
+//            flight in the other buffer (prefetch). Not gathered again for their
+//            backward: the head and the last block (still in the two buffers from the
+//            end of the forward) and the embeddings (their backward reads no weights).
 // The memory of each buffer is charged to its category in the ledger.
 #pragma once
 #include <array>
@@ -77,7 +80,8 @@ class ZeroOptimizer : public model::UnitHooks {
     bool posted = false;  // its reduce-scatter is in flight, its part not yet added
   };
   void drain(Slot& s);  // completes s's reduce-scatter and adds its part to the shard
-  void gather_unit(int unit);
+  void need_weights(int unit);          // stage 3: unit gathered and bound
+  void start_gather(int buffer, int unit);
 
   model::Gpt<float>& model_;
   int stage_;
@@ -88,7 +92,18 @@ class ZeroOptimizer : public model::UnitHooks {
   std::vector<comm::Request> inflight_;  // stage 0-1 all-reduces
   Vec<float> weight_shard_;              // stage 3
   Vec<float> grad_shard_;                // stage 2-3
-  Vec<float> gathered_;                  // stage 3: one unit's weights
+  // Stage 3: two unit-sized buffers of gathered weights, and the order in which the
+  // units' weights are used in one micro-batch (forward, then backward).
+  struct Gathered {
+    Vec<float> data;
+    comm::Request req;
+    int unit = -1;         // the unit it holds (or is receiving)
+    bool pending = false;  // its all-gather is in flight
+  };
+  std::array<Gathered, 2> gathered_;
+  std::vector<int> uses_;
+  std::size_t use_ = 0;
+  int current_buffer_ = 0;
   std::array<Slot, 2> slots_;            // stage 2-3
   int next_slot_ = 0;
   mem::Charge weights_mem_, grads_mem_, comm_mem_;

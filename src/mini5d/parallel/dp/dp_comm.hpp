@@ -29,6 +29,9 @@ class DataParallelComm {
   void gather(int unit, VecU<float> unit_buf) {
     group_.allgatherv(unit_buf, part_.counts(unit), part_.displs(unit), comm::Traffic::weights);
   }
+  comm::Request start_gather(int unit, VecU<float> unit_buf) {
+    return group_.iallgatherv(unit_buf, part_.counts(unit), part_.displs(unit), comm::Traffic::weights);
+  }
   void sum(double* values, int n) { group_.allreduce_host(values, n); }
 
  private:
