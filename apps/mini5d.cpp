@@ -83,7 +83,7 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   return p;
 }
 
-int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank) {
+int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks) {
   using namespace mini5d;
   if (a.command == "deck-help") {
     if (rank == 0) std::cout << deck_help();
@@ -99,6 +99,10 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank) {
   if (a.command == "check") {
     if (a.deck.empty()) throw InputError(std::string("check needs a deck file\n") + kUsage);
     const Deck d = resolve_deck(a);
+    // The layout rules too, for the rank count the deck asks for (or, under mpiexec,
+    // the one started), so a batch job's deck can be checked before it queues.
+    if (auto problems = grid::layout_problems(d, ranks > 1 ? ranks : d.parallel.ranks()); !problems.empty())
+      throw InputError::from_list(problems);
     if (rank == 0) {
       std::cout << "# " << d.origin << ": valid\n";
       for (const auto& u : unsupported_features(d)) std::cout << "# note: " << u << "\n";
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
         Prepared prep;
         if (a.command == "train") prep = prepare_train(a, world, ranks);
         start_kokkos(prep.placement.device_id);
-        status = run(a, prep, world, rank);
+        status = run(a, prep, world, rank, ranks);
       }
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here

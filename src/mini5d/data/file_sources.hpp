@@ -23,6 +23,7 @@ class WindowSource : public Source {
   void sequence(std::uint64_t step, std::uint64_t index, int length, int* out) const override;
   std::string describe() const override { return what_; }
   int vocab() const override { return vocab_; }
+  std::int64_t memory_bytes() const override { return std::int64_t(tokens_.size() * sizeof(int)); }
   std::size_t size() const { return tokens_.size(); }
 
  private:

@@ -20,6 +20,10 @@ class MarkovSource : public Source {
   std::string describe() const override;
   std::optional<double> loss_floor(int seq) const override;
   int vocab() const override { return vocab_; }
+  std::int64_t memory_bytes() const override {
+    return std::int64_t(succ_.size() * sizeof(int) +
+                        (cdf_.size() + pi_.size() + pi_cdf_.size() + prefix_cond_entropy_.size()) * sizeof(double));
+  }
   double entropy_rate() const { return entropy_rate_; }
 
  private:

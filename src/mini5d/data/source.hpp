@@ -24,6 +24,8 @@ class Source {
   virtual std::optional<double> loss_floor(int seq) const { (void)seq; return std::nullopt; }
   // Largest token id + 1 this source can produce.
   virtual int vocab() const = 0;
+  // Host bytes the source holds (tables, the token file), for the memory ledger.
+  virtual std::int64_t memory_bytes() const = 0;
 };
 
 // Builds the source the deck asks for; throws InputError for a bad data file.

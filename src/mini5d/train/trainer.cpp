@@ -64,7 +64,12 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck), world_(comm) {
   h_tg_ = decltype(h_tg_)("mini5d::train::targets_host", n);
   d_in_ = Vec<int>("mini5d::train::inputs", n);
   d_tg_ = Vec<int>("mini5d::train::targets", n);
-  staging_mem_ = mem::Charge(mem::Category::workspace, 2 * (mem::view_bytes(h_in_) + mem::view_bytes(d_in_)));
+  inputs_.resize(std::size_t(n));
+  targets_.resize(std::size_t(n));
+  // Token staging (host vectors, host and device views) and the data source's tables.
+  staging_mem_ = mem::Charge(mem::Category::workspace, 2 * (std::int64_t(n) * std::int64_t(sizeof(int)) +
+                                                            mem::view_bytes(h_in_) + mem::view_bytes(d_in_)) +
+                                                           source_->memory_bytes());
 }
 
 std::int64_t Trainer::global_sequences_per_step() const {
