@@ -58,9 +58,10 @@ void Communicator::account_blocking(Traffic t, double bytes, double t0) const {
   accounts().record(axis_, t, bytes, dt, dt);
 }
 
-void Communicator::allreduce_host(double* values, int n, Traffic t) {
+void Communicator::allreduce_host(double* values, int n, Op op, Traffic t) {
   const double t0 = MPI_Wtime();
-  MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, get());
+  const MPI_Op mop = op == Op::sum ? MPI_SUM : op == Op::min ? MPI_MIN : MPI_MAX;
+  MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, mop, get());
   account_blocking(t, double(n) * sizeof(double), t0);
 }
 

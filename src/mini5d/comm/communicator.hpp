@@ -79,8 +79,9 @@ class Communicator {
   template <class T> void recv(VecU<T> buf, int src, int tag, Traffic t);
   template <class T> Request isend(VecU<T> buf, int dest, int tag, Traffic t);
   template <class T> Request irecv(VecU<T> buf, int src, int tag, Traffic t);
-  // Host scalars (loss, norms), summed in place.
-  void allreduce_host(double* values, int n, Traffic t = Traffic::scalars);
+  // Host scalars (loss, norms, flags, timings), reduced in place (sum by default).
+  enum class Op { sum, min, max };
+  void allreduce_host(double* values, int n, Op op = Op::sum, Traffic t = Traffic::scalars);
 
  private:
   // A buffer MPI can address: the view's own pointer, or a host mirror.

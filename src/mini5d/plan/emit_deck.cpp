@@ -22,6 +22,9 @@ const DeckSection kTrain = {{"steps", "100"},        {"micro_batch", "1"},
 const DeckSection kData = {{"source", "markov"}, {"seed", "7"}, {"markov_order", "2"},
                            {"markov_branching", "3"}};
 const DeckSection kOutput = {{"log_every", "10"}, {"report", "mini5d-report.json"}};
+// A batch job saves when Slurm signals the time limit (the emitted script asks for
+// --signal), and keeps the newest three.
+const DeckSection kCheckpoint = {{"dir", "checkpoints"}, {"every", "0"}, {"keep", "3"}};
 
 // Defaults first, then the deck's own values (and any extra fields it had).
 DeckSection merged(const DeckSection& defaults, const DeckSection& given) {
@@ -115,6 +118,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
               train.end());
   section(os, "train", train);
   section(os, "data", merged(kData, in.data_fields));
+  section(os, "checkpoint", kCheckpoint);
   section(os, "output", merged(kOutput, in.output_fields));
 }
 

@@ -48,6 +48,9 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   if (gpu) os << "#SBATCH --gpus-per-task=1\n";
   os << "#SBATCH --exclusive\n";
   os << "#SBATCH --time=01:00:00\n";
+  // SIGUSR1 to every rank two minutes before the limit: mini5d finishes its step,
+  // saves a checkpoint and exits cleanly; resubmitting the script resumes from it.
+  os << "#SBATCH --signal=USR1@120\n";
   if (!cl.slurm_partition.empty()) os << "#SBATCH --partition=" << safe_name(cl.slurm_partition) << "\n";
   if (!cl.slurm_account.empty()) os << "#SBATCH --account=" << safe_name(cl.slurm_account) << "\n";
   os << "set -euo pipefail\n\n";
@@ -58,11 +61,15 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   os << "export OMP_NUM_THREADS=" << cpus << "\n";
   os << "export OPENBLAS_NUM_THREADS=" << cpus << "\n";
   os << "export OMP_PLACES=cores\n";
-  os << "export OMP_PROC_BIND=close\n\n";
+  os << "export OMP_PROC_BIND=close\n";
+  os << "export MINI5D_NO_BIND=1  # srun binds each task (--cpu-bind); mini5d keeps it\n\n";
+  os << "# Resume from the newest checkpoint when there is one (checkpoint.dir of the deck).\n";
+  os << "RESUME=()\n";
+  os << "if [[ -f checkpoints/latest ]]; then RESUME=(resume=latest); fi\n\n";
   os << "srun --nodes=" << nodes << " --ntasks=" << l.ranks() << " --ntasks-per-node=" << per_node
      << " --cpus-per-task=" << cpus << " --cpu-bind=cores --distribution=block:block";
   if (gpu) os << " --gpus-per-task=1 --gpu-bind=" << safe_name(cl.slurm_gpu_bind);
-  os << " \\\n  \"$MINI5D\" train \"$DECK\" parallel.ranks_per_node=" << per_node << "\n";
+  os << " \\\n  \"$MINI5D\" train \"$DECK\" parallel.ranks_per_node=" << per_node << " \"${RESUME[@]}\"\n";
 }
 
 }  // namespace mini5d::plan

@@ -13,8 +13,9 @@
 namespace mini5d::topology {
 
 namespace {
-// The runtime's index of a GPU: the N of its "cudaN" / "rsmiN" / "openclXdN" OS device
-// name when hwloc found one, else its position among the node's GPUs.
+// The runtime's index of a GPU: the N of its "cudaN" / "rsmiN" / "nvmlN" OS device name,
+// or -1 when the GPU runtime does not list it (e.g. hidden by CUDA_VISIBLE_DEVICES):
+// then the choice is left to Kokkos and the launcher.
 int runtime_index(const NodeTopology& node, int gpu) {
   const std::string& name = node.gpus[std::size_t(gpu)].name;
   for (const char* prefix : {"cuda", "rsmi", "nvml"}) {
@@ -24,7 +25,7 @@ int runtime_index(const NodeTopology& node, int gpu) {
     while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
     if (j > i) return std::stoi(name.substr(i, j - i));
   }
-  return gpu;
+  return -1;
 }
 }  // namespace
 
@@ -39,9 +40,11 @@ Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
                      format_binding(node, rep.binding) + ", BLAS threads " + std::to_string(rep.blas_threads) +
                      (rep.bound ? "" : " (not bound)");
   Placement p;
-  if (rep.binding.gpu >= 0) {
+  // Choose the GPU only when mini5d also chose the cores; a launcher that binds
+  // (MINI5D_NO_BIND=1, e.g. srun --gpu-bind) picks the GPU too.
+  if (rep.binding.gpu >= 0 && rep.bound) {
     p.device_id = runtime_index(node, rep.binding.gpu);
-    mine += ", device id " + std::to_string(p.device_id);
+    if (p.device_id >= 0) mine += ", device id " + std::to_string(p.device_id);
   }
   for (const auto& n : rep.notes) mine += "\n    " + n;
   const auto all = gather_strings(comm, mine);

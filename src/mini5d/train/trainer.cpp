@@ -49,6 +49,7 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck), world_(comm) {
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
   dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp",
                                                 deck_.parallel.gpu_aware_mpi == "true");
+  all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", deck_.parallel.gpu_aware_mpi == "true");
   source_ = data::make_source(deck_);
   if (source_->vocab() > deck_.model.vocab)
     throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
@@ -135,7 +136,7 @@ StepStats Trainer::step(long s) {
   {
     Phase p("mini5d::train::optimizer", phases_.optimizer);
     double loss = loss_sum;
-    dense_->allreduce_host(&loss, 1);
+    if (dense_->size() > 1) dense_->allreduce_host(&loss, 1);
     st.loss = loss / tokens;
     st.grad_norm = zero_->grad_norm();
     zero_->clip(st.grad_norm, tc.grad_clip);
@@ -154,10 +155,10 @@ StepStats Trainer::step(long s) {
 
 bool Trainer::stop_requested() {
   // Ranks may see the signal at slightly different times; the largest agrees.
-  int sig = stop_signal();
-  MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, grid_->cart().get());
-  stopped_by_ = sig;
-  return sig != 0;
+  double sig = stop_signal();
+  if (all_->size() > 1) all_->allreduce_host(&sig, 1, comm::Communicator::Op::max);
+  stopped_by_ = int(sig);
+  return stopped_by_ != 0;
 }
 
 void Trainer::run(const std::function<void(const StepStats&)>& on_step,
@@ -192,10 +193,14 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   // Min / mean / max of each phase over the ranks: a slow rank shows up here.
   double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};
   double lo[5], hi[5], sum[5];
-  const MPI_Comm c = grid_->cart().get();
-  MPI_Allreduce(mine, lo, 5, MPI_DOUBLE, MPI_MIN, c);
-  MPI_Allreduce(mine, hi, 5, MPI_DOUBLE, MPI_MAX, c);
-  MPI_Allreduce(mine, sum, 5, MPI_DOUBLE, MPI_SUM, c);
+  std::copy(mine, mine + 5, lo);
+  std::copy(mine, mine + 5, hi);
+  std::copy(mine, mine + 5, sum);
+  if (all_->size() > 1) {
+    all_->allreduce_host(lo, 5, comm::Communicator::Op::min);
+    all_->allreduce_host(hi, 5, comm::Communicator::Op::max);
+    all_->allreduce_host(sum, 5, comm::Communicator::Op::sum);
+  }
   auto as_phases = [](const double* v, double scale) {
     return PhaseTimes{v[0] * scale, v[1] * scale, v[2] * scale, v[3] * scale, v[4] * scale};
   };

@@ -116,6 +116,7 @@ class Trainer {
   std::vector<CheckpointEvent> checkpoints_;
   std::unique_ptr<grid::ProcessGrid> grid_;
   std::unique_ptr<comm::Communicator> dense_;  // the dense-gradient group, accounted as "dp"
+  std::unique_ptr<comm::Communicator> all_;    // every rank (stop flags, timings), as "world"
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<optim::ZeroOptimizer> zero_;
