@@ -120,3 +120,24 @@ TEST_CASE("measured weights, gradients and optimizer bytes equal the prediction"
     }
   }
 }
+
+TEST_CASE("small buckets: more all-reduces, the same bytes and the same losses", "[dp][mpi]") {
+  const int steps = 3;
+  Group g(4);
+  train::Trainer ref(tiny(1, 0, steps), MPI_COMM_SELF);
+  ref.run();
+  comm::accounts().clear();
+  Deck d = tiny(4, 0, steps);
+  d.parallel.bucket_mb = 0.01;  // 2621 floats: every block unit splits into many buckets
+  train::Trainer tr(d, g.comm);
+  tr.run();
+  const auto& grads = comm::accounts().axes().at("dp").by_traffic.at("grads");
+  const double P = double(tr.model().layout().total());
+  const long units = long(tr.model().layout().units().size());
+  CHECK(grads.bytes == steps * P * sizeof(float));
+  CHECK(grads.calls > steps * units);
+  double worst = 0;
+  for (int i = 0; i < steps; ++i)
+    worst = std::max(worst, std::abs(tr.history()[i].loss - ref.history()[i].loss) / ref.history()[i].loss);
+  CHECK(world_max(worst) <= 1e-5);
+}

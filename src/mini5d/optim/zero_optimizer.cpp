@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/optim/zero_optimizer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mini5d::optim {
@@ -20,11 +21,12 @@ VecU<float> slice(VecU<float> v, std::int64_t begin, std::int64_t size) {
 }  // namespace
 
 ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage,
-                             AdamWConfig cfg, std::uint64_t seed)
+                             AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements)
     : model_(model),
       stage_(stage),
       part_(model.layout(), group.size(), group.rank()),
-      dp_(group, part_) {
+      dp_(group, part_),
+      bucket_(std::max<std::int64_t>(1, bucket_elements)) {
   const auto& layout = model.layout();
   std::vector<Segment> segs;
   if (stage_ == 0) {
@@ -153,7 +155,9 @@ void ZeroOptimizer::after_backward(int unit) {
   const auto& u = model_.layout().units()[unit];
   Kokkos::fence();  // the unit's gradients must be complete before MPI reads them
   if (stage_ <= 1) {
-    if (last_) inflight_.push_back(dp_.start_allreduce(slice(model_.grads, u.offset, u.size)));
+    if (!last_) return;
+    for (std::int64_t at = 0; at < u.size; at += bucket_)
+      inflight_.push_back(dp_.start_allreduce(slice(model_.grads, u.offset + at, std::min(bucket_, u.size - at))));
     return;
   }
   Slot& s = slots_[next_slot_];

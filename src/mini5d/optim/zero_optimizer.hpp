@@ -3,7 +3,8 @@
 // dp/zero_partition.hpp (DESIGN.md §7). It plugs into the model as its UnitHooks:
 //   stage 0: gradients all-reduced unit by unit, each started as soon as the unit's
 //            backward of the last micro-batch is done and progressed from the backward
-//            loop; replicated AdamW.
+//            loop (a unit above the bucket size goes in several buckets); replicated
+//            AdamW.
 //   stage 1: as 0, but the moments are sharded: each rank updates its part of every
 //            unit and the updated weights are all-gathered.
 //   stage 2: gradients reduce-scattered unit by unit after every micro-batch into the
@@ -38,8 +39,10 @@ class ZeroOptimizer : public model::UnitHooks {
   // Collective over `group` (the dense-gradient group). Initialises the parameters
   // from `seed` (this rank's shard of them under stage 3) and installs itself as the
   // model's hooks.
+  // bucket_elements: the largest all-reduce at stages 0-1 (MPICH allocates a temporary
+  // per call, and large calls run slower: DESIGN.md §12).
   ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage, AdamWConfig cfg,
-                std::uint64_t seed);
+                std::uint64_t seed, std::int64_t bucket_elements = std::int64_t(1) << 62);
   ~ZeroOptimizer() override;
 
   int stage() const { return stage_; }
@@ -89,6 +92,7 @@ class ZeroOptimizer : public model::UnitHooks {
   dp::DataParallelComm dp_;
   std::unique_ptr<AdamW<float>> adamw_;
   bool last_ = true;
+  std::int64_t bucket_;
   std::vector<comm::Request> inflight_;  // stage 0-1 all-reduces
   Vec<float> weight_shard_;              // stage 3
   Vec<float> grad_shard_;                // stage 2-3

@@ -84,8 +84,19 @@ void print_step(std::ostream& os, const StepStats& st, long total_steps) {
   os << "step " << st.step << "/" << total_steps << "  loss " << fmt("%.6f", st.loss) << "  lr "
      << fmt("%.3e", st.lr) << "  grad_norm " << fmt("%.4f", st.grad_norm) << "  "
      << fmt("%.1f", st.seconds * 1e3) << " ms  " << fmt("%.0f", st.tokens_per_s) << " tok/s  "
-     << fmt("%.2f", st.flops_per_s * 1e-9) << " GFLOP/s  comm "
-     << fmt("%.1f%%", st.seconds > 0 ? 100.0 * st.comm_exposed / st.seconds : 0.0) << " exposed  mem "
+     << fmt("%.2f", st.flops_per_s * 1e-9) << " GFLOP/s  comm exposed "
+     << fmt("%.1f%%", st.seconds > 0 ? 100.0 * st.comm_exposed / st.seconds : 0.0);
+  // Per axis, when there is more than one to tell apart.
+  if (st.exposed_by_axis.size() > 1) {
+    os << " (";
+    bool first = true;
+    for (const auto& [axis, e] : st.exposed_by_axis) {
+      os << (first ? "" : ", ") << axis << " " << fmt("%.1f%%", st.seconds > 0 ? 100.0 * e / st.seconds : 0.0);
+      first = false;
+    }
+    os << ")";
+  }
+  os << "  mem "
      << fmt("%.1f MiB", double(mem::ledger().total().peak) / (1024.0 * 1024.0)) << "\n";
 }
 

@@ -43,6 +43,11 @@ std::pair<double, double> comm_totals() {
   }
   return {in_flight, exposed};
 }
+std::map<std::string, double> exposed_by_axis() {
+  std::map<std::string, double> m;
+  for (const auto& [axis, a] : comm::accounts().axes()) m[axis] = a.total.exposed;
+  return m;
+}
 }  // namespace
 
 Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck), world_(comm) {
@@ -58,7 +63,8 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck), world_(comm) {
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
                                                optim::model_ownership(stage));
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
-  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed);
+  const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
+  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket);
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
   const int n = deck_.train.micro_batch * deck_.model.seq;
   h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);
@@ -94,6 +100,7 @@ StateMemory Trainer::measured_state_memory() const {
 StepStats Trainer::step(long s) {
   Kokkos::Timer timer;
   const auto [comm0, exposed0] = comm_totals();
+  const auto axes0 = exposed_by_axis();
   const auto& tc = deck_.train;
   const int B = tc.micro_batch, T = deck_.model.seq;
   const double tokens = double(tokens_per_step());
@@ -150,6 +157,10 @@ StepStats Trainer::step(long s) {
   const auto [comm1, exposed1] = comm_totals();
   st.comm_seconds = comm1 - comm0;
   st.comm_exposed = exposed1 - exposed0;
+  for (const auto& [axis, e] : exposed_by_axis()) {
+    const auto before = axes0.find(axis);
+    st.exposed_by_axis[axis] = e - (before == axes0.end() ? 0.0 : before->second);
+  }
   return st;
 }
 

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ struct StepStats {
   double flops_per_s = 0;  // model FLOP/s (see model_flops_per_token)
   double comm_seconds = 0;  // communication in flight during the step (all axes)
   double comm_exposed = 0;  // of which not hidden behind compute
+  std::map<std::string, double> exposed_by_axis;  // the exposed part, per axis
 };
 
 struct PhaseTimes {
