@@ -98,6 +98,20 @@ TEST_CASE("coordinates, axis groups, derived groups and neighbours on 8 ranks", 
   }
 }
 
+TEST_CASE("all axes at 1: a grid of one rank on each rank's own communicator", "[grid][mpi]") {
+  grid::ProcessGrid g(MPI_COMM_SELF, ParallelConfig{});
+  bool ok = g.size() == 1 && g.rank() == 0 && g.coords() == std::array<int, 5>{0, 0, 0, 0, 0};
+  for (int a = 0; a < 5; ++a) {
+    ok = ok && g.axis(Axis(a)).size() == 1;
+    // A ring of one is its own neighbour; the other axes have none.
+    const int expect = a == int(Axis::c) ? 0 : MPI_PROC_NULL;
+    ok = ok && g.neighbours(Axis(a)) == std::array<int, 2>{expect, expect};
+  }
+  ok = ok && g.dense_grad().size() == 1 && g.expert_grad().size() == 1 && g.data_shards() == 1;
+  ok = ok && g.describe() == "DP(1)-PP(1)-CP(1)-EP(1)-TP(1) rank 0 coords (0,0,0,0,0)";
+  CHECK(all_ranks(ok));
+}
+
 TEST_CASE("the grid describes itself", "[grid][mpi]") {
   ParallelConfig par;
   par.d = 2, par.p = 2, par.t = 2;

@@ -65,4 +65,10 @@ void Communicator::allreduce_host(double* values, int n, Op op, Traffic t) {
   account_blocking(t, double(n) * sizeof(double), t0);
 }
 
+void Communicator::allgather_host(const double* mine, int n, double* all, Traffic t) {
+  const double t0 = MPI_Wtime();
+  MPI_Allgather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, get());
+  account_blocking(t, double(n) * size_ * sizeof(double), t0);
+}
+
 }  // namespace mini5d::comm

@@ -82,6 +82,8 @@ class Communicator {
   // Host scalars (loss, norms, flags, timings), reduced in place (sum by default).
   enum class Op { sum, min, max };
   void allreduce_host(double* values, int n, Op op = Op::sum, Traffic t = Traffic::scalars);
+  // Every rank's n host values, in rank order, on every rank (all: n * size()).
+  void allgather_host(const double* mine, int n, double* all, Traffic t = Traffic::scalars);
 
  private:
   // A buffer MPI can address: the view's own pointer, or a host mirror.

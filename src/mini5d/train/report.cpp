@@ -138,6 +138,16 @@ void print_summary(std::ostream& os, const Trainer& tr) {
     os << " " << mem::to_string(c) << " " << mib(double(u.current)) << " / " << mib(double(u.peak)) << ";";
   }
   os << " total peak " << mib(double(mem::ledger().total().peak)) << "\n";
+  const auto& peaks = tr.peak_memory_by_rank();
+  if (peaks.size() > 1) {
+    os << "memory peaks over " << peaks.size() << " ranks (min / max):";
+    for (auto c : kCategories) {
+      double lo = peaks[0][int(c)], hi = lo;
+      for (const auto& r : peaks) lo = std::min(lo, r[int(c)]), hi = std::max(hi, r[int(c)]);
+      os << " " << mem::to_string(c) << " " << mib(lo) << " / " << mib(hi) << ";";
+    }
+    os << "\n";
+  }
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
@@ -187,7 +197,14 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     const auto& u = mem::ledger().of(c);
     o << jstr(mem::to_string(c)) << ": {\"current\": " << u.current << ", \"peak\": " << u.peak << "}, ";
   }
-  o << "\"total_peak\": " << mem::ledger().total().peak << ",\n    \"state_predicted\": {\"weights\": "
+  o << "\"total_peak\": " << mem::ledger().total().peak << ",\n    \"peak_by_rank\": [";
+  for (std::size_t r = 0; r < tr.peak_memory_by_rank().size(); ++r) {
+    o << (r ? ", " : "") << "{";
+    for (int c = 0; c < mem::kCategories; ++c)
+      o << (c ? ", " : "") << jstr(mem::to_string(mem::Category(c))) << ": " << jnum(tr.peak_memory_by_rank()[r][c]);
+    o << "}";
+  }
+  o << "],\n    \"state_predicted\": {\"weights\": "
     << jnum(want.weights) << ", \"gradients\": " << jnum(want.gradients) << ", \"optimizer\": " << jnum(want.optimizer)
     << "}, \"state_measured\": {\"weights\": " << jnum(got.weights) << ", \"gradients\": " << jnum(got.gradients)
     << ", \"optimizer\": " << jnum(got.optimizer) << "}},\n"

@@ -216,6 +216,17 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     return PhaseTimes{v[0] * scale, v[1] * scale, v[2] * scale, v[3] * scale, v[4] * scale};
   };
   spread_ = {as_phases(lo, 1.0), as_phases(sum, 1.0 / grid_->size()), as_phases(hi, 1.0)};
+  // Every rank's memory peaks (ranks of one ZeRO group differ when a unit does not
+  // divide evenly; later axes make stages differ more).
+  std::vector<double> mine_peaks(mem::kCategories), all(std::size_t(mem::kCategories) * grid_->size());
+  for (int c = 0; c < mem::kCategories; ++c) mine_peaks[c] = double(mem::ledger().of(mem::Category(c)).peak);
+  if (all_->size() > 1)
+    all_->allgather_host(mine_peaks.data(), mem::kCategories, all.data());
+  else
+    all = mine_peaks;
+  peaks_.assign(grid_->size(), {});
+  for (int r = 0; r < grid_->size(); ++r)
+    peaks_[r].assign(all.begin() + r * mem::kCategories, all.begin() + (r + 1) * mem::kCategories);
 }
 
 }  // namespace mini5d::train

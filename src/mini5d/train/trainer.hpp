@@ -104,6 +104,9 @@ class Trainer {
   const std::vector<StepStats>& history() const { return history_; }
   const PhaseTimes& phases() const { return phases_; }
   const PhaseSpread& phase_spread() const { return spread_; }  // over every rank
+  // Peak bytes per memory category (mem::Category order) of every rank, gathered at the
+  // end of the run: [rank][category].
+  const std::vector<std::vector<double>>& peak_memory_by_rank() const { return peaks_; }
   double total_seconds() const { return total_seconds_; }
   std::int64_t tokens_per_step() const;  // global
   double flops_per_token() const { return flops_per_token_; }
@@ -125,6 +128,7 @@ class Trainer {
   std::vector<StepStats> history_;
   PhaseTimes phases_;
   PhaseSpread spread_;
+  std::vector<std::vector<double>> peaks_;
   double total_seconds_ = 0;
   double flops_per_token_ = 0;
   std::vector<int> inputs_, targets_;
