@@ -73,6 +73,7 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
 ZeroOptimizer::~ZeroOptimizer() {
   model_.set_hooks(nullptr);
   inflight_.clear();  // each request waits for itself
+  weight_gathers_.clear();
   for (auto& s : slots_) s.req = comm::Request();
   for (auto& g : gathered_) g.req = comm::Request();
 }
@@ -136,6 +137,7 @@ void ZeroOptimizer::need_weights(int unit) {
 
 void ZeroOptimizer::before_forward(int unit) {
   if (stage_ >= 3) need_weights(unit);
+  if ((stage_ == 1 || stage_ == 2) && unit < int(weight_gathers_.size())) weight_gathers_[unit].wait();
 }
 
 void ZeroOptimizer::before_backward(int unit) {
@@ -168,6 +170,7 @@ void ZeroOptimizer::after_backward(int unit) {
 
 void ZeroOptimizer::progress() {
   for (auto& r : inflight_) r.test();
+  for (auto& r : weight_gathers_) r.test();
   for (auto& g : gathered_)
     if (g.pending && g.req.test()) g.pending = false;
   for (auto& s : slots_)
@@ -210,10 +213,18 @@ void ZeroOptimizer::update(double lr, long step) {
   adamw_->update(params, grads, lr, step);
   Kokkos::fence();
   if (stage_ == 1 || stage_ == 2) {
-    // Each rank updated its part of every unit in place; assemble the rest.
+    // Each rank updated its part of every unit in place; the rest arrives while the
+    // next forward runs, in the order it needs the units.
     const auto& units = model_.layout().units();
-    for (int u = 0; u < int(units.size()); ++u) dp_.gather(u, slice(model_.params, units[u].offset, units[u].size));
+    weight_gathers_.resize(units.size());
+    for (int u = 0; u < int(units.size()); ++u)
+      weight_gathers_[u] = dp_.start_gather(u, slice(model_.params, units[u].offset, units[u].size));
   }
+}
+
+void ZeroOptimizer::settle() {
+  finish_reductions();
+  for (auto& r : weight_gathers_) r.wait();
 }
 
 ZeroOptimizer::StateBuffer ZeroOptimizer::weights() const {

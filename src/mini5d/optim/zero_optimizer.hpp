@@ -6,7 +6,9 @@
 //            loop (a unit above the bucket size goes in several buckets); replicated
 //            AdamW.
 //   stage 1: as 0, but the moments are sharded: each rank updates its part of every
-//            unit and the updated weights are all-gathered.
+//            unit and the updated weights are all-gathered, unit by unit, while the
+//            next forward runs (each unit's gather is waited for just before its
+//            forward).
 //   stage 2: gradients reduce-scattered unit by unit after every micro-batch into the
 //            rank's gradient shard; the whole-model gradient buffer never exists (two
 //            unit-sized buffers rotate instead); moments sharded; weights all-gathered.
@@ -53,7 +55,10 @@ class ZeroOptimizer : public model::UnitHooks {
   void finish_reductions();                  // waits for every reduction in flight
   double grad_norm();                        // true global L2 norm of the reduced gradients
   void clip(double norm, double max_norm);   // global-norm clipping
-  void update(double lr, long step);         // AdamW, then weights gathered (stage 1-2)
+  void update(double lr, long step);         // AdamW, then weight gathers posted (stage 1-2)
+  // Completes every operation in flight (weight gathers after an update), so the
+  // buffers hold the state of the step; before a checkpoint and at the end of a run.
+  void settle();
 
   // The buffers a checkpoint reads and writes, with how tensors lie in them:
   // `flat` true when the buffer is the whole flat layout, false when it is this
@@ -94,6 +99,7 @@ class ZeroOptimizer : public model::UnitHooks {
   bool last_ = true;
   std::int64_t bucket_;
   std::vector<comm::Request> inflight_;  // stage 0-1 all-reduces
+  std::vector<comm::Request> weight_gathers_;  // stage 1-2: per unit, after an update
   Vec<float> weight_shard_;              // stage 3
   Vec<float> grad_shard_;                // stage 2-3
   // Stage 3: two unit-sized buffers of gathered weights, and the order in which the

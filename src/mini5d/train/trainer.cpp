@@ -200,6 +200,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   }
   if (stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end == "true" && last_saved != next_step_)
     saved(save("end of run"));
+  zero_->settle();
   total_seconds_ = timer.seconds();
   // Min / mean / max of each phase over the ranks: a slow rank shows up here.
   double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};

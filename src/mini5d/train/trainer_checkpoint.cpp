@@ -19,6 +19,7 @@ std::string layout_json(const Deck& d) {
 }  // namespace
 
 CheckpointEvent Trainer::save(const std::string& reason) {
+  zero_->settle();  // the weights of this step, not half-gathered ones
   checkpoint::CheckpointMeta meta;
   meta.step = next_step_;
   meta.tokens_seen = next_step_ * tokens_per_step();
