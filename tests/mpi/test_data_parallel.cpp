@@ -99,6 +99,13 @@ TEST_CASE("gradient and weight bytes per step equal the analytic bill of each st
       CHECK(grads == steps * per_step_grads);
       CHECK(weights == steps * per_step_weights);
       CHECK(world_max(std::abs(grads - steps * per_step_grads)) == 0);
+      if (zero == 3) {
+        // Only the first unit of a micro-batch is gathered on demand; every other
+        // gather was started while the unit before it computed.
+        const long L = tr.deck().model.layers, micro = long(steps) * accumulation;
+        CHECK(tr.optimizer().blocking_gathers() == micro);
+        CHECK(tr.optimizer().prefetched_gathers() == micro * 2 * L);
+      }
       double worst = 0;
       for (int i = 0; i < steps; ++i)
         worst = std::max(worst, std::abs(tr.history()[i].loss - ref.history()[i].loss) / ref.history()[i].loss);

@@ -55,7 +55,7 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
     }
     const int n_units = part_.units();
     for (int u = 0; u < n_units; ++u) uses_.push_back(u);       // forward
-    for (int u = n_units - 2; u >= 1; --u) uses_.push_back(u);  // backward: blocks
+    for (int u = n_units - 1; u >= 1; --u) uses_.push_back(u);  // backward: head, blocks
     // (The embeddings' backward reads no weights; the head and the last block are still
     // in the two buffers when their backward comes, and are not gathered again.)
     const auto& units = layout.units();
@@ -115,6 +115,7 @@ void ZeroOptimizer::need_weights(int unit) {
     b = 1 - current_buffer_;
     if (gathered_[b].pending) gathered_[b].req.wait();
     start_gather(b, unit);
+    ++blocking_;
   }
   Gathered& g = gathered_[b];
   if (g.pending) {
@@ -131,6 +132,7 @@ void ZeroOptimizer::need_weights(int unit) {
     if (other.pending) other.req.wait();
     other.pending = false;
     start_gather(1 - b, uses_[use_ + 1]);
+    ++prefetched_;
   }
   ++use_;
 }

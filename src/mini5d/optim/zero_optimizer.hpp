@@ -48,6 +48,9 @@ class ZeroOptimizer : public model::UnitHooks {
   ~ZeroOptimizer() override;
 
   int stage() const { return stage_; }
+  // Stage 3: unit gathers started ahead of their use (prefetched) and on demand.
+  long prefetched_gathers() const { return prefetched_; }
+  long blocking_gathers() const { return blocking_; }
   const dp::ZeroPartition& partition() const { return part_; }
 
   void begin_step();                         // zeroes the gradients
@@ -114,6 +117,7 @@ class ZeroOptimizer : public model::UnitHooks {
   std::vector<int> uses_;
   std::size_t use_ = 0;
   int current_buffer_ = 0;
+  long prefetched_ = 0, blocking_ = 0;
   std::array<Slot, 2> slots_;            // stage 2-3
   int next_slot_ = 0;
   mem::Charge weights_mem_, grads_mem_, comm_mem_;
