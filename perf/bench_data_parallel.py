@@ -12,7 +12,9 @@ One run, one table (issue 3):
 
 The 1-rank run is confined to core 0 with taskset, so hwloc sees (and mini5d binds
 it to) that one core; the 2-rank runs bind one rank per core. BLAS threads = 1.
-Medians over steps 2..n of each run (the first step pays page faults and BLAS set-up).
+Each run reports the median of its steps 2..n (the first step pays page faults and
+BLAS set-up). This machine's speed drifts by +-10% from run to run, so the runs
+alternate for `--rounds` rounds and every figure is the median over the rounds.
 """
 import argparse
 import json
@@ -51,22 +53,27 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "small.yaml"))
     ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
-    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--micro-batch", type=int, default=8)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     m = a.micro_batch
     common = [f"train.steps={a.steps}", f"train.micro_batch={m}"]
 
-    one = train(a.app, a.deck, 1, common + ["train.accumulation=2"], pin_core0=True)
-    rows = {}
-    for zero in range(4):
-        rows[zero] = train(a.app, a.deck, 2, common + ["parallel.d=2", f"parallel.zero={zero}"])
+    ones, runs = [], {zero: [] for zero in range(4)}
+    for _ in range(a.rounds):
+        ones.append(train(a.app, a.deck, 1, common + ["train.accumulation=2"], pin_core0=True))
+        for zero in range(4):
+            runs[zero].append(train(a.app, a.deck, 2, common + ["parallel.d=2", f"parallel.zero={zero}"]))
 
-    tps1 = steady(one, "tokens_per_s")
-    tps2 = steady(rows[0], "tokens_per_s")
+    def over_rounds(reports, f):
+        return median([f(r) for r in reports])
+
+    tps1 = over_rounds(ones, lambda r: steady(r, "tokens_per_s"))
+    tps2 = over_rounds(runs[0], lambda r: steady(r, "tokens_per_s"))
     print(f"# data parallelism, deck {os.path.relpath(a.deck, ROOT)}: global batch {2 * m} sequences, "
-          f"{a.steps} steps, medians over steps 2..{a.steps}")
+          f"{a.steps} steps per run, {a.rounds} rounds; medians over steps 2..{a.steps} and over rounds")
     print(f"1 rank (1 core, micro_batch {m} x accumulation 2): {tps1:.1f} tokens/s")
     print(f"2 ranks d=2 (1 core each, micro_batch {m}), ZeRO 0: {tps2:.1f} tokens/s")
     print(f"speed-up {tps2 / tps1:.3f} (target >= 1.8)")
@@ -76,12 +83,16 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     out = {"tokens_per_s_1rank": tps1, "stages": {}}
     mib = 1024.0 * 1024.0
-    for zero, r in rows.items():
-        tps = steady(r, "tokens_per_s")
-        exposed = median([s["comm_exposed_seconds"] / s["seconds"] for s in r["steps"][1:]])
-        g = r["communication"]["dp"]["by_traffic"]["grads"]
-        hidden = 1.0 - g["exposed_seconds"] / g["seconds"] if g["seconds"] > 0 else 0.0
-        pred, meas = r["memory_bytes"]["state_predicted"], r["memory_bytes"]["state_measured"]
+    for zero, reports in runs.items():
+        tps = over_rounds(reports, lambda r: steady(r, "tokens_per_s"))
+        exposed = over_rounds(reports, lambda r: median([s["comm_exposed_seconds"] / s["seconds"]
+                                                          for s in r["steps"][1:]]))
+
+        def hidden_share(r):
+            g = r["communication"]["dp"]["by_traffic"]["grads"]
+            return 1.0 - g["exposed_seconds"] / g["seconds"] if g["seconds"] > 0 else 0.0
+        hidden = over_rounds(reports, hidden_share)
+        pred, meas = reports[-1]["memory_bytes"]["state_predicted"], reports[-1]["memory_bytes"]["state_measured"]
         cell = lambda k: f"{pred[k] / mib:.2f} / {meas[k] / mib:.2f}"
         print(f"| {zero} | {tps:.1f} | {tps / tps1:.3f} | {100 * exposed:.1f}% | {100 * hidden:.0f}% | "
               f"{cell('weights')} | {cell('gradients')} | {cell('optimizer')} |")
