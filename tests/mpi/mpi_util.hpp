@@ -22,6 +22,13 @@ inline double world_max(double v) {
   return v;
 }
 
+// True on every rank only if `ok` holds on every rank.
+inline bool all_ranks(bool ok) {
+  int v = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return v == 1;
+}
+
 // The ranks of the world in groups of d consecutive ranks; `index` numbers the group.
 struct Group {
   MPI_Comm comm;

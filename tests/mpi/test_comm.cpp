@@ -8,8 +8,10 @@
 #include <numeric>
 
 #include "mini5d/comm/communicator.hpp"
+#include "mpi_util.hpp"
 
 using namespace mini5d;
+using test::all_ranks;
 using comm::Traffic;
 
 namespace {
@@ -32,11 +34,6 @@ Vec<float> filled(int n, float base) {
 float at(const Vec<float>& v, int i) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   return h(i);
-}
-bool all_ranks(bool ok) {
-  int v = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return v == 1;
 }
 const comm::OpStats& stats(Traffic t) {
   return comm::accounts().axes().at("test").by_traffic.at(comm::to_string(t));

@@ -11,8 +11,10 @@
 #include <set>
 
 #include "mini5d/grid/process_grid.hpp"
+#include "mpi_util.hpp"
 
 using namespace mini5d;
+using test::all_ranks;
 using grid::Axis;
 
 namespace {
@@ -51,11 +53,6 @@ std::vector<int> expected_members(int me, const std::array<int, 5>& dims, std::s
     if (same) out.push_back(r);
   }
   return out;
-}
-bool all_ranks(bool ok) {
-  int v = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return v == 1;
 }
 }  // namespace
 

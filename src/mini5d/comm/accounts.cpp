@@ -28,12 +28,6 @@ double Accounts::bytes(const std::string& axis, Traffic t) const {
   return b == a->second.by_traffic.end() ? 0 : b->second.bytes;
 }
 
-double Accounts::exposed_seconds() const {
-  double s = 0;
-  for (const auto& [name, a] : axes_) s += a.total.exposed;
-  return s;
-}
-
 Accounts& accounts() {
   static Accounts a;
   return a;

@@ -40,7 +40,6 @@ class Accounts {
   const std::map<std::string, AxisStats>& axes() const { return axes_; }
   // Bytes moved on `axis` for traffic `t` (0 if none).
   double bytes(const std::string& axis, Traffic t) const;
-  double exposed_seconds() const;  // over every axis
   void clear() { axes_.clear(); }
 
  private:

@@ -5,7 +5,9 @@
 // unless the deck says the MPI is GPU-aware (parallel.gpu_aware_mpi), in which case
 // device pointers go straight to MPI. Non-blocking forms return a Request that the
 // caller progresses with test() (MPICH progresses collectives only inside MPI calls,
-// so the backward loop polls) and completes with wait(). DESIGN.md §4.
+// so the backward loop polls) and completes with wait(). A group of one rank moves
+// nothing: its collectives are local (a copy at most) and are not accounted, so a
+// 1-rank run reports no traffic. DESIGN.md §4.
 #pragma once
 #include <mpi.h>
 

@@ -24,6 +24,7 @@ Communicator::Addressable<T> Communicator::addressable(VecU<T> v, bool copy_in) 
 
 template <class T>
 void Communicator::allreduce(VecU<T> buf, Traffic t) {
+  if (size_ == 1) return;
   const double t0 = MPI_Wtime();
   auto a = addressable(buf, true);
   MPI_Allreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get());
@@ -33,6 +34,7 @@ void Communicator::allreduce(VecU<T> buf, Traffic t) {
 
 template <class T>
 Request Communicator::iallreduce(VecU<T> buf, Traffic t) {
+  if (size_ == 1) return {};
   auto p = std::make_unique<Pending>();
   auto a = addressable(buf, true);
   p->finish = a.copy_back;
@@ -43,6 +45,10 @@ Request Communicator::iallreduce(VecU<T> buf, Traffic t) {
 
 template <class T>
 void Communicator::reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t) {
+  if (size_ == 1) {
+    Kokkos::deep_copy(recv, send);
+    return;
+  }
   const double t0 = MPI_Wtime();
   auto s = addressable(send, true);
   auto r = addressable(recv, false);
@@ -54,6 +60,10 @@ void Communicator::reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<
 
 template <class T>
 Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t) {
+  if (size_ == 1) {
+    Kokkos::deep_copy(recv, send);
+    return {};
+  }
   auto p = std::make_unique<Pending>();
   p->counts = counts;
   auto s = addressable(send, true);
@@ -70,6 +80,7 @@ Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vec
 
 template <class T>
 void Communicator::allgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t) {
+  if (size_ == 1) return;  // this rank's part is all there is
   const double t0 = MPI_Wtime();
   auto a = addressable(buf, true);
   MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, counts.data(), displs.data(), mpi_type<T>(), get());
@@ -80,6 +91,7 @@ void Communicator::allgatherv(VecU<T> buf, const std::vector<int>& counts, const
 
 template <class T>
 Request Communicator::iallgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t) {
+  if (size_ == 1) return {};
   auto p = std::make_unique<Pending>();
   p->counts = counts;
   p->displs = displs;

@@ -3,6 +3,12 @@
 
 namespace mini5d::grid {
 
+std::string rank_count_problem(const Deck& deck, int world_size) {
+  if (deck.parallel.ranks() == world_size) return "";
+  return deck.origin + ": the layout d*t*p*c*e = " + std::to_string(deck.parallel.ranks()) +
+         " ranks, but mpiexec started " + std::to_string(world_size);
+}
+
 std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
   const auto& p = deck.parallel;
   const auto& m = deck.model;
@@ -14,9 +20,7 @@ std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
     if (value % degree != 0)
       bad(field, degree, std::string("must divide ") + what + "=" + std::to_string(value));
   };
-  if (p.ranks() != world_size)
-    out.push_back(deck.origin + ": the layout d*t*p*c*e = " + std::to_string(p.ranks()) +
-                  " ranks, but mpiexec started " + std::to_string(world_size));
+  if (auto r = rank_count_problem(deck, world_size); !r.empty()) out.push_back(r);
   // Tensor parallelism splits heads, the MLP width and the vocabulary (vocab-parallel
   // embedding and cross-entropy); sequence parallelism splits the sequence over t.
   must_divide("t", p.t, "model.heads", m.heads);

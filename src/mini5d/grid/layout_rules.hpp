@@ -14,5 +14,7 @@ namespace mini5d::grid {
 
 // Problems of the deck's layout on `world_size` ranks; empty when valid.
 std::vector<std::string> layout_problems(const Deck& deck, int world_size);
+// Just the first rule (degrees multiply to the rank count); "" when it holds.
+std::string rank_count_problem(const Deck& deck, int world_size);
 
 }  // namespace mini5d::grid

@@ -80,10 +80,6 @@ class Gpt {
   Vec<S> params;  // flat, in ParamLayout order (empty if not owned)
   Vec<S> grads;   // same layout
 
-  // Bytes of activations (kept for the backward) and of backward work buffers.
-  std::int64_t activation_bytes() const { return acts_mem_.bytes(); }
-  std::int64_t workspace_bytes() const { return work_mem_.bytes(); }
-
  private:
   void allocate_activations();
 

@@ -90,8 +90,7 @@ void ZeroOptimizer::begin_microbatch(bool last) {
   // Each micro-batch gathers afresh (after an update the buffers hold stale weights;
   // between micro-batches this keeps the bill simple: one gather per use).
   for (auto& g : gathered_) {
-    if (g.pending) g.req.wait();
-    g.pending = false;
+    g.req.wait();
     g.unit = -1;
   }
   use_ = 0;
@@ -104,7 +103,6 @@ void ZeroOptimizer::start_gather(int buffer, int unit) {
   Kokkos::fence();
   g.req = dp_.start_gather(unit, slice(g.data, 0, model_.layout().units()[unit].size));
   g.unit = unit;
-  g.pending = true;
 }
 
 void ZeroOptimizer::need_weights(int unit) {
@@ -113,15 +111,12 @@ void ZeroOptimizer::need_weights(int unit) {
   int b = gathered_[0].unit == unit ? 0 : gathered_[1].unit == unit ? 1 : -1;
   if (b < 0) {
     b = 1 - current_buffer_;
-    if (gathered_[b].pending) gathered_[b].req.wait();
+    gathered_[b].req.wait();
     start_gather(b, unit);
     ++blocking_;
   }
   Gathered& g = gathered_[b];
-  if (g.pending) {
-    g.req.wait();
-    g.pending = false;
-  }
+  g.req.wait();
   model_.bind_unit(unit, g.data.data(), nullptr);
   current_buffer_ = b;
   // Prefetch the next unit of this micro-batch into the other buffer, whose unit is
@@ -129,8 +124,7 @@ void ZeroOptimizer::need_weights(int unit) {
   while (use_ < uses_.size() && uses_[use_] != unit) ++use_;  // keep in step with the model
   Gathered& other = gathered_[1 - b];
   if (use_ + 1 < uses_.size() && uses_[use_ + 1] != unit && other.unit != uses_[use_ + 1]) {
-    if (other.pending) other.req.wait();
-    other.pending = false;
+    other.req.wait();
     start_gather(1 - b, uses_[use_ + 1]);
     ++prefetched_;
   }
@@ -157,9 +151,9 @@ void ZeroOptimizer::before_backward(int unit) {
 
 void ZeroOptimizer::after_backward(int unit) {
   const auto& u = model_.layout().units()[unit];
+  if (stage_ <= 1 && !last_) return;  // gradients keep accumulating locally
   Kokkos::fence();  // the unit's gradients must be complete before MPI reads them
   if (stage_ <= 1) {
-    if (!last_) return;
     for (std::int64_t at = 0; at < u.size; at += bucket_)
       inflight_.push_back(dp_.start_allreduce(slice(model_.grads, u.offset + at, std::min(bucket_, u.size - at))));
     return;
@@ -173,8 +167,7 @@ void ZeroOptimizer::after_backward(int unit) {
 void ZeroOptimizer::progress() {
   for (auto& r : inflight_) r.test();
   for (auto& r : weight_gathers_) r.test();
-  for (auto& g : gathered_)
-    if (g.pending && g.req.test()) g.pending = false;
+  for (auto& g : gathered_) g.req.test();
   for (auto& s : slots_)
     if (s.posted && s.req.test()) drain(s);
 }

@@ -73,8 +73,6 @@ class ZeroOptimizer : public model::UnitHooks {
   StateBuffer weights() const;
   StateBuffer exp_avg() const;
   StateBuffer exp_avg_sq() const;
-  // After weights were overwritten on their own part (checkpoint load, stage 0-2):
-  // nothing to do; helper kept for symmetry with gathers in future axes.
 
   // UnitHooks
   void before_forward(int unit) override;
@@ -109,9 +107,8 @@ class ZeroOptimizer : public model::UnitHooks {
   // units' weights are used in one micro-batch (forward, then backward).
   struct Gathered {
     Vec<float> data;
-    comm::Request req;
-    int unit = -1;         // the unit it holds (or is receiving)
-    bool pending = false;  // its all-gather is in flight
+    comm::Request req;  // active while its all-gather is in flight
+    int unit = -1;      // the unit it holds (or is receiving)
   };
   std::array<Gathered, 2> gathered_;
   std::vector<int> uses_;

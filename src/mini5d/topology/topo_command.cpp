@@ -8,6 +8,7 @@
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/topology/binding.hpp"
 #include "mini5d/topology/membership.hpp"
 #include "mini5d/topology/node.hpp"
@@ -72,9 +73,8 @@ int topo_command(MPI_Comm comm, const std::string& deck_path, const std::vector<
   force_placement = force_placement || par.force_placement == "true";
   const int per_node = have_deck ? par.ranks_per_node : 0;
   // Every rank reads the same deck, so every rank throws here together.
-  if (have_deck && size > 1 && par.ranks() != size)
-    throw InputError(deck.origin + ": the layout d*t*p*c*e = " + std::to_string(par.ranks()) +
-                     " ranks, but mpiexec started " + std::to_string(size));
+  if (have_deck && size > 1)
+    if (auto r = grid::rank_count_problem(deck, size); !r.empty()) throw InputError(r);
   const NodeTopology node = discover();
 
   std::vector<int> node_of_rank;

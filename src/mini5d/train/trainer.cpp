@@ -34,23 +34,15 @@ class Phase {
   Kokkos::Timer timer_;
 };
 
-// Communication seconds (in flight, exposed) recorded so far over every axis.
-std::pair<double, double> comm_totals() {
-  double in_flight = 0, exposed = 0;
-  for (const auto& [axis, a] : comm::accounts().axes()) {
-    in_flight += a.total.seconds;
-    exposed += a.total.exposed;
-  }
-  return {in_flight, exposed};
-}
-std::map<std::string, double> exposed_by_axis() {
-  std::map<std::string, double> m;
-  for (const auto& [axis, a] : comm::accounts().axes()) m[axis] = a.total.exposed;
+// Communication recorded so far, per axis (a copy, to difference across a step).
+std::map<std::string, comm::OpStats> comm_by_axis() {
+  std::map<std::string, comm::OpStats> m;
+  for (const auto& [axis, a] : comm::accounts().axes()) m[axis] = a.total;
   return m;
 }
 }  // namespace
 
-Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck), world_(comm) {
+Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck) {
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
   dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp",
                                                 deck_.parallel.gpu_aware_mpi == "true");
@@ -99,8 +91,7 @@ StateMemory Trainer::measured_state_memory() const {
 
 StepStats Trainer::step(long s) {
   Kokkos::Timer timer;
-  const auto [comm0, exposed0] = comm_totals();
-  const auto axes0 = exposed_by_axis();
+  const auto comm_before = comm_by_axis();
   const auto& tc = deck_.train;
   const int B = tc.micro_batch, T = deck_.model.seq;
   const double tokens = double(tokens_per_step());
@@ -143,7 +134,7 @@ StepStats Trainer::step(long s) {
   {
     Phase p("mini5d::train::optimizer", phases_.optimizer);
     double loss = loss_sum;
-    if (dense_->size() > 1) dense_->allreduce_host(&loss, 1);
+    dense_->allreduce_host(&loss, 1);
     st.loss = loss / tokens;
     st.grad_norm = zero_->grad_norm();
     zero_->clip(st.grad_norm, tc.grad_clip);
@@ -154,12 +145,12 @@ StepStats Trainer::step(long s) {
   st.seconds = timer.seconds();
   st.tokens_per_s = tokens / st.seconds;
   st.flops_per_s = st.tokens_per_s * flops_per_token_;
-  const auto [comm1, exposed1] = comm_totals();
-  st.comm_seconds = comm1 - comm0;
-  st.comm_exposed = exposed1 - exposed0;
-  for (const auto& [axis, e] : exposed_by_axis()) {
-    const auto before = axes0.find(axis);
-    st.exposed_by_axis[axis] = e - (before == axes0.end() ? 0.0 : before->second);
+  for (const auto& [axis, now] : comm_by_axis()) {
+    const auto before = comm_before.find(axis);
+    const comm::OpStats was = before == comm_before.end() ? comm::OpStats{} : before->second;
+    st.comm_seconds += now.seconds - was.seconds;
+    st.comm_exposed += now.exposed - was.exposed;
+    st.exposed_by_axis[axis] = now.exposed - was.exposed;
   }
   return st;
 }
@@ -167,7 +158,7 @@ StepStats Trainer::step(long s) {
 bool Trainer::stop_requested() {
   // Ranks may see the signal at slightly different times; the largest agrees.
   double sig = stop_signal();
-  if (all_->size() > 1) all_->allreduce_host(&sig, 1, comm::Communicator::Op::max);
+  all_->allreduce_host(&sig, 1, comm::Communicator::Op::max);
   stopped_by_ = int(sig);
   return stopped_by_ != 0;
 }
@@ -208,11 +199,9 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   std::copy(mine, mine + 5, lo);
   std::copy(mine, mine + 5, hi);
   std::copy(mine, mine + 5, sum);
-  if (all_->size() > 1) {
-    all_->allreduce_host(lo, 5, comm::Communicator::Op::min);
-    all_->allreduce_host(hi, 5, comm::Communicator::Op::max);
-    all_->allreduce_host(sum, 5, comm::Communicator::Op::sum);
-  }
+  all_->allreduce_host(lo, 5, comm::Communicator::Op::min);
+  all_->allreduce_host(hi, 5, comm::Communicator::Op::max);
+  all_->allreduce_host(sum, 5, comm::Communicator::Op::sum);
   auto as_phases = [](const double* v, double scale) {
     return PhaseTimes{v[0] * scale, v[1] * scale, v[2] * scale, v[3] * scale, v[4] * scale};
   };
@@ -221,10 +210,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   // divide evenly; later axes make stages differ more).
   std::vector<double> mine_peaks(mem::kCategories), all(std::size_t(mem::kCategories) * grid_->size());
   for (int c = 0; c < mem::kCategories; ++c) mine_peaks[c] = double(mem::ledger().of(mem::Category(c)).peak);
-  if (all_->size() > 1)
-    all_->allgather_host(mine_peaks.data(), mem::kCategories, all.data());
-  else
-    all = mine_peaks;
+  all_->allgather_host(mine_peaks.data(), mem::kCategories, all.data());
   peaks_.assign(grid_->size(), {});
   for (int r = 0; r < grid_->size(); ++r)
     peaks_[r].assign(all.begin() + r * mem::kCategories, all.begin() + (r + 1) * mem::kCategories);

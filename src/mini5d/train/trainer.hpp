@@ -115,7 +115,6 @@ class Trainer {
   StepStats step(long s);
   bool stop_requested();  // collective: has any rank received a stop signal?
   Deck deck_;
-  MPI_Comm world_;  // the run's communicator (the grid is built on it)
   long next_step_ = 0;
   int stopped_by_ = 0;
   std::vector<CheckpointEvent> checkpoints_;

@@ -3,9 +3,7 @@
 // group (d x c x e): gradient all-reduce (ZeRO 0-1), gradient reduce-scatter to the
 // owning shard (ZeRO 2-3), weight all-gather from the shards (ZeRO 1-3), and scalar
 // sums (loss, squared norms). Every call here is                collective over the group
-// and accounted by the communication layer. A group of one rank moves nothing: the
-// operations reduce to local copies and are not accounted, so a 1-rank run reports no
-// data-parallel traffic.
+// and accounted by the communication layer.
 #pragma once
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/parallel/dp/zero_partition.hpp"
@@ -20,30 +18,18 @@ class DataParallelComm {
 
   // Sums a unit's gradients over the group, in place.
   comm::Request start_allreduce(VecU<float> unit_grads) {
-    if (size() == 1) return {};
     return group_.iallreduce(unit_grads, comm::Traffic::grads);
   }
   // Sums a unit's gradients over the group; this rank's part lands in `my_part`.
   comm::Request start_reduce_scatter(int unit, VecU<float> unit_grads, VecU<float> my_part) {
-    if (size() == 1) {
-      Kokkos::deep_copy(my_part, unit_grads);
-      return {};
-    }
     return group_.ireduce_scatter(unit_grads, my_part, part_.counts(unit), comm::Traffic::grads);
   }
   // Assembles a whole unit from every rank's part; this rank's part must already sit
   // at its place in `unit_buf`.
-  void gather(int unit, VecU<float> unit_buf) {
-    if (size() == 1) return;  // this rank's part is the whole unit
-    group_.allgatherv(unit_buf, part_.counts(unit), part_.displs(unit), comm::Traffic::weights);
-  }
   comm::Request start_gather(int unit, VecU<float> unit_buf) {
-    if (size() == 1) return {};
     return group_.iallgatherv(unit_buf, part_.counts(unit), part_.displs(unit), comm::Traffic::weights);
   }
-  void sum(double* values, int n) {
-    if (size() > 1) group_.allreduce_host(values, n);
-  }
+  void sum(double* values, int n) { group_.allreduce_host(values, n); }
 
  private:
   comm::Communicator& group_;
