@@ -29,7 +29,11 @@ TEST_CASE("each layout rule names its field, value and what it must divide", "[g
   CHECK(only_problem("model:\n  vocab: 18\n  seq: 32\nparallel:\n  t: 4\n", 4) ==
         "l.yaml: parallel.t=4: must divide model.vocab=18");
   CHECK(only_problem("model:\n  vocab: 16\n  seq: 30\nparallel:\n  t: 4\n", 4) ==
-        "l.yaml: parallel.t=4: must divide model.seq (sequence parallelism)=30");
+        "l.yaml: parallel.t=4: must divide model.seq=30 with parallel.sp=true (sequence parallelism splits "
+        "the sequence; or set parallel.sp=false)");
+  // Without sequence parallelism the sequence is not split.
+  CHECK(grid::layout_problems(parse_deck("model:\n  vocab: 16\n  seq: 30\nparallel:\n  t: 4\n  sp: false\n", "l.yaml"), 4)
+            .empty());
   CHECK(only_problem(kModel + "parallel:\n  p: 4\n", 4) ==
         "l.yaml: parallel.p=4: p*virtual_stages=4 must divide model.layers=6");
   CHECK(grid::layout_problems(parse_deck(kModel + "parallel:\n  p: 3\n  virtual_stages: 2\n", "l.yaml"), 3).empty());

@@ -107,6 +107,7 @@ const std::vector<Field>& schema() {
       int_field("parallel", "virtual_stages", &Deck::parallel, &ParallelConfig::virtual_stages, 1, 1024, "interleaved pipeline chunks per stage"),
       int_field("parallel", "ranks_per_node", &Deck::parallel, &ParallelConfig::ranks_per_node, 0, 1 << 20, "ranks per node; 0 detects nodes, > 0 makes virtual nodes for testing"),
       text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"false", "true"}, "give MPI device pointers (GPU-aware MPI); false stages through host memory"),
+      text_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {"true", "false"}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
       real_field("parallel", "bucket_mb", &Deck::parallel, &ParallelConfig::bucket_mb, 0.001, 1 << 20, "largest gradient all-reduce under ZeRO 0-1, in MiB: a unit larger than this (e.g. a big embedding) is reduced in several buckets"),
       text_field("parallel", "force_placement", &Deck::parallel, &ParallelConfig::force_placement, {"false", "true"}, "run even if tensor-parallel groups cross nodes"),
       int_field("train", "steps", &Deck::train, &TrainConfig::steps, 0, 1e12, "optimizer steps"),
@@ -358,16 +359,15 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  // Data parallelism (parallel.d, with ZeRO) is implemented; the other axes land later.
-  const char* axes[] = {"t", "p", "c", "e"};
-  const int degs[] = {d.parallel.t, d.parallel.p, d.parallel.c, d.parallel.e};
-  for (int i = 0; i < 4; ++i)
+  // Data (with ZeRO) and tensor parallelism are implemented; the other axes land later.
+  const char* axes[] = {"p", "c", "e"};
+  const int degs[] = {d.parallel.p, d.parallel.c, d.parallel.e};
+  for (int i = 0; i < 3; ++i)
     if (degs[i] != 1) no(std::string("parallel.") + axes[i], std::to_string(degs[i]), "1");
   if (d.parallel.virtual_stages != 1)
     no("parallel.virtual_stages", std::to_string(d.parallel.virtual_stages), "1");
   if (d.model.experts != 0) no("model.experts", std::to_string(d.model.experts), "0");
   if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
-  if (d.train.recompute != "none") no("train.recompute", d.train.recompute, "none");
   return out;
 }
 

@@ -30,6 +30,7 @@ struct ParallelConfig {
   std::string gpu_aware_mpi = "false";    // pass device pointers to MPI (else host staging)
   std::string force_placement = "false";  // allow tensor groups that cross nodes
   double bucket_mb = 25;                  // largest gradient all-reduce (ZeRO 0-1), MiB
+  std::string sp = "true";                // sequence parallelism when t > 1
   int ranks() const { return d * t * p * c * e; }
 };
 

@@ -26,7 +26,9 @@ std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
   must_divide("t", p.t, "model.heads", m.heads);
   must_divide("t", p.t, "model.ffn", m.ffn);
   must_divide("t", p.t, "model.vocab", m.vocab);
-  must_divide("t", p.t, "model.seq (sequence parallelism)", m.seq);
+  if (p.sp == "true" && p.t > 1 && m.seq % p.t != 0)
+    bad("t", p.t, "must divide model.seq=" + std::to_string(m.seq) +
+                      " with parallel.sp=true (sequence parallelism splits the sequence; or set parallel.sp=false)");
   // Each pipeline stage (times its virtual chunks) owns a whole number of blocks.
   if (m.layers % (p.p * p.virtual_stages) != 0)
     bad("p", p.p, "p*virtual_stages=" + std::to_string(p.p * p.virtual_stages) +

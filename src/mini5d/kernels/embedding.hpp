@@ -29,4 +29,53 @@ void embedding_backward(MatU<S> dwte, MatU<S> dwpe, CMatU<S> dx, CTokU tokens, i
       });
 }
 
+// The split form used under tensor parallelism, where a rank holds the vocabulary rows
+// [vocab_begin, vocab_begin + wte.extent(0)) and some token rows.
+// x[r] = wte[tok[r] - vocab_begin], or zeros when another rank holds the token's row.
+template <class S>
+void embedding_lookup(MatU<S> x, CTokU tokens, CMatU<S> wte, int vocab_begin) {
+  const int cols = int(x.extent(1)), rows = int(wte.extent(0));
+  Kokkos::parallel_for(
+      "mini5d::kernels::embedding_lookup", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
+        const int tok = tokens(r) - vocab_begin;
+        const bool mine = tok >= 0 && tok < rows;
+        for (int c = 0; c < cols; ++c) x(r, c) = mine ? wte(tok, c) : S(0);
+      });
+}
+
+// x[r] += wpe[(row_begin + r) % seq]: rows of x are token rows row_begin, ... .
+template <class S>
+void add_positions(MatU<S> x, CMatU<S> wpe, int seq, int row_begin) {
+  const int cols = int(x.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::kernels::add_positions", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
+        const int t = (row_begin + r) % seq;
+        for (int c = 0; c < cols; ++c) x(r, c) += wpe(t, c);
+      });
+}
+
+// dwte[tok - vocab_begin] += dx for the tokens whose row this rank holds. One thread
+// per column, rows in order: no atomics, bit-reproducible.
+template <class S>
+void embedding_lookup_backward(MatU<S> dwte, CMatU<S> dx, CTokU tokens, int vocab_begin) {
+  const int rows = int(dx.extent(0)), vrows = int(dwte.extent(0));
+  Kokkos::parallel_for(
+      "mini5d::kernels::embedding_lookup_backward", Range(0, dx.extent(1)), KOKKOS_LAMBDA(const int c) {
+        for (int r = 0; r < rows; ++r) {
+          const int tok = tokens(r) - vocab_begin;
+          if (tok >= 0 && tok < vrows) dwte(tok, c) += dx(r, c);
+        }
+      });
+}
+
+// dwpe[(row_begin + r) % seq] += dx[r].
+template <class S>
+void add_positions_backward(MatU<S> dwpe, CMatU<S> dx, int seq, int row_begin) {
+  const int rows = int(dx.extent(0));
+  Kokkos::parallel_for(
+      "mini5d::kernels::add_positions_backward", Range(0, dx.extent(1)), KOKKOS_LAMBDA(const int c) {
+        for (int r = 0; r < rows; ++r) dwpe((row_begin + r) % seq, c) += dx(r, c);
+      });
+}
+
 }  // namespace mini5d::kernels

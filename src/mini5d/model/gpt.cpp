@@ -1,46 +1,65 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// GPT forward and backward, composed from the kernels. The residual stream gradient
-// (dres_) flows from the head down through the blocks; each branch adds its share
-// through the LayerNorm backward's accumulate mode.
+// GPT forward and backward: the units in order, then in reverse. The residual stream
+// gradient (ctx.ws.dres) flows from the head down through the blocks; each unit's
+// hooks let ZeRO gather its weights before it runs and reduce its gradients after.
 #include "mini5d/model/gpt.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "mini5d/core/counter_rng.hpp"
-#include "mini5d/kernels/cross_entropy.hpp"
-#include "mini5d/kernels/embedding.hpp"
-#include "mini5d/kernels/gelu.hpp"
-#include "mini5d/kernels/layernorm.hpp"
-#include "mini5d/kernels/linear.hpp"
-#include "mini5d/kernels/residual.hpp"
 
 namespace mini5d::model {
 
-namespace k = mini5d::kernels;
-
-template <class S>
-Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns)
-    : cfg_(cfg),
-      batch_(micro_batch),
-      layout_(cfg),
-      shape_{micro_batch, cfg.seq, cfg.heads, cfg.d_model / cfg.heads},
-      pw_(cfg.layers),
-      gw_(cfg.layers) {
-  const auto& units = layout_.units();
-  if (owns != Owns::nothing) {
-    params = Vec<S>("mini5d::model::params", layout_.total());
-    params_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(params));
-    for (int u = 0; u < int(units.size()); ++u) bind_unit(u, params.data() + units[u].offset, nullptr);
-  }
-  if (owns == Owns::params_and_grads) {
-    grads = Vec<S>("mini5d::model::grads", layout_.total());
-    grads_mem_ = mem::Charge(mem::Category::gradients, mem::view_bytes(grads));
-    for (int u = 0; u < int(units.size()); ++u) bind_unit(u, nullptr, grads.data() + units[u].offset);
-  }
-  allocate_activations();
+Recompute parse_recompute(const std::string& s) {
+  if (s == "none") return Recompute::none;
+  if (s == "selective") return Recompute::selective;
+  if (s == "full") return Recompute::full;
+  throw std::invalid_argument("mini5d: train.recompute: expected none, selective or full, got \"" + s + "\"");
 }
 
 namespace {
+Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp) {
+  Dims d;
+  d.batch = batch;
+  d.seq = cfg.seq;
+  d.tokens = batch * cfg.seq;
+  const bool split = sp && t > 1;
+  d.rows = split ? d.tokens / t : d.tokens;
+  d.row_begin = split ? r * d.rows : 0;
+  d.d_model = cfg.d_model;
+  d.head_dim = cfg.d_model / cfg.heads;
+  d.heads = cfg.heads / t;
+  d.ffn = cfg.ffn / t;
+  d.vocab = cfg.vocab / t;
+  d.vocab_begin = r * d.vocab;
+  return d;
+}
+
+template <class S>
+Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
+  Workspace<S> w;
+  const int R = d.rows, N = d.tokens, D = d.d_model, Dt = d.heads * d.head_dim;
+  const int BH = d.att_rows(), T = d.seq, hd = d.head_dim;
+  w.dres = a.mat<S>("mini5d::model::dres", R, D);
+  w.dln = a.mat<S>("mini5d::model::dln", R, D);
+  w.dqkv = a.mat<S>("mini5d::model::dqkv", N, 3 * Dt);
+  w.datt_merged = a.mat<S>("mini5d::model::datt_merged", N, Dt);
+  w.dfc = a.mat<S>("mini5d::model::dfc", N, d.ffn);
+  w.dfc_gelu = a.mat<S>("mini5d::model::dfc_gelu", N, d.ffn);
+  w.dq = a.ten<S>("mini5d::model::dq", BH, T, hd);
+  w.dk = a.ten<S>("mini5d::model::dk", BH, T, hd);
+  w.dv = a.ten<S>("mini5d::model::dv", BH, T, hd);
+  w.dy = a.ten<S>("mini5d::model::dy", BH, T, hd);
+  w.dp = a.ten<S>("mini5d::model::dp", BH, T, T);
+  if (split) w.gathered = a.mat<S>("mini5d::tp::gathered", N, D);
+  w.ones = a.vec<S>("mini5d::model::ones", N);
+  Kokkos::deep_copy(w.ones, S(1));
+  if (rc == Recompute::selective) w.core.allocate(a, d);
+  if (rc == Recompute::full) w.block.allocate(a, d, true);
+  return w;
+}
+
 // Views of a named tensor inside a unit's storage, whose first element is the
 // unit's first (unit_offset in the flat layout).
 template <class S>
@@ -60,16 +79,16 @@ BlockTensors<S> block_views(const ParamLayout& layout, S* base, std::int64_t uni
   BlockTensors<S> bt;
   bt.ln1_w = v("ln1.weight");
   bt.ln1_b = v("ln1.bias");
-  bt.qkv_w = m("attn.qkv.weight");
-  bt.qkv_b = v("attn.qkv.bias");
-  bt.proj_w = m("attn.proj.weight");
-  bt.proj_b = v("attn.proj.bias");
+  bt.attn.qkv_w = m("attn.qkv.weight");
+  bt.attn.qkv_b = v("attn.qkv.bias");
+  bt.attn.proj_w = m("attn.proj.weight");
+  bt.attn.proj_b = v("attn.proj.bias");
   bt.ln2_w = v("ln2.weight");
   bt.ln2_b = v("ln2.bias");
-  bt.fc_w = m("mlp.fc.weight");
-  bt.fc_b = v("mlp.fc.bias");
-  bt.fcproj_w = m("mlp.proj.weight");
-  bt.fcproj_b = v("mlp.proj.bias");
+  bt.mlp.fc_w = m("mlp.fc.weight");
+  bt.mlp.fc_b = v("mlp.fc.bias");
+  bt.mlp.proj_w = m("mlp.proj.weight");
+  bt.mlp.proj_b = v("mlp.proj.bias");
   return bt;
 }
 
@@ -94,72 +113,47 @@ void bind_views(const ParamLayout& layout, int unit, S* base, std::vector<BlockT
 }  // namespace
 
 template <class S>
-void Gpt<S>::bind_unit(int unit, S* params_base, S* grads_base) {
-  if (params_base) bind_views(layout_, unit, params_base, pw_, po_);
-  if (grads_base) bind_views(layout_, unit, grads_base, gw_, go_);
+Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel par)
+    : cfg_(cfg),
+      batch_(micro_batch),
+      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0),
+      pw_(cfg.layers),
+      gw_(cfg.layers) {
+  tp::TpComm* tpc = par.tp ? par.tp : &single_;
+  const int t = tpc->size();
+  ctx_.dims = dims_of(cfg, micro_batch, t, tpc->rank(), par.sp);
+  ctx_.region.comm = tpc;
+  ctx_.region.sp = par.sp;
+  ctx_.recompute = par.recompute;
+  ctx_.hooks = &no_hooks_;
+  const auto& units = layout_.units();
+  if (owns != Owns::nothing) {
+    params = Vec<S>("mini5d::model::params", layout_.total());
+    params_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(params));
+    for (int u = 0; u < int(units.size()); ++u) bind_unit(u, params.data() + units[u].offset, nullptr);
+  }
+  if (owns == Owns::params_and_grads) {
+    grads = Vec<S>("mini5d::model::grads", layout_.total());
+    grads_mem_ = mem::Charge(mem::Category::gradients, mem::view_bytes(grads));
+    for (int u = 0; u < int(units.size()); ++u) bind_unit(u, nullptr, grads.data() + units[u].offset);
+  }
+  Alloc kept, work;
+  ctx_.ws = make_workspace<S>(work, ctx_.dims, ctx_.region.sequence_split(), ctx_.recompute);
+  ctx_.region.gathered = ctx_.ws.gathered;
+  embedding_ = std::make_unique<EmbeddingLayer<S>>(ctx_, kept);
+  blocks_.reserve(std::size_t(cfg.layers));
+  for (int l = 0; l < cfg.layers; ++l) blocks_.emplace_back(ctx_, kept);
+  head_ = std::make_unique<HeadLayer<S>>(ctx_, kept, work);
+  inputs_ = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace>("mini5d::model::inputs", ctx_.dims.tokens);
+  work.bytes += std::int64_t(ctx_.dims.tokens) * std::int64_t(sizeof(int));
+  acts_mem_ = mem::Charge(mem::Category::activations, kept.bytes);
+  work_mem_ = mem::Charge(mem::Category::workspace, work.bytes);
 }
 
 template <class S>
-void Gpt<S>::allocate_activations() {
-  const int N = batch_ * cfg_.seq, D = cfg_.d_model, F = cfg_.ffn, V = cfg_.vocab;
-  const int BH = batch_ * cfg_.heads, T = cfg_.seq, hd = shape_.head_dim;
-  std::int64_t bytes = 0;  // the running total of the current category
-  auto mat = [&](const char* name, int r, int c) {
-    bytes += std::int64_t(r) * c * sizeof(S);
-    return Mat<S>(Kokkos::ViewAllocateWithoutInitializing(name), r, c);
-  };
-  auto vec = [&](const char* name, int n) {
-    bytes += std::int64_t(n) * sizeof(S);
-    return Vec<S>(Kokkos::ViewAllocateWithoutInitializing(name), n);
-  };
-  auto ten = [&](const char* name, int a, int b, int c) {
-    bytes += std::int64_t(a) * b * c * sizeof(S);
-    return Ten3<S>(Kokkos::ViewAllocateWithoutInitializing(name), a, b, c);
-  };
-  for (int l = 0; l < cfg_.layers; ++l) {
-    BlockActivations<S> a;
-    a.ln1 = mat("mini5d::model::ln1", N, D);
-    a.ln1_mean = vec("mini5d::model::ln1_mean", N);
-    a.ln1_rstd = vec("mini5d::model::ln1_rstd", N);
-    a.qkv = mat("mini5d::model::qkv", N, 3 * D);
-    a.q = ten("mini5d::model::q", BH, T, hd);
-    a.k = ten("mini5d::model::k", BH, T, hd);
-    a.v = ten("mini5d::model::v", BH, T, hd);
-    a.p = ten("mini5d::model::att_probs", BH, T, T);
-    a.y = ten("mini5d::model::att_y", BH, T, hd);
-    a.att_merged = mat("mini5d::model::att_merged", N, D);
-    a.res2 = mat("mini5d::model::res2", N, D);
-    a.ln2 = mat("mini5d::model::ln2", N, D);
-    a.ln2_mean = vec("mini5d::model::ln2_mean", N);
-    a.ln2_rstd = vec("mini5d::model::ln2_rstd", N);
-    a.fc = mat("mini5d::model::fc", N, F);
-    a.fc_gelu = mat("mini5d::model::fc_gelu", N, F);
-    a.res3 = mat("mini5d::model::res3", N, D);
-    acts_.push_back(a);
-  }
-  x0_ = mat("mini5d::model::embedded", N, D);
-  lnf_ = mat("mini5d::model::lnf", N, D);
-  lnf_mean_ = vec("mini5d::model::lnf_mean", N);
-  lnf_rstd_ = vec("mini5d::model::lnf_rstd", N);
-  logits_ = mat("mini5d::model::logits", N, V);
-  acts_mem_ = mem::Charge(mem::Category::activations, bytes);
-  bytes = 0;
-  ones_ = vec("mini5d::model::ones", N);
-  Kokkos::deep_copy(ones_, S(1));
-  dres_ = mat("mini5d::model::dres", N, D);
-  dln_ = mat("mini5d::model::dln", N, D);
-  dqkv_ = mat("mini5d::model::dqkv", N, 3 * D);
-  datt_merged_ = mat("mini5d::model::datt_merged", N, D);
-  dfc_ = mat("mini5d::model::dfc", N, F);
-  dfc_gelu_ = mat("mini5d::model::dfc_gelu", N, F);
-  dq_ = ten("mini5d::model::dq", BH, T, hd);
-  dk_ = ten("mini5d::model::dk", BH, T, hd);
-  dv_ = ten("mini5d::model::dv", BH, T, hd);
-  dy_ = ten("mini5d::model::dy", BH, T, hd);
-  dp_ = ten("mini5d::model::dp", BH, T, T);
-  inputs_ = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace>("mini5d::model::inputs", N);
-  bytes += std::int64_t(N) * sizeof(int);
-  work_mem_ = mem::Charge(mem::Category::workspace, bytes);
+void Gpt<S>::bind_unit(int unit, S* params_base, S* grads_base) {
+  if (params_base) bind_views(layout_, unit, params_base, pw_, po_);
+  if (grads_base) bind_views(layout_, unit, grads_base, gw_, go_);
 }
 
 template <class S>
@@ -172,15 +166,29 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
     auto out = Kokkos::subview(dst, std::make_pair(lo - begin, hi - begin));
     if (t.init == Init::Zeros) {
       Kokkos::deep_copy(out, S(0));
-    } else if (t.init == Init::Ones) {
+      continue;
+    }
+    if (t.init == Init::Ones) {
       Kokkos::deep_copy(out, S(1));
-    } else {
-      const std::uint64_t stream = rng::name_hash(t.name.c_str());
-      const double sd = t.stddev;
-      const std::int64_t first = lo - t.offset;  // element index inside the tensor
+      continue;
+    }
+    // Each block of the logical tensor this range covers, drawn at its logical indices.
+    const std::uint64_t stream = rng::name_hash(t.name.c_str());
+    const double sd = t.stddev;
+    std::vector<ShardBlock> blocks;
+    append_part_blocks(t, lo - t.offset, hi - t.offset, lo - begin, blocks);
+    for (const auto& b : blocks) {
+      if (b.offset.size() > 2) throw std::logic_error("mini5d: init of a tensor of rank > 2");
+      // As a 2-D block: rows r0.., columns c0.. of a [*, cols] tensor.
+      const bool two_d = b.offset.size() == 2;
+      const std::int64_t cols = two_d ? t.global_shape[1] : t.global_shape[0];
+      const std::int64_t r0 = two_d ? b.offset[0] : 0, c0 = two_d ? b.offset[1] : b.offset[0];
+      const std::int64_t width = two_d ? b.extent[1] : b.extent[0];
+      auto blk = Kokkos::subview(dst, std::make_pair(b.local_offset, b.local_offset + b.size()));
       Kokkos::parallel_for(
-          "mini5d::model::init_normal", Range(0, hi - lo), KOKKOS_LAMBDA(const std::int64_t i) {
-            out(i) = S(sd * rng::normal(seed, stream, std::uint64_t(first + i)));
+          "mini5d::model::init_normal", Range(0, b.size()), KOKKOS_LAMBDA(const std::int64_t i) {
+            const std::int64_t logical = (r0 + i / width) * cols + c0 + i % width;
+            blk(i) = S(sd * rng::normal(seed, stream, std::uint64_t(logical)));
           });
     }
   }
@@ -200,78 +208,40 @@ void Gpt<S>::zero_grads() {
 template <class S>
 double Gpt<S>::forward(CTokU inputs, CTokU targets, S grad_scale) {
   const int head = cfg_.layers + 1;
+  UnitHooks& h = *ctx_.hooks;
   Kokkos::deep_copy(inputs_, inputs);
-  hooks_->before_forward(0);
-  k::embedding_forward<S>(x0_, inputs_, po_.wte, po_.wpe, cfg_.seq);
-  hooks_->after_forward(0);
+  h.before_forward(0);
+  embedding_->forward(ctx_, po_, inputs_);
+  h.after_forward(0);
+  CMatU<S> x = embedding_->out();
   for (int l = 0; l < cfg_.layers; ++l) {
-    hooks_->before_forward(l + 1);
-    auto& a = acts_[l];
-    const auto& w = pw_[l];
-    CMatU<S> x_in = l == 0 ? x0_ : acts_[l - 1].res3;
-    k::layernorm_forward<S>(a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.ln1_w, w.ln1_b);
-    k::linear_forward<S>(a.qkv, a.ln1, w.qkv_w, w.qkv_b);
-    k::attention_split_heads<S>(a.q, a.k, a.v, a.qkv, shape_);
-    k::attention_forward<S>(a.y, a.p, a.q, a.k, a.v);
-    k::attention_merge_heads<S>(a.att_merged, a.y, shape_);
-    k::linear_forward<S>(a.res2, a.att_merged, w.proj_w, w.proj_b);
-    k::accumulate<S>(a.res2, x_in);
-    hooks_->progress();  // lets a prefetched gather (ZeRO-3) advance
-    k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
-    k::linear_forward<S>(a.fc, a.ln2, w.fc_w, w.fc_b);
-    k::gelu_forward<S>(a.fc_gelu, a.fc);
-    k::linear_forward<S>(a.res3, a.fc_gelu, w.fcproj_w, w.fcproj_b);
-    k::accumulate<S>(a.res3, a.res2);
-    hooks_->after_forward(l + 1);
+    h.before_forward(l + 1);
+    blocks_[std::size_t(l)].forward(ctx_, pw_[std::size_t(l)], x);
+    x = blocks_[std::size_t(l)].out();
+    h.after_forward(l + 1);
   }
-  CMatU<S> last = cfg_.layers > 0 ? acts_.back().res3 : x0_;
-  hooks_->before_forward(head);
-  k::layernorm_forward<S>(lnf_, lnf_mean_, lnf_rstd_, last, po_.lnf_w, po_.lnf_b);
-  k::linear_forward<S>(logits_, lnf_, po_.lm_head, VecU<S>());
-  const double loss = k::cross_entropy_forward_backward<S>(logits_, targets, grad_scale);
-  hooks_->after_forward(head);
+  h.before_forward(head);
+  const double loss = head_->forward(ctx_, po_, x, targets, grad_scale);
+  h.after_forward(head);
   return loss;
 }
 
 template <class S>
 void Gpt<S>::backward() {
-  // logits_ now holds dL/dlogits.
-  CMatU<S> last = cfg_.layers > 0 ? acts_.back().res3 : x0_;
   const int head = cfg_.layers + 1;
-  hooks_->before_backward(head);
-  k::linear_backward<S>(dln_, go_.lm_head, VecU<S>(), logits_, lnf_, po_.lm_head, ones_);
-  k::layernorm_backward<S>(dres_, go_.lnf_w, go_.lnf_b, dln_, last, po_.lnf_w, lnf_mean_,
-                           lnf_rstd_, false);
-  hooks_->after_backward(head);
+  UnitHooks& h = *ctx_.hooks;
+  auto input_of = [&](int l) { return l == 0 ? embedding_->out() : blocks_[std::size_t(l - 1)].out(); };
+  h.before_backward(head);
+  head_->backward(ctx_, po_, go_, input_of(cfg_.layers));
+  h.after_backward(head);
   for (int l = cfg_.layers - 1; l >= 0; --l) {
-    hooks_->before_backward(l + 1);
-    auto& a = acts_[l];
-    const auto& w = pw_[l];
-    auto& g = gw_[l];
-    CMatU<S> x_in = l == 0 ? x0_ : acts_[l - 1].res3;
-    // MLP branch: res3 = res2 + proj(gelu(fc(ln2(res2)))); dres holds dL/dres3.
-    k::linear_backward<S>(dfc_gelu_, g.fcproj_w, g.fcproj_b, dres_, a.fc_gelu, w.fcproj_w, ones_);
-    hooks_->progress();
-    k::gelu_backward<S>(dfc_, dfc_gelu_, a.fc);
-    k::linear_backward<S>(dln_, g.fc_w, g.fc_b, dfc_, a.ln2, w.fc_w, ones_);
-    hooks_->progress();
-    k::layernorm_backward<S>(dres_, g.ln2_w, g.ln2_b, dln_, a.res2, w.ln2_w, a.ln2_mean,
-                             a.ln2_rstd, true);
-    // Attention branch: res2 = x_in + proj(attn(qkv(ln1(x_in)))); dres = dL/dres2.
-    k::linear_backward<S>(datt_merged_, g.proj_w, g.proj_b, dres_, a.att_merged, w.proj_w, ones_);
-    k::attention_split_heads_grad<S>(dy_, datt_merged_, shape_);
-    hooks_->progress();
-    k::attention_backward<S>(dq_, dk_, dv_, dp_, dy_, a.p, a.q, a.k, a.v);
-    hooks_->progress();
-    k::attention_merge_heads_qkv<S>(dqkv_, dq_, dk_, dv_, shape_);
-    k::linear_backward<S>(dln_, g.qkv_w, g.qkv_b, dqkv_, a.ln1, w.qkv_w, ones_);
-    k::layernorm_backward<S>(dres_, g.ln1_w, g.ln1_b, dln_, x_in, w.ln1_w, a.ln1_mean,
-                             a.ln1_rstd, true);
-    hooks_->after_backward(l + 1);
+    h.before_backward(l + 1);
+    blocks_[std::size_t(l)].backward(ctx_, pw_[std::size_t(l)], gw_[std::size_t(l)], input_of(l));
+    h.after_backward(l + 1);
   }
-  hooks_->before_backward(0);
-  k::embedding_backward<S>(go_.wte, go_.wpe, dres_, inputs_, cfg_.seq);
-  hooks_->after_backward(0);
+  h.before_backward(0);
+  embedding_->backward(ctx_, go_, ctx_.ws.dres, inputs_);
+  h.after_backward(0);
 }
 
 template class Gpt<float>;

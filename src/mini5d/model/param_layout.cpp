@@ -1,39 +1,40 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/model/param_layout.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace mini5d::model {
 
-ParamLayout::ParamLayout(const ModelConfig& m) {
+ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank) : tp_size_(tp_size), tp_rank_(tp_rank) {
   const std::int64_t V = m.vocab, D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with
   // depth.
   const double std0 = 0.02, std_res = 0.02 / std::sqrt(2.0 * m.layers);
-  add("wte", {V, D}, Init::Normal, std0, true, false);
-  add("wpe", {T, D}, Init::Normal, std0, true, false);
+  add("wte", {V, D}, Split::rows, Init::Normal, std0, true, false);
+  add("wpe", {T, D}, Split::none, Init::Normal, std0, true, false);
   close_unit("embeddings");
   for (int l = 0; l < m.layers; ++l) {
     const std::string b = "blocks." + std::to_string(l) + ".";
-    add(b + "ln1.weight", {D}, Init::Ones, 0, false, false);
-    add(b + "ln1.bias", {D}, Init::Zeros, 0, false, false);
-    add(b + "attn.qkv.weight", {3 * D, D}, Init::Normal, std0, true, true);
-    add(b + "attn.qkv.bias", {3 * D}, Init::Zeros, 0, false, false);
-    add(b + "attn.proj.weight", {D, D}, Init::Normal, std_res, true, true);
-    add(b + "attn.proj.bias", {D}, Init::Zeros, 0, false, false);
-    add(b + "ln2.weight", {D}, Init::Ones, 0, false, false);
-    add(b + "ln2.bias", {D}, Init::Zeros, 0, false, false);
-    add(b + "mlp.fc.weight", {F, D}, Init::Normal, std0, true, true);
-    add(b + "mlp.fc.bias", {F}, Init::Zeros, 0, false, false);
-    add(b + "mlp.proj.weight", {D, F}, Init::Normal, std_res, true, true);
-    add(b + "mlp.proj.bias", {D}, Init::Zeros, 0, false, false);
+    add(b + "ln1.weight", {D}, Split::none, Init::Ones, 0, false, false);
+    add(b + "ln1.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    add(b + "attn.qkv.weight", {3 * D, D}, Split::qkv_rows, Init::Normal, std0, true, true);
+    add(b + "attn.qkv.bias", {3 * D}, Split::qkv_rows, Init::Zeros, 0, false, false);
+    add(b + "attn.proj.weight", {D, D}, Split::cols, Init::Normal, std_res, true, true);
+    add(b + "attn.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    add(b + "ln2.weight", {D}, Split::none, Init::Ones, 0, false, false);
+    add(b + "ln2.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    add(b + "mlp.fc.weight", {F, D}, Split::rows, Init::Normal, std0, true, true);
+    add(b + "mlp.fc.bias", {F}, Split::rows, Init::Zeros, 0, false, false);
+    add(b + "mlp.proj.weight", {D, F}, Split::cols, Init::Normal, std_res, true, true);
+    add(b + "mlp.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
     close_unit("blocks." + std::to_string(l));
   }
-  add("lnf.weight", {D}, Init::Ones, 0, false, false);
-  add("lnf.bias", {D}, Init::Zeros, 0, false, false);
-  add("lm_head.weight", {V, D}, Init::Normal, std0, true, true);
+  add("lnf.weight", {D}, Split::none, Init::Ones, 0, false, false);
+  add("lnf.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+  add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
   close_unit("head");
 }
 
@@ -42,16 +43,44 @@ void ParamLayout::close_unit(const std::string& name) {
   units_.push_back({name, begin, total_ - begin});
 }
 
-void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, Init init,
+void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, Split split, Init init,
                       double stddev, bool decay, bool in_matmul) {
   TensorSpec t;
   t.name = name;
-  t.shape = std::move(shape);
-  t.offset = total_;
+  t.global_shape = shape;
+  t.shape = shape;
   t.init = init;
   t.stddev = stddev;
   t.decay = decay;
   t.in_matmul = in_matmul;
+  const std::int64_t n = tp_size_, r = tp_rank_;
+  Piece whole{std::vector<std::int64_t>(shape.size(), 0), shape};
+  if (n == 1 || split == Split::none) {
+    t.pieces.push_back(whole);
+  } else if (split == Split::rows) {  // rows r*n0/t .. of the leading dimension
+    Piece p = whole;
+    p.extent[0] = shape[0] / n;
+    p.offset[0] = r * p.extent[0];
+    t.pieces.push_back(p);
+    t.shape[0] = p.extent[0];
+  } else if (split == Split::cols) {  // columns r*n1/t .. of a matrix
+    Piece p = whole;
+    p.extent[1] = shape[1] / n;
+    p.offset[1] = r * p.extent[1];
+    t.pieces.push_back(p);
+    t.shape[1] = p.extent[1];
+  } else {  // fused QKV: the q, k and v rows of this rank's heads, three blocks
+    const std::int64_t third = shape[0] / 3, part = third / n;
+    for (int k = 0; k < 3; ++k) {
+      Piece p = whole;
+      p.extent[0] = part;
+      p.offset[0] = k * third + r * part;
+      t.pieces.push_back(p);
+    }
+    t.shape[0] = 3 * part;
+  }
+  t.replicated = n == 1 || split == Split::none;
+  t.offset = total_;
   total_ += t.size();
   tensors_.push_back(std::move(t));
 }
@@ -65,8 +94,31 @@ const TensorSpec& ParamLayout::at(const std::string& name) const {
 std::int64_t ParamLayout::matmul_params() const {
   std::int64_t n = 0;
   for (const auto& t : tensors_)
-    if (t.in_matmul) n += t.size();
+    if (t.in_matmul) n += t.global_size();
   return n;
+}
+
+std::int64_t ParamLayout::global_total() const {
+  std::int64_t n = 0;
+  for (const auto& t : tensors_) n += t.global_size();
+  return n;
+}
+
+void append_part_blocks(const TensorSpec& t, std::int64_t begin, std::int64_t end, std::int64_t local_offset,
+                        std::vector<ShardBlock>& out) {
+  std::int64_t piece_begin = 0;  // the piece's first element, in part indices
+  for (const auto& p : t.pieces) {
+    const std::int64_t lo = std::max(begin, piece_begin), hi = std::min(end, piece_begin + p.size());
+    if (lo < hi) {
+      std::vector<ShardBlock> sub;
+      append_flat_range_blocks(p.extent, lo - piece_begin, hi - piece_begin, local_offset + (lo - begin), sub);
+      for (auto& b : sub) {
+        for (std::size_t d = 0; d < b.offset.size(); ++d) b.offset[d] += p.offset[d];
+        out.push_back(std::move(b));
+      }
+    }
+    piece_begin += p.size();
+  }
 }
 
 }  // namespace mini5d::model

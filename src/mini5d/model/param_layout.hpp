@@ -1,33 +1,66 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The parameters of the GPT decoder as named tensors inside one flat buffer.
 // A flat buffer is what the optimizer, ZeRO sharding and checkpoints work on; the
-// model only takes views into it. Each tensor records its logical shape, its offset
-// in the buffer, how it is initialised and whether weight decay applies.
+// model only takes views into it. Each tensor records its logical (unsharded) shape,
+// the shape of the part this tensor-parallel rank holds, where that part lies in the
+// logical tensor, its offset in the buffer, how it is initialised and whether weight
+// decay applies.
+//
+// Tensor parallelism (the Megatron cuts, DESIGN.md §5): column-parallel weights (fused
+// QKV by heads, MLP fc, the vocab-parallel embedding and LM head) keep rows r*n/t ..
+// of the logical tensor; row-parallel weights (attention and MLP projections) keep
+// columns; LayerNorms, row-parallel biases and the position embedding are replicated.
+// The fused QKV keeps three row blocks (its heads' q, k and v rows): a local tensor is
+// a list of rectangular pieces of the logical one, stored one after the other.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "mini5d/core/deck.hpp"
+#include "mini5d/core/shard.hpp"
 
 namespace mini5d::model {
 
 enum class Init { Normal, Zeros, Ones };
 
+// A rectangular block of a logical tensor (offset and extent per dimension).
+struct Piece {
+  std::vector<std::int64_t> offset, extent;
+  std::int64_t size() const {
+    std::int64_t n = 1;
+    for (auto e : extent) n *= e;
+    return n;
+  }
+};
+
 struct TensorSpec {
-  std::string name;                 // e.g. "blocks.3.attn.qkv.weight"
-  std::vector<std::int64_t> shape;  // logical, unsharded shape
-  std::int64_t offset = 0;          // in elements, into the flat buffer
+  std::string name;                        // e.g. "blocks.3.attn.qkv.weight"
+  std::vector<std::int64_t> global_shape;  // logical, unsharded shape
+  std::vector<std::int64_t> shape;         // this rank's part (what the kernels see)
+  std::vector<Piece> pieces;               // where the part lies in the logical tensor
+  bool replicated = true;                  // every tensor-parallel rank holds all of it
+  std::int64_t offset = 0;                 // in elements, into the flat buffer
   Init init = Init::Zeros;
-  double stddev = 0;                // for Init::Normal
-  bool decay = false;               // AdamW weight decay applies (matrices, embeddings)
-  bool in_matmul = false;           // takes part in a matrix product (FLOP count)
+  double stddev = 0;                       // for Init::Normal
+  bool decay = false;                      // AdamW weight decay applies (matrices, embeddings)
+  bool in_matmul = false;                  // takes part in a matrix product (FLOP count)
   std::int64_t size() const {
     std::int64_t n = 1;
     for (auto e : shape) n *= e;
     return n;
   }
+  std::int64_t global_size() const {
+    std::int64_t n = 1;
+    for (auto e : global_shape) n *= e;
+    return n;
+  }
 };
+
+// The blocks of the logical tensor that hold the part's elements [begin, end) (indices
+// into the part, row-major piece after piece), placed from local_offset on.
+void append_part_blocks(const TensorSpec& t, std::int64_t begin, std::int64_t end, std::int64_t local_offset,
+                        std::vector<ShardBlock>& out);
 
 // A unit is what ZeRO gathers, reduces and shards as one piece, in flat-buffer order:
 // unit 0 the embeddings (wte, wpe), units 1..layers the blocks, the last the head
@@ -39,21 +72,29 @@ struct Unit {
 
 class ParamLayout {
  public:
-  explicit ParamLayout(const ModelConfig& m);
+  // The part of the model tensor-parallel rank tp_rank of tp_size holds.
+  explicit ParamLayout(const ModelConfig& m, int tp_size = 1, int tp_rank = 0);
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
   const TensorSpec& at(const std::string& name) const;
-  std::int64_t total() const { return total_; }
-  // Parameters that take part in matrix products (the N of 6*N*tokens).
+  std::int64_t total() const { return total_; }  // elements of this rank's flat buffer
+  // Parameters of the whole (logical) model that take part in matrix products (the N of
+  // 6*N*tokens).
   std::int64_t matmul_params() const;
+  // Elements of the whole logical model.
+  std::int64_t global_total() const;
   const std::vector<Unit>& units() const { return units_; }
+  int tp_size() const { return tp_size_; }
+  int tp_rank() const { return tp_rank_; }
 
  private:
-  void add(const std::string& name, std::vector<std::int64_t> shape, Init init, double stddev,
+  enum class Split { none, rows, cols, qkv_rows };
+  void add(const std::string& name, std::vector<std::int64_t> shape, Split split, Init init, double stddev,
            bool decay, bool in_matmul);
   void close_unit(const std::string& name);
   std::vector<TensorSpec> tensors_;
   std::vector<Unit> units_;
   std::int64_t total_ = 0;
+  int tp_size_ = 1, tp_rank_ = 0;
 };
 
 }  // namespace mini5d::model

@@ -21,13 +21,15 @@ VecU<float> slice(VecU<float> v, std::int64_t begin, std::int64_t size) {
 }  // namespace
 
 ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage,
-                             AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements)
+                             AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements, tp::TpComm* tp)
     : model_(model),
       stage_(stage),
+      tp_(tp),
       part_(model.layout(), group.size(), group.rank()),
       dp_(group, part_),
       bucket_(std::max<std::int64_t>(1, bucket_elements)) {
   const auto& layout = model.layout();
+  replicated_ = part_.replicated_spans(stage_ <= 1);
   std::vector<Segment> segs;
   if (stage_ == 0) {
     for (const auto& t : layout.tensors()) segs.push_back(segment(t.offset, t.size(), t.decay));
@@ -185,22 +187,36 @@ void ZeroOptimizer::drain(Slot& s) {
   s.posted = false;
 }
 
+VecU<float> ZeroOptimizer::grad_buffer() const {
+  return stage_ <= 1 ? VecU<float>(model_.grads) : VecU<float>(grad_shard_);
+}
+
 void ZeroOptimizer::finish_reductions() {
   for (auto& r : inflight_) r.wait();
   inflight_.clear();
   for (auto& s : slots_) drain(s);
+  // With sequence parallelism each tensor-parallel rank saw its own tokens: the
+  // gradients of the tensors they all hold (LayerNorms, row-parallel biases, wpe) are
+  // partial sums until added over the group. The order (group after the data-parallel
+  // reduction) does not matter for a sum.
+  if (tp_ && tp_->size() > 1 && model_.sequence_parallel()) {
+    Kokkos::fence();
+    for (const Span& s : replicated_) tp_->allreduce<float>(slice(grad_buffer(), s.begin, s.size()));
+  }
 }
 
 double ZeroOptimizer::grad_norm() {
-  if (stage_ <= 1) return std::sqrt(sum_of_squares<float>(model_.grads));
-  double ss = sum_of_squares<float>(grad_shard_);
-  dp_.sum(&ss, 1);
-  return std::sqrt(ss);
+  // [all, replicated]: squares of this rank's gradients, and of those of tensors every
+  // tensor-parallel rank holds (counted once, not t times).
+  double ss[2] = {sum_of_squares<float>(grad_buffer()), 0.0};
+  for (const Span& s : replicated_) ss[1] += sum_of_squares<float>(slice(grad_buffer(), s.begin, s.size()));
+  if (stage_ >= 2) dp_.sum(ss, 2);  // stage 0-1: every rank holds the reduced sum
+  double sharded = ss[0] - ss[1];
+  if (tp_) tp_->allreduce_host(&sharded, 1);
+  return std::sqrt(sharded + ss[1]);
 }
 
-void ZeroOptimizer::clip(double norm, double max_norm) {
-  clip_by_global_norm<float>(stage_ <= 1 ? model_.grads : grad_shard_, norm, max_norm);
-}
+void ZeroOptimizer::clip(double norm, double max_norm) { clip_by_global_norm<float>(grad_buffer(), norm, max_norm); }
 
 void ZeroOptimizer::update(double lr, long step) {
   VecU<float> params = stage_ >= 3 ? VecU<float>(weight_shard_) : VecU<float>(model_.params);

@@ -30,6 +30,7 @@
 #include "mini5d/optim/adamw.hpp"
 #include "mini5d/parallel/dp/dp_comm.hpp"
 #include "mini5d/parallel/dp/zero_partition.hpp"
+#include "mini5d/parallel/tp/tp_comm.hpp"
 
 namespace mini5d::optim {
 
@@ -43,8 +44,13 @@ class ZeroOptimizer : public model::UnitHooks {
   // model's hooks.
   // bucket_elements: the largest all-reduce at stages 0-1 (MPICH allocates a temporary
   // per call, and large calls run slower: DESIGN.md §12).
+  // tp: the model's tensor-parallel group (nullptr: none). Each rank of it runs its own
+  // ZeRO over its part of the model; the group sums the gradients of replicated tensors
+  // when sequence parallelism split the tokens, and the sharded tensors' squares in the
+  // global norm.
   ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage, AdamWConfig cfg,
-                std::uint64_t seed, std::int64_t bucket_elements = std::int64_t(1) << 62);
+                std::uint64_t seed, std::int64_t bucket_elements = std::int64_t(1) << 62,
+                tp::TpComm* tp = nullptr);
   ~ZeroOptimizer() override;
 
   int stage() const { return stage_; }
@@ -57,6 +63,7 @@ class ZeroOptimizer : public model::UnitHooks {
   void begin_microbatch(bool last);          // last: stage 0-1 reduce during its backward
   void finish_reductions();                  // waits for every reduction in flight
   double grad_norm();                        // true global L2 norm of the reduced gradients
+                                             // (every logical element once)
   void clip(double norm, double max_norm);   // global-norm clipping
   void update(double lr, long step);         // AdamW, then weight gathers posted (stage 1-2)
   // Completes every operation in flight (weight gathers after an update), so the
@@ -92,8 +99,12 @@ class ZeroOptimizer : public model::UnitHooks {
   void need_weights(int unit);          // stage 3: unit gathered and bound
   void start_gather(int buffer, int unit);
 
+  VecU<float> grad_buffer() const;  // the reduced gradients: flat (stage 0-1) or this rank's shard
+
   model::Gpt<float>& model_;
   int stage_;
+  tp::TpComm* tp_;
+  std::vector<Span> replicated_;  // replicated tensors in grad_buffer() (tensor parallelism)
   dp::ZeroPartition part_;
   dp::DataParallelComm dp_;
   std::unique_ptr<AdamW<float>> adamw_;

@@ -47,16 +47,20 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck) {
   dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp",
                                                 deck_.parallel.gpu_aware_mpi == "true");
   all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", deck_.parallel.gpu_aware_mpi == "true");
+  tensor_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::t), "tp",
+                                                 deck_.parallel.gpu_aware_mpi == "true");
+  tp_ = std::make_unique<tp::TpComm>(*tensor_);
   source_ = data::make_source(deck_);
   if (source_->vocab() > deck_.model.vocab)
     throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
                      " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
   const int stage = deck_.parallel.zero;
+  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
-                                               optim::model_ownership(stage));
+                                               optim::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
-  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket);
+  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get());
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
   const int n = deck_.train.micro_batch * deck_.model.seq;
   h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);

@@ -21,6 +21,7 @@
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/zero_optimizer.hpp"
+#include "mini5d/parallel/tp/tp_comm.hpp"
 
 namespace mini5d::train {
 
@@ -121,6 +122,8 @@ class Trainer {
   std::unique_ptr<grid::ProcessGrid> grid_;
   std::unique_ptr<comm::Communicator> dense_;  // the dense-gradient group, accounted as "dp"
   std::unique_ptr<comm::Communicator> all_;    // every rank (stop flags, timings), as "world"
+  std::unique_ptr<comm::Communicator> tensor_; // the t group, accounted as "tp"
+  std::unique_ptr<tp::TpComm> tp_;
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<optim::ZeroOptimizer> zero_;

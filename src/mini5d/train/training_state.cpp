@@ -16,15 +16,12 @@ std::vector<Part> parts_of(const optim::ZeroOptimizer& opt) {
   return {{"model", opt.weights()}, {"optimizer/exp_avg", opt.exp_avg()}, {"optimizer/exp_avg_sq", opt.exp_avg_sq()}};
 }
 
-// The whole of tensor t, placed at its flat offset.
+// All of this rank's part of tensor t (the whole tensor without tensor
+// parallelism), placed at its flat offset.
 ShardDescriptor whole(const model::TensorSpec& t) {
   ShardDescriptor d;
-  d.global_shape = t.shape;
-  ShardBlock b;
-  b.offset.assign(t.shape.size(), 0);
-  b.extent = t.shape;
-  b.local_offset = t.offset;
-  d.blocks.push_back(b);
+  d.global_shape = t.global_shape;
+  model::append_part_blocks(t, 0, t.size(), t.offset, d.blocks);
   return d;
 }
 }  // namespace
@@ -36,7 +33,7 @@ checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimize
   std::vector<HostVec> host;  // host copies (no copy on host backends) kept alive for the save
   for (const auto& p : parts_of(opt)) {
     host.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.buf.data));
-    for (const auto& ts : opt.partition().tensor_shards(p.buf.flat))
+    for (const auto& ts : opt.partition().tensor_shards(p.buf.flat, true))
       shards.push_back({checkpoint::dataset_path(p.root, ts.name), ts.desc, host.back().data()});
   }
   return checkpoint::save_checkpoint(comm, dir, name, meta, shards, keep_last);

@@ -55,20 +55,40 @@ std::vector<optim::Segment> ZeroPartition::segments(int stage) const {
   return out;
 }
 
-std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat) const {
+std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat, bool writing) const {
   std::vector<TensorShard> out;
   const auto& us = layout_.units();
   for (const auto& t : layout_.tensors()) {
-    TensorShard ts{t.name, {t.shape, {}}};
+    // A tensor every tensor-parallel rank holds whole is written by the first of them.
+    if (writing && t.replicated && layout_.tp_rank() != 0) continue;
+    TensorShard ts{t.name, {t.global_shape, {}}};
     for (int u = 0; u < int(us.size()); ++u) {
       const Span p = my_part(u);
       const std::int64_t begin = us[u].offset + p.begin, end = us[u].offset + p.end;
       const std::int64_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.size());
       if (lo >= hi) continue;
-      append_flat_range_blocks(t.shape, lo - t.offset, hi - t.offset, flat ? lo : shard_offset_[u] + (lo - begin),
-                               ts.desc.blocks);
+      model::append_part_blocks(t, lo - t.offset, hi - t.offset, flat ? lo : shard_offset_[u] + (lo - begin),
+                                ts.desc.blocks);
     }
     if (!ts.desc.blocks.empty()) out.push_back(std::move(ts));
+  }
+  return out;
+}
+
+std::vector<Span> ZeroPartition::replicated_spans(bool flat) const {
+  std::vector<Span> out;
+  if (layout_.tp_size() == 1) return out;
+  const auto& us = layout_.units();
+  for (int u = 0; u < int(us.size()); ++u) {
+    const Span p = my_part(u);
+    const std::int64_t begin = us[u].offset + p.begin, end = us[u].offset + p.end;
+    for (const auto& t : layout_.tensors()) {
+      if (!t.replicated) continue;
+      const std::int64_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.size());
+      if (lo >= hi) continue;
+      const std::int64_t at = flat ? lo : shard_offset_[u] + (lo - begin);
+      out.push_back({at, at + (hi - lo)});
+    }
   }
   return out;
 }

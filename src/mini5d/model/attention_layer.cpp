@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/model/attention_layer.hpp"
+
+#include "mini5d/kernels/attention.hpp"
+#include "mini5d/parallel/tp/column_linear.hpp"
+#include "mini5d/parallel/tp/row_linear.hpp"
+
+namespace mini5d::model {
+
+namespace k = mini5d::kernels;
+
+namespace {
+k::AttentionShape shape_of(const Dims& d) { return {d.batch, d.seq, d.heads, d.head_dim}; }
+
+// The causal core on this rank's heads: qkv [N, 3D/t] -> att_merged [N, D/t].
+template <class S>
+void core_forward(const Dims& d, AttentionActs<S>& a) {
+  const auto s = shape_of(d);
+  k::attention_split_heads<S>(a.core.q, a.core.k, a.core.v, a.qkv, s);
+  k::attention_forward<S>(a.core.y, a.core.p, a.core.q, a.core.k, a.core.v);
+  k::attention_merge_heads<S>(a.att_merged, a.core.y, s);
+}
+}  // namespace
+
+template <class S>
+void AttentionLayer<S>::forward(Context<S>& ctx, AttentionActs<S>& a, const AttentionTensors<S>& w,
+                                MatU<S> out_rows, CMatU<S> x_rows) {
+  tp::column_forward<S>(ctx.region, a.qkv, x_rows, w.qkv_w, w.qkv_b);
+  core_forward(ctx.dims, a);
+  tp::row_forward<S>(ctx.region, out_rows, a.att_merged, w.proj_w, w.proj_b);
+}
+
+template <class S>
+void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const AttentionTensors<S>& w,
+                                 AttentionTensors<S>& g, MatU<S> dx_rows, CMatU<S> dout_rows, CMatU<S> x_rows) {
+  auto& ws = ctx.ws;
+  const auto s = shape_of(ctx.dims);
+  tp::row_backward<S>(ctx.region, ws.datt_merged, g.proj_w, g.proj_b, dout_rows, a.att_merged, w.proj_w, ws.ones);
+  k::attention_split_heads_grad<S>(ws.dy, ws.datt_merged, s);
+  ctx.hooks->progress();
+  if (ctx.recompute == Recompute::selective) {
+    // The core's activations were not kept: rebuild q, k, v and the probabilities
+    // from the kept qkv (Korthikanti et al. 2022).
+    k::attention_split_heads<S>(a.core.q, a.core.k, a.core.v, a.qkv, s);
+    k::attention_forward<S>(a.core.y, a.core.p, a.core.q, a.core.k, a.core.v);
+  }
+  k::attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dp, ws.dy, a.core.p, a.core.q, a.core.k, a.core.v);
+  ctx.hooks->progress();
+  k::attention_merge_heads_qkv<S>(ws.dqkv, ws.dq, ws.dk, ws.dv, s);
+  tp::column_backward<S>(ctx.region, dx_rows, g.qkv_w, g.qkv_b, ws.dqkv, x_rows, w.qkv_w, ws.ones);
+}
+
+template struct AttentionLayer<float>;
+template struct AttentionLayer<double>;
+
+}  // namespace mini5d::model

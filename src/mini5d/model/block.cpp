@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/model/block.hpp"
+
+#include "mini5d/kernels/layernorm.hpp"
+#include "mini5d/kernels/residual.hpp"
+#include "mini5d/model/attention_layer.hpp"
+#include "mini5d/model/mlp_layer.hpp"
+
+namespace mini5d::model {
+
+namespace k = mini5d::kernels;
+
+template <class S>
+Block<S>::Block(Context<S>& ctx, Alloc& kept) {
+  const Dims& d = ctx.dims;
+  if (ctx.recompute != Recompute::full) own_.allocate(kept, d, ctx.recompute == Recompute::none);
+  if (ctx.recompute == Recompute::selective) own_.attn.core = ctx.ws.core;
+  own_.res3 = kept.mat<S>("mini5d::model::res3", d.rows, d.d_model);
+}
+
+template <class S>
+BlockActs<S>& Block<S>::acts(Context<S>& ctx) {
+  if (ctx.recompute != Recompute::full) return own_;
+  ctx.ws.block.res3 = own_.res3;
+  return ctx.ws.block;
+}
+
+template <class S>
+void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in) {
+  auto& a = acts(ctx);
+  k::layernorm_forward<S>(a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.ln1_w, w.ln1_b);
+  AttentionLayer<S>::forward(ctx, a.attn, w.attn, a.res2, a.ln1);
+  k::accumulate<S>(a.res2, x_in);
+  ctx.hooks->progress();  // lets a prefetched gather (ZeRO-3) advance
+  k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
+  MlpLayer<S>::forward(ctx, a.mlp, w.mlp, a.res3, a.ln2);
+  k::accumulate<S>(a.res3, a.res2);
+}
+
+template <class S>
+void Block<S>::backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<S>& g, CMatU<S> x_in) {
+  if (ctx.recompute == Recompute::full) forward(ctx, w, x_in);  // rebuilds the shared activations
+  auto& a = acts(ctx);
+  auto& ws = ctx.ws;
+  // MLP branch: res3 = res2 + mlp(ln2(res2)); dres holds dL/dres3.
+  MlpLayer<S>::backward(ctx, a.mlp, w.mlp, g.mlp, ws.dln, ws.dres, a.ln2);
+  k::layernorm_backward<S>(ws.dres, g.ln2_w, g.ln2_b, ws.dln, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, true);
+  // Attention branch: res2 = x + attention(ln1(x)); dres holds dL/dres2.
+  AttentionLayer<S>::backward(ctx, a.attn, w.attn, g.attn, ws.dln, ws.dres, a.ln1);
+  k::layernorm_backward<S>(ws.dres, g.ln1_w, g.ln1_b, ws.dln, x_in, w.ln1_w, a.ln1_mean, a.ln1_rstd, true);
+}
+
+template <class S>
+void CoreActs<S>::allocate(Alloc& al, const Dims& d) {
+  const int BH = d.att_rows(), T = d.seq, hd = d.head_dim;
+  q = al.ten<S>("mini5d::model::q", BH, T, hd);
+  k = al.ten<S>("mini5d::model::k", BH, T, hd);
+  v = al.ten<S>("mini5d::model::v", BH, T, hd);
+  p = al.ten<S>("mini5d::model::att_probs", BH, T, T);
+  y = al.ten<S>("mini5d::model::att_y", BH, T, hd);
+}
+
+template <class S>
+void BlockActs<S>::allocate(Alloc& al, const Dims& d, bool with_core) {
+  const int R = d.rows, N = d.tokens, D = d.d_model;
+  ln1 = al.mat<S>("mini5d::model::ln1", R, D);
+  ln1_mean = al.vec<S>("mini5d::model::ln1_mean", R);
+  ln1_rstd = al.vec<S>("mini5d::model::ln1_rstd", R);
+  attn.qkv = al.mat<S>("mini5d::model::qkv", N, 3 * d.heads * d.head_dim);
+  if (with_core) attn.core.allocate(al, d);
+  attn.att_merged = al.mat<S>("mini5d::model::att_merged", N, d.heads * d.head_dim);
+  res2 = al.mat<S>("mini5d::model::res2", R, D);
+  ln2 = al.mat<S>("mini5d::model::ln2", R, D);
+  ln2_mean = al.vec<S>("mini5d::model::ln2_mean", R);
+  ln2_rstd = al.vec<S>("mini5d::model::ln2_rstd", R);
+  mlp.fc = al.mat<S>("mini5d::model::fc", N, d.ffn);
+  mlp.fc_gelu = al.mat<S>("mini5d::model::fc_gelu", N, d.ffn);
+}
+
+template class Block<float>;
+template class Block<double>;
+template struct CoreActs<float>;
+template struct CoreActs<double>;
+template struct BlockActs<float>;
+template struct BlockActs<double>;
+
+}  // namespace mini5d::model

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One pre-norm transformer block on this rank's token rows:
+//   res2 = x + attention(ln1(x)),  res3 = res2 + mlp(ln2(res2)).
+// LayerNorms and residual adds run outside the tensor-parallel regions, on N/t rows
+// with sequence parallelism. The block keeps what its backward needs, according to
+// the recomputation mode: everything (none); all but the attention core (selective,
+// rebuilt from qkv in the backward); only its output (full: the forward is rerun from
+// the block's input, which the previous unit keeps, into shared buffers).
+#pragma once
+#include "mini5d/model/layer_context.hpp"
+#include "mini5d/model/tensors.hpp"
+
+namespace mini5d::model {
+
+template <class S>
+class Block {
+ public:
+  // Allocates the activations this block keeps (their bytes go to `kept`); the
+  // shared buffers in ctx.ws stand in for the rest.
+  Block(Context<S>& ctx, Alloc& kept);
+  // out() = block(x_rows).
+  void forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_rows);
+  // ctx.ws.dres holds dL/d(out()) on entry and dL/d(x_rows) on return.
+  void backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<S>& g, CMatU<S> x_rows);
+  CMatU<S> out() const { return own_.res3; }
+
+ private:
+  BlockActs<S>& acts(Context<S>& ctx);  // this block's, or the shared ones (full)
+  BlockActs<S> own_;
+};
+
+}  // namespace mini5d::model

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What every layer module shares: the shapes of this rank's part of the model, the
+// tensor-parallel region (communicator, sequence parallelism, gather buffer), the
+// backward's work buffers (one set for the whole model, reused layer after layer), the
+// recomputation mode, and the hooks that let communication progress between kernels.
+//
+// Token rows: a micro-batch has N = B*T rows. Inside tensor-parallel regions every rank
+// sees all N; outside them (LayerNorms, residuals, embedding output) a rank holds
+// rows [row_begin, row_begin + rows) — all N, or N/t with sequence parallelism.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/kernels/views.hpp"
+#include "mini5d/model/unit_hooks.hpp"
+#include "mini5d/parallel/tp/region.hpp"
+
+namespace mini5d::model {
+
+enum class Recompute { none, selective, full };
+Recompute parse_recompute(const std::string& s);  // "none" | "selective" | "full"
+
+struct Dims {
+  int batch = 1, seq = 1;
+  int tokens = 1;                 // N = batch * seq
+  int rows = 1, row_begin = 0;    // token rows held outside tensor-parallel regions
+  int d_model = 1, head_dim = 1;
+  int heads = 1;                  // this rank's heads (H / t)
+  int ffn = 1;                    // this rank's MLP width (F / t)
+  int vocab = 1, vocab_begin = 0; // this rank's vocabulary rows
+  int att_rows() const { return batch * heads; }  // (batch, head) matrices
+};
+
+// Allocates uninitialised views and adds up their bytes (for the memory ledger).
+struct Alloc {
+  std::int64_t bytes = 0;
+  template <class S>
+  Mat<S> mat(const char* name, std::int64_t r, std::int64_t c) {
+    bytes += r * c * std::int64_t(sizeof(S));
+    return Mat<S>(Kokkos::ViewAllocateWithoutInitializing(name), r, c);
+  }
+  template <class S>
+  Vec<S> vec(const char* name, std::int64_t n) {
+    bytes += n * std::int64_t(sizeof(S));
+    return Vec<S>(Kokkos::ViewAllocateWithoutInitializing(name), n);
+  }
+  template <class S>
+  Ten3<S> ten(const char* name, std::int64_t a, std::int64_t b, std::int64_t c) {
+    bytes += a * b * c * std::int64_t(sizeof(S));
+    return Ten3<S>(Kokkos::ViewAllocateWithoutInitializing(name), a, b, c);
+  }
+};
+
+// What the attention core keeps: q, k, v and y as [B*H, T, hd], probabilities [B*H, T, T].
+template <class S>
+struct CoreActs {
+  Ten3<S> q, k, v, p, y;
+  void allocate(Alloc& a, const Dims& d);
+};
+
+template <class S>
+struct AttentionActs {
+  Mat<S> qkv, att_merged;  // [N, 3D/t], [N, D/t]
+  CoreActs<S> core;
+};
+
+template <class S>
+struct MlpActs {
+  Mat<S> fc, fc_gelu;  // [N, F/t]
+};
+
+template <class S>
+struct BlockActs {
+  Mat<S> ln1, res2, ln2, res3;  // [rows, D]; res3 is the block's output
+  Vec<S> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
+  AttentionActs<S> attn;
+  MlpActs<S> mlp;
+  // All but res3 (and, without core, the attention core).
+  void allocate(Alloc& a, const Dims& d, bool with_core);
+};
+
+// The backward's buffers, shared by every layer.
+template <class S>
+struct Workspace {
+  Mat<S> dres, dln;                  // [rows, D]: dL/d(residual stream), dL/d(LayerNorm output)
+  Mat<S> dqkv, datt_merged;          // [N, 3D/t], [N, D/t]
+  Mat<S> dfc, dfc_gelu;              // [N, F/t]
+  Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients
+  Mat<S> gathered;                   // [N, D]: sequence-parallel gathers (SP only)
+  Vec<S> ones;                       // [N] ones (bias gradients)
+  CoreActs<S> core;                  // selective recompute: the recomputed core
+  BlockActs<S> block;                // full recompute: the recomputed block (but res3)
+};
+
+template <class S>
+struct Context {
+  Dims dims;
+  tp::Region<S> region;
+  Workspace<S> ws;
+  Recompute recompute = Recompute::none;
+  UnitHooks* hooks = nullptr;
+};
+
+}  // namespace mini5d::model

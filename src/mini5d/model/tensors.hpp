@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Views of the model's parameter (or gradient) tensors inside a flat buffer: one set
+// per block and one for the tensors outside the blocks. Shapes are this rank's part
+// (ParamLayout): under tensor parallelism qkv_w is [3D/t, D], proj_w [D, D/t], ...
+#pragma once
+#include "mini5d/kernels/views.hpp"
+
+namespace mini5d::model {
+
+template <class S>
+struct AttentionTensors {
+  MatU<S> qkv_w, proj_w;
+  VecU<S> qkv_b, proj_b;
+};
+
+template <class S>
+struct MlpTensors {
+  MatU<S> fc_w, proj_w;
+  VecU<S> fc_b, proj_b;
+};
+
+template <class S>
+struct BlockTensors {
+  VecU<S> ln1_w, ln1_b, ln2_w, ln2_b;
+  AttentionTensors<S> attn;
+  MlpTensors<S> mlp;
+};
+
+// The embeddings unit (wte, wpe) and the head unit (lnf, lm_head).
+template <class S>
+struct OuterTensors {
+  MatU<S> wte, wpe, lm_head;
+  VecU<S> lnf_w, lnf_b;
+};
+
+}  // namespace mini5d::model

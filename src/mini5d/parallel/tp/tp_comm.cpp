@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/parallel/tp/tp_comm.hpp"
+
+#include <vector>
+
+namespace mini5d::tp {
+
+namespace {
+template <class S>
+VecU<S> flat(MatU<S> m) {
+  return VecU<S>(m.data(), m.extent(0) * m.extent(1));
+}
+
+// Counts and displacements of `parts` equal parts of n elements each.
+struct EqualParts {
+  std::vector<int> counts, displs;
+  EqualParts(int parts, int n) {
+    for (int r = 0; r < parts; ++r) {
+      counts.push_back(n);
+      displs.push_back(r * n);
+    }
+  }
+};
+}  // namespace
+
+template <class S>
+void TpComm::allreduce(MatU<S> x) {
+  if (size() > 1) group_->allreduce(flat(x), comm::Traffic::activations);
+}
+
+template <class S>
+void TpComm::allreduce(VecU<S> x) {
+  if (size() > 1) group_->allreduce(x, comm::Traffic::activations);
+}
+
+template <class S>
+void TpComm::allgather_rows(MatU<S> full, CMatU<S> part) {
+  const std::int64_t rows = std::int64_t(part.extent(0)), begin = rows * rank();
+  Kokkos::deep_copy(Kokkos::subview(full, std::make_pair(begin, begin + rows), Kokkos::ALL()), part);
+  if (size() == 1) return;
+  Kokkos::fence();
+  const EqualParts p(size(), int(part.extent(0) * part.extent(1)));
+  group_->allgatherv(flat(full), p.counts, p.displs, comm::Traffic::activations);
+}
+
+template <class S>
+void TpComm::reduce_scatter_rows(MatU<S> part, MatU<S> full) {
+  if (size() == 1) {
+    Kokkos::deep_copy(part, full);
+    return;
+  }
+  Kokkos::fence();
+  const EqualParts p(size(), int(part.extent(0) * part.extent(1)));
+  group_->reduce_scatter(flat(full), flat(part), p.counts, comm::Traffic::activations);
+}
+
+template <class S>
+void TpComm::allgather(VecU<S> all, CVecU<S> mine) {
+  const std::int64_t n = std::int64_t(mine.extent(0)), begin = n * rank();
+  Kokkos::deep_copy(Kokkos::subview(all, std::make_pair(begin, begin + n)), mine);
+  if (size() == 1) return;
+  Kokkos::fence();
+  const EqualParts p(size(), int(n));
+  group_->allgatherv(all, p.counts, p.displs, comm::Traffic::activations);
+}
+
+#define MINI5D_TP_COMM(S)                                            \
+  template void TpComm::allreduce<S>(MatU<S>);                       \
+  template void TpComm::allreduce<S>(VecU<S>);                       \
+  template void TpComm::allgather_rows<S>(MatU<S>, CMatU<S>);        \
+  template void TpComm::reduce_scatter_rows<S>(MatU<S>, MatU<S>);    \
+  template void TpComm::allgather<S>(VecU<S>, CVecU<S>);
+MINI5D_TP_COMM(float)
+MINI5D_TP_COMM(double)
+#undef MINI5D_TP_COMM
+
+}  // namespace mini5d::tp
