@@ -52,6 +52,9 @@ class Gpt {
   const Dims& dims() const { return ctx_.dims; }
   Recompute recompute() const { return ctx_.recompute; }
   bool sequence_parallel() const { return ctx_.region.sequence_split(); }
+  // Bytes of activations kept for the backward, and of the backward's work buffers.
+  std::int64_t activation_bytes() const { return acts_mem_.bytes(); }
+  std::int64_t workspace_bytes() const { return work_mem_.bytes(); }
 
   // Parameters from the counter-based RNG keyed by (seed, tensor name, element):
   // any slice of a tensor equals the same slice of the single-rank tensor.

@@ -81,6 +81,7 @@ ZeroOptimizer::~ZeroOptimizer() {
 }
 
 void ZeroOptimizer::begin_step() {
+  tp_reduced_ = false;
   if (stage_ >= 2)
     Kokkos::deep_copy(grad_shard_, 0.0f);
   else
@@ -199,9 +200,10 @@ void ZeroOptimizer::finish_reductions() {
   // gradients of the tensors they all hold (LayerNorms, row-parallel biases, wpe) are
   // partial sums until added over the group. The order (group after the data-parallel
   // reduction) does not matter for a sum.
-  if (tp_ && tp_->size() > 1 && model_.sequence_parallel()) {
+  if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !tp_reduced_) {
+    tp_reduced_ = true;  // once per step (settle() and saves come here again)
     Kokkos::fence();
-    for (const Span& s : replicated_) tp_->allreduce<float>(slice(grad_buffer(), s.begin, s.size()));
+    for (const Span& s : replicated_) tp_->allreduce<float>(slice(grad_buffer(), s.begin, s.size()), comm::Traffic::grads);
   }
 }
 

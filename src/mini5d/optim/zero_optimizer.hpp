@@ -105,6 +105,7 @@ class ZeroOptimizer : public model::UnitHooks {
   int stage_;
   tp::TpComm* tp_;
   std::vector<Span> replicated_;  // replicated tensors in grad_buffer() (tensor parallelism)
+  bool tp_reduced_ = true;        // the step's replicated gradients are summed over t
   dp::ZeroPartition part_;
   dp::DataParallelComm dp_;
   std::unique_ptr<AdamW<float>> adamw_;

@@ -105,8 +105,17 @@ double workspace_bytes(const ActShape& s, Recompute r) {
   const double probs = s.micro_batch * (s.heads / t) * (s.seq / s.c) * s.seq;
   // dres, dln; dqkv, datt_merged, dq, dk, dv, dy; dfc, dgelu; dprobs (Gpt's work buffers)
   double w = a * (2 * N * s.d_model * rr + 8 * N * s.d_model / t + mlp_elems(s) + probs);
+  // A vector of ones (bias gradients as a GEMM) and the token ids (4-byte ints).
+  w += a * N + 4 * N;
+  // Sequence parallelism: the [N, d_model] buffer each region gathers its rows into.
+  if (s.sp && s.t > 1) w += a * N * s.d_model;
+  // The vocab-parallel loss: every rank's row maxima, the agreed maxima, and the summed
+  // exponentials and target logits.
+  if (s.t > 1) w += a * N * (s.t + 3);
   if (r == Recompute::selective) w += attention_core_bytes(s);
-  if (r == Recompute::full) w += block_activation_bytes(s, Recompute::none);
+  // Full: one block's activations rebuilt in the backward, but its output, which each
+  // block keeps (it is what block_activation_bytes(full) counts).
+  if (r == Recompute::full) w += block_activation_bytes(s, Recompute::none) - a * N * s.d_model * rr;
   return w;
 }
 

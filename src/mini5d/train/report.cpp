@@ -78,6 +78,11 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   os << "  training state per rank (predicted / measured): weights " << mib(want.weights) << " / "
      << mib(got.weights) << ", gradients " << mib(want.gradients) << " / " << mib(got.gradients)
      << ", optimizer " << mib(want.optimizer) << " / " << mib(got.optimizer) << "\n";
+  const auto acts_want = tr.predicted_activation_memory(), acts_got = tr.measured_activation_memory();
+  os << "  activations per rank (predicted / measured, TP " << d.parallel.t
+     << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "") << ", recompute "
+     << d.train.recompute << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
+     << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
 }
 
 void print_step(std::ostream& os, const StepStats& st, long total_steps) {

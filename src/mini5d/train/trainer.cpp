@@ -87,6 +87,28 @@ StateMemory Trainer::predicted_state_memory() const {
   return {b.weights, b.grads, b.optimizer};
 }
 
+ActivationMemory Trainer::predicted_activation_memory() const {
+  const auto& m = deck_.model;
+  plan::ActShape s;
+  s.micro_batch = deck_.train.micro_batch;
+  s.seq = m.seq;
+  s.d_model = m.d_model;
+  s.heads = m.heads;
+  s.ffn = m.ffn;
+  s.vocab = m.vocab;
+  s.t = deck_.parallel.t;
+  s.sp = deck_.parallel.sp == "true" && s.t > 1;
+  plan::Recompute r = plan::Recompute::none;
+  plan::parse_recompute(deck_.train.recompute, r);
+  return {m.layers * plan::block_activation_bytes(s, r) + plan::embedding_activation_bytes(s) +
+              plan::head_activation_bytes(s),
+          plan::workspace_bytes(s, r)};
+}
+
+ActivationMemory Trainer::measured_activation_memory() const {
+  return {double(model_->activation_bytes()), double(model_->workspace_bytes())};
+}
+
 StateMemory Trainer::measured_state_memory() const {
   const auto& l = mem::ledger();
   return {double(l.of(mem::Category::weights).current), double(l.of(mem::Category::gradients).current),

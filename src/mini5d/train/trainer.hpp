@@ -61,6 +61,11 @@ struct StateMemory {
   double weights = 0, gradients = 0, optimizer = 0;
 };
 
+// Bytes of one micro-batch's activations on one rank.
+struct ActivationMemory {
+  double activations = 0, workspace = 0;
+};
+
 // Model FLOPs per trained token: 6 * N (N = parameters in matrix products) for the
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the
 // attention scores and their weighted sums.
@@ -102,6 +107,11 @@ class Trainer {
   // and what the memory ledger measured on this rank.
   StateMemory predicted_state_memory() const;
   StateMemory measured_state_memory() const;
+  // The model's activations kept for the backward and its work buffers: the planner's
+  // formulas (plan/memory_model.hpp) for this deck's t, SP and recompute, and what the
+  // model allocated.
+  ActivationMemory predicted_activation_memory() const;
+  ActivationMemory measured_activation_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
   const PhaseTimes& phases() const { return phases_; }
   const PhaseSpread& phase_spread() const { return spread_; }  // over every rank

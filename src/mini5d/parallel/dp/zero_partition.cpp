@@ -78,6 +78,11 @@ std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat, 
 std::vector<Span> ZeroPartition::replicated_spans(bool flat) const {
   std::vector<Span> out;
   if (layout_.tp_size() == 1) return out;
+  if (flat) {  // the whole buffer
+    for (const auto& t : layout_.tensors())
+      if (t.replicated) out.push_back({t.offset, t.offset + t.size()});
+    return out;
+  }
   const auto& us = layout_.units();
   for (int u = 0; u < int(us.size()); ++u) {
     const Span p = my_part(u);
@@ -86,7 +91,7 @@ std::vector<Span> ZeroPartition::replicated_spans(bool flat) const {
       if (!t.replicated) continue;
       const std::int64_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.size());
       if (lo >= hi) continue;
-      const std::int64_t at = flat ? lo : shard_offset_[u] + (lo - begin);
+      const std::int64_t at = shard_offset_[u] + (lo - begin);
       out.push_back({at, at + (hi - lo)});
     }
   }

@@ -50,9 +50,9 @@ class ZeroPartition {
   // With `writing`, a tensor replicated over the tensor-parallel group is left out on
   // all but its first rank, so a checkpoint covers every logical element exactly once.
   std::vector<TensorShard> tensor_shards(bool flat = false, bool writing = false) const;
-  // Where this rank's part of every tensor replicated over the tensor-parallel group
-  // lies, in the flat buffer (`flat`) or the shard buffer; empty without tensor
-  // parallelism. Their gradients are summed over the group when sequence parallelism
+  // Where every tensor replicated over the tensor-parallel group lies in the flat
+  // buffer (`flat`: all of each), or this rank's part of it in the shard buffer; empty
+  // without tensor parallelism. Their gradients are summed over the group when sequence parallelism
   // gives each rank part of the tokens, and counted once in the global norm.
   std::vector<Span> replicated_spans(bool flat) const;
 

@@ -29,8 +29,8 @@ void TpComm::allreduce(MatU<S> x) {
 }
 
 template <class S>
-void TpComm::allreduce(VecU<S> x) {
-  if (size() > 1) group_->allreduce(x, comm::Traffic::activations);
+void TpComm::allreduce(VecU<S> x, comm::Traffic t) {
+  if (size() > 1) group_->allreduce(x, t);
 }
 
 template <class S>
@@ -66,7 +66,7 @@ void TpComm::allgather(VecU<S> all, CVecU<S> mine) {
 
 #define MINI5D_TP_COMM(S)                                            \
   template void TpComm::allreduce<S>(MatU<S>);                       \
-  template void TpComm::allreduce<S>(VecU<S>);                       \
+  template void TpComm::allreduce<S>(VecU<S>, comm::Traffic);        \
   template void TpComm::allgather_rows<S>(MatU<S>, CMatU<S>);        \
   template void TpComm::reduce_scatter_rows<S>(MatU<S>, MatU<S>);    \
   template void TpComm::allgather<S>(VecU<S>, CVecU<S>);

@@ -21,7 +21,7 @@ class TpComm {
 
   // Sums x over the group, in place.                           collective over the group
   template <class S> void allreduce(MatU<S> x);
-  template <class S> void allreduce(VecU<S> x);
+  template <class S> void allreduce(VecU<S> x, comm::Traffic t = comm::Traffic::activations);
   // full [N, C] <- the rows of every rank (this rank's `part` [N/t, C] among them).
   //                                                            collective over the group
   template <class S> void allgather_rows(MatU<S> full, CMatU<S> part);
