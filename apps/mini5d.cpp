@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
       for (auto& s : kokkos_args) ptrs.push_back(s.data());
       int n = int(ptrs.size());
       ptrs.push_back(nullptr);
-      kokkos.emplace(n, ptrs.data());
+      (void)kokkos.emplace(n, ptrs.data());  // Kokkos 4's ScopeGuard is [[nodiscard]]; kept in `kokkos`
     };
     try {
       if (argc >= 2 && std::string(argv[1]) == "ckpt") {  // ckpt takes paths, not a deck
