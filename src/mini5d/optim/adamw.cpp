@@ -24,7 +24,10 @@ AdamW<S>::AdamW(std::int64_t n, const std::vector<Segment>& segments, AdamWConfi
   auto h = Kokkos::create_mirror_view(pieces_);
   for (std::size_t i = 0; i < table.size(); ++i) h(i) = table[i];
   Kokkos::deep_copy(pieces_, h);
-  mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(m) + mem::view_bytes(v) + mem::view_bytes(pieces_));
+  // The optimizer state is the moments (the analytic model's 8 bytes per element); the
+  // piece table is bookkeeping.
+  mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(m) + mem::view_bytes(v));
+  table_mem_ = mem::Charge(mem::Category::workspace, mem::view_bytes(pieces_));
 }
 
 template <class S>

@@ -54,7 +54,7 @@ class AdamW {
   Kokkos::View<AdamWPiece*, MemSpace> pieces_;
   std::int64_t longest_ = 0;  // the longest piece
   AdamWConfig cfg_;
-  mem::Charge mem_;
+  mem::Charge mem_, table_mem_;
 };
 
 // Sum of squares of a flat gradient buffer, in double.
