@@ -159,25 +159,31 @@ int main(int argc, char** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &world);
   {
     std::optional<Kokkos::ScopeGuard> kokkos;
-    // Kokkos sees the command line plus, on a GPU node, the device placement chose.
     std::vector<std::string> kokkos_args(argv, argv + argc);
-    auto start_kokkos = [&](int device_id) {
-      if (device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(device_id));
+    // Kokkos sees the command line plus what placement chose: the GPU and the host
+    // threads (Kokkos >= 3.7 spells the latter --kokkos-num-threads).
+    auto start_kokkos = [&](const mini5d::topology::Placement& pl) {
+      if (pl.device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(pl.device_id));
+#if KOKKOS_VERSION >= 30700
+      if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-num-threads=" + std::to_string(pl.host_threads));
+#else
+      if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-threads=" + std::to_string(pl.host_threads));
+#endif
       std::vector<char*> ptrs;
       for (auto& s : kokkos_args) ptrs.push_back(s.data());
       int n = int(ptrs.size());
       ptrs.push_back(nullptr);
-      kokkos.emplace(n, ptrs.data());
+      (void)kokkos.emplace(n, ptrs.data());  // Kokkos 4's ScopeGuard is [[nodiscard]]; kept in `kokkos`
     };
     try {
       if (argc >= 2 && std::string(argv[1]) == "ckpt") {  // ckpt takes paths, not a deck
-        start_kokkos(-1);
+        start_kokkos({});
         status = mini5d::checkpoint::ckpt_command(world, {argv + 2, argv + argc}, std::cout);
       } else {
         const Args a = parse_args(argc, argv);
         Prepared prep;
         if (a.command == "train") prep = prepare_train(a, world, ranks);
-        start_kokkos(prep.placement.device_id);
+        start_kokkos(prep.placement);
         status = run(a, prep, world, rank, ranks);
       }
     } catch (const mini5d::InputError& e) {

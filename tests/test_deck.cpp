@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
 
@@ -110,4 +111,25 @@ TEST_CASE("a missing deck file names the file", "[deck]") {
   } catch (const InputError& e) {
     CHECK_THAT(std::string(e.what()), Contains("/nonexistent/deck.yaml: cannot open the deck file"));
   }
+}
+
+TEST_CASE("parallel.gpu_aware_mpi: auto asks the library, true is refused when it says no", "[deck]") {
+  using comm::MpiDeviceSupport;
+  using comm::resolve_gpu_aware;
+  CHECK(parse_deck("", "test", {}).parallel.gpu_aware_mpi == "auto");
+  for (auto s : {MpiDeviceSupport::yes, MpiDeviceSupport::no, MpiDeviceSupport::unknown}) {
+    // Host memory: MPI gets host pointers whatever the setting; nothing is refused.
+    for (const char* setting : {"auto", "true", "false"}) CHECK_FALSE(resolve_gpu_aware(setting, false, s));
+    CHECK_FALSE(resolve_gpu_aware("false", true, s));
+  }
+  CHECK(resolve_gpu_aware("auto", true, MpiDeviceSupport::yes));
+  CHECK_FALSE(resolve_gpu_aware("auto", true, MpiDeviceSupport::no));
+  CHECK_FALSE(resolve_gpu_aware("auto", true, MpiDeviceSupport::unknown));  // falls back to staging
+  CHECK(resolve_gpu_aware("true", true, MpiDeviceSupport::yes));
+  CHECK(resolve_gpu_aware("true", true, MpiDeviceSupport::unknown));  // the user knows their MPI
+  CHECK_THROWS_WITH(resolve_gpu_aware("true", true, MpiDeviceSupport::no),
+                    Catch::Contains("parallel.gpu_aware_mpi=true: this MPI library reports no CUDA support"));
+  CHECK_THROWS_AS(parse_deck("", "test", {"parallel.gpu_aware_mpi=maybe"}), InputError);
+  // This build (host memory here): the start-up header's line says so.
+  if (!comm::device_build()) CHECK(comm::describe_mpi_memory("auto").rfind("host memory", 0) == 0);
 }

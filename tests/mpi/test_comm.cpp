@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The communication layer under mpiexec -n 3 (an odd size, so parts are uneven):
 // every operation gives the right values, blocking and non-blocking, and is accounted
-// on its axis with the documented payload bytes and one call each.
+// on its axis with the documented payload bytes and one call each; the same again with
+// every buffer staged through the communicator's host buffers (the path device memory
+// takes without GPU-aware MPI), and those buffers allocated once, not per call.
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
 #include <numeric>
 
 #include "mini5d/comm/communicator.hpp"
+#include "mini5d/core/memory_ledger.hpp"
 #include "mpi_util.hpp"
 
 using namespace mini5d;
@@ -17,7 +20,7 @@ using comm::Traffic;
 namespace {
 struct World {
   comm::Communicator c;
-  World() : c(dup(), "test", false) {}
+  explicit World(comm::Transport t = comm::Transport::staged) : c(dup(), "test", t) {}
   static grid::CommHandle dup() {
     MPI_Comm d;
     MPI_Comm_dup(MPI_COMM_WORLD, &d);
@@ -41,7 +44,8 @@ const comm::OpStats& stats(Traffic t) {
 }  // namespace
 
 TEST_CASE("collectives on Views: values and accounting", "[comm][mpi]") {
-  World w;
+  const auto transport = GENERATE(comm::Transport::staged, comm::Transport::always_staged);
+  World w(transport);
   const int r = w.c.rank(), n = w.c.size();
   REQUIRE(n == 3);
   comm::accounts().clear();
@@ -121,6 +125,62 @@ TEST_CASE("collectives on Views: values and accounting", "[comm][mpi]") {
   // Time: every call was accounted with an exposed part no larger than its wall time.
   const auto& total = comm::accounts().axes().at("test").total;
   CHECK(total.exposed <= total.seconds + 1e-12);
+  CHECK(all_ranks(ok));
+  // Host memory goes to MPI as it is; staged, at most two buffers (send and receive).
+  if (transport == comm::Transport::staged) CHECK(w.c.staging().buffers() == 0);
+  if (transport == comm::Transport::always_staged) CHECK(w.c.staging().buffers() == 2);
+}
+
+TEST_CASE("staging buffers are allocated once and reused across calls", "[comm][mpi]") {
+  const auto& ledger = mem::ledger();
+  const auto before = ledger.of(mem::Category::comm_buffers).current;
+  bool ok = true;
+  {
+    World w(comm::Transport::always_staged);
+    const int r = w.c.rank(), n = w.c.size();
+    const std::int64_t bytes = 1000 * sizeof(float);
+    auto charged = [&] { return ledger.of(mem::Category::comm_buffers).current - before; };
+    // 50 blocking all-reduces of one size: one buffer, allocated by the first call.
+    for (int k = 0; k < 50; ++k) {
+      auto a = filled(1000, float(r));
+      w.c.allreduce<float>(a, Traffic::grads);
+      ok = ok && at(a, 999) == float(n * 999 + 3);
+      if (k == 0) CHECK(charged() == bytes);
+    }
+    CHECK(w.c.staging().allocations() == 1);
+    CHECK(w.c.staging().buffers() == 1);
+    CHECK(charged() == bytes);
+    // Smaller calls, and non-blocking ones one at a time, reuse it.
+    for (int k = 0; k < 50; ++k) {
+      auto a = filled(10 + k, float(r));
+      w.c.iallreduce<float>(a, Traffic::grads).wait();
+      ok = ok && at(a, 9) == float(n * 9 + 3);
+    }
+    CHECK(w.c.staging().allocations() == 1);
+    CHECK(charged() == bytes);
+    // Two in flight need two buffers; they stay for the next pair.
+    for (int k = 0; k < 20; ++k) {
+      auto a = filled(1000, float(r)), b = filled(1000, float(r));
+      auto qa = w.c.iallreduce<float>(a, Traffic::grads);
+      auto qb = w.c.iallreduce<float>(b, Traffic::grads);
+      qb.wait();
+      qa.wait();
+      ok = ok && at(a, 1) == float(n + 3) && at(b, 2) == float(2 * n + 3);
+    }
+    CHECK(w.c.staging().buffers() == 2);
+    CHECK(w.c.staging().allocations() == 2);
+    CHECK(charged() == 2 * bytes);
+    // A larger call grows one buffer (once), and the ledger follows.
+    for (int k = 0; k < 10; ++k) {
+      auto a = filled(3000, float(r));
+      w.c.allreduce<float>(a, Traffic::grads);
+      ok = ok && at(a, 2999) == float(n * 2999 + 3);
+    }
+    CHECK(w.c.staging().allocations() == 3);
+    CHECK(charged() == bytes + 3 * bytes);
+  }
+  // The communicator gone, its buffers are given back.
+  CHECK(ledger.of(mem::Category::comm_buffers).current == before);
   CHECK(all_ranks(ok));
 }
 

@@ -40,8 +40,11 @@ void Request::wait() {
   complete();
 }
 
-Communicator::Communicator(grid::CommHandle group, std::string axis, bool gpu_aware_mpi)
-    : group_(std::move(group)), axis_(std::move(axis)), gpu_aware_(gpu_aware_mpi) {
+Communicator::Communicator(grid::CommHandle group, std::string axis, Transport transport)
+    : group_(std::move(group)),
+      axis_(std::move(axis)),
+      transport_(transport),
+      staging_(std::make_shared<StagingPool>()) {
   rank_ = group_.rank();
   size_ = group_.size();
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The communication layer: MPI collectives and point-to-point on Kokkos Views, each
 // call accounted under the group's axis name (comm/accounts.hpp). All reductions are
-// sums. Views in a memory space the host cannot touch are staged through host mirrors
-// unless the deck says the MPI is GPU-aware (parallel.gpu_aware_mpi), in which case
-// device pointers go straight to MPI. Non-blocking forms return a Request that the
+// sums. Views in a memory space the host cannot touch are staged through the
+// communicator's host buffers (comm/staging.hpp) unless MPI takes device pointers
+// (parallel.gpu_aware_mpi, comm/device_mpi.hpp). Non-blocking forms return a Request that the
 // caller progresses with test() (MPICH progresses collectives only inside MPI calls,
 // so the backward loop polls) and completes with wait(). A group of one rank moves
 // nothing: its collectives are local (a copy at most) and are not accounted, so a
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mini5d/comm/accounts.hpp"
+#include "mini5d/comm/staging.hpp"
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/kernels/views.hpp"
 
@@ -35,6 +36,7 @@ struct Pending {
   double bytes = 0, posted_at = 0, exposed = 0;
   std::vector<int> counts, displs;  // argument arrays MPI may read until completion
   std::function<void()> finish;     // copies staged results back, if any
+  std::vector<std::shared_ptr<void>> staging;  // staging buffers held until completion
 };
 
 // A non-blocking operation in flight (move-only). Destroying one that has not
@@ -55,13 +57,23 @@ class Request {
   std::unique_ptr<Pending> p_;
 };
 
+// How a View's memory reaches MPI.
+enum class Transport {
+  staged,         // host-addressable memory directly, device memory through staging buffers
+  device,         // device pointers straight to MPI (GPU-aware MPI)
+  always_staged,  // every buffer through the staging buffers, host memory too: runs the
+                  // staging path on host builds (tests)
+};
+
 class Communicator {
  public:
-  Communicator(grid::CommHandle group, std::string axis, bool gpu_aware_mpi);
+  Communicator(grid::CommHandle group, std::string axis, Transport transport = Transport::staged);
   int rank() const { return rank_; }
   int size() const { return size_; }
   MPI_Comm get() const { return group_.get(); }
   const std::string& axis() const { return axis_; }
+  Transport transport() const { return transport_; }
+  const StagingPool& staging() const { return *staging_; }
 
   // Sum over the group, in place.                       collective over the group
   template <class T> void allreduce(VecU<T> buf, Traffic t);
@@ -88,7 +100,7 @@ class Communicator {
   void allgather_host(const double* mine, int n, double* all, Traffic t = Traffic::scalars);
 
  private:
-  // A buffer MPI can address: the view's own pointer, or a host mirror.
+  // A buffer MPI can address: the view's own pointer, or a staging buffer.
   template <class T> struct Addressable;
   template <class T> Addressable<T> addressable(VecU<T> v, bool copy_in) const;
   Request post(std::unique_ptr<Pending> p, Traffic t, double bytes) const;
@@ -96,7 +108,8 @@ class Communicator {
 
   grid::CommHandle group_;
   std::string axis_;
-  bool gpu_aware_;
+  Transport transport_;
+  std::shared_ptr<StagingPool> staging_;
   int rank_ = 0, size_ = 1;
 };
 

@@ -10,16 +10,18 @@ template <class T>
 struct Communicator::Addressable {
   T* ptr = nullptr;
   std::function<void()> copy_back;  // empty when no staging
+  std::shared_ptr<void> hold;       // the staging buffer, busy while this is held
 };
 
 template <class T>
 Communicator::Addressable<T> Communicator::addressable(VecU<T> v, bool copy_in) const {
   constexpr bool host_ok = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-  if (host_ok || gpu_aware_) return {v.data(), {}};
-  Kokkos::View<T*, Kokkos::HostSpace> h(Kokkos::ViewAllocateWithoutInitializing("mini5d::comm::staging"),
-                                        v.extent(0));
-  if (copy_in) Kokkos::deep_copy(h, v);
-  return {h.data(), [h, v]() { Kokkos::deep_copy(v, h); }};
+  if (transport_ == Transport::device || (host_ok && transport_ == Transport::staged)) return {v.data(), {}, {}};
+  void* at = nullptr;
+  auto hold = staging_->acquire(std::int64_t(v.extent(0) * sizeof(T)), &at);
+  Kokkos::View<T*, StagingSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(static_cast<T*>(at), v.extent(0));
+  if (copy_in) Kokkos::deep_copy(h, v);  // complete on return: MPI may read it at once
+  return {h.data(), [h, v]() { Kokkos::deep_copy(v, h); }, std::move(hold)};
 }
 
 template <class T>
@@ -38,6 +40,7 @@ Request Communicator::iallreduce(VecU<T> buf, Traffic t) {
   auto p = std::make_unique<Pending>();
   auto a = addressable(buf, true);
   p->finish = a.copy_back;
+  p->staging = {a.hold};
   p->posted_at = MPI_Wtime();
   MPI_Iallreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get(), &p->req);
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
@@ -68,10 +71,8 @@ Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vec
   p->counts = counts;
   auto s = addressable(send, true);
   auto r = addressable(recv, false);
-  // The staged send buffer must live until completion: keep it in the finisher.
-  p->finish = [s, r]() {
-    if (r.copy_back) r.copy_back();
-  };
+  p->finish = r.copy_back;
+  p->staging = {s.hold, r.hold};  // both staged buffers stay busy until completion
   p->posted_at = MPI_Wtime();
   MPI_Ireduce_scatter(s.ptr, r.ptr, p->counts.data(), mpi_type<T>(), MPI_SUM, get(), &p->req);
   const long total = std::accumulate(counts.begin(), counts.end(), 0L);
@@ -97,6 +98,7 @@ Request Communicator::iallgatherv(VecU<T> buf, const std::vector<int>& counts, c
   p->displs = displs;
   auto a = addressable(buf, true);
   p->finish = a.copy_back;
+  p->staging = {a.hold};
   p->posted_at = MPI_Wtime();
   MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, p->counts.data(), p->displs.data(),
                   mpi_type<T>(), get(), &p->req);
@@ -139,7 +141,7 @@ template <class T>
 Request Communicator::isend(VecU<T> buf, int dest, int tag, Traffic t) {
   auto p = std::make_unique<Pending>();
   auto a = addressable(buf, true);
-  p->finish = [a]() {};  // keeps a staged copy alive until the send completes
+  p->staging = {a.hold};  // a staged copy stays busy until the send completes
   p->posted_at = MPI_Wtime();
   MPI_Isend(a.ptr, int(buf.extent(0)), mpi_type<T>(), dest, tag, get(), &p->req);
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
@@ -150,6 +152,7 @@ Request Communicator::irecv(VecU<T> buf, int src, int tag, Traffic t) {
   auto p = std::make_unique<Pending>();
   auto a = addressable(buf, false);
   p->finish = a.copy_back;
+  p->staging = {a.hold};
   p->posted_at = MPI_Wtime();
   MPI_Irecv(a.ptr, int(buf.extent(0)), mpi_type<T>(), src, tag, get(), &p->req);
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));

@@ -27,7 +27,7 @@ struct ParallelConfig {
   int zero = 0;
   int virtual_stages = 1;  // interleaved pipeline chunks per stage
   int ranks_per_node = 0;  // 0: detect with MPI_COMM_TYPE_SHARED; > 0: virtual nodes
-  std::string gpu_aware_mpi = "false";    // pass device pointers to MPI (else host staging)
+  std::string gpu_aware_mpi = "auto";     // pass device pointers to MPI: auto|true|false (comm/device_mpi.hpp)
   std::string force_placement = "false";  // allow tensor groups that cross nodes
   double bucket_mb = 25;                  // largest gradient all-reduce (ZeRO 0-1), MiB
   std::string sp = "true";                // sequence parallelism when t > 1

@@ -32,3 +32,20 @@ using Range = Kokkos::RangePolicy<ExecSpace>;
 using Range2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
 
 }  // namespace mini5d
+
+namespace mini5d {
+
+// Waits for the kernels this rank queued on the default execution space instance (not
+// for every device queue, as Kokkos::fence() does). Only where a host or MPI boundary
+// needs it: before MPI reads a device buffer, before a host timer stops. Named where
+// Kokkos takes a name (>= 3.7), so Kokkos Tools show why.
+inline void fence(const char* why) {
+#if KOKKOS_VERSION >= 30700
+  ExecSpace().fence(why);
+#else
+  (void)why;
+  ExecSpace().fence();
+#endif
+}
+
+}  // namespace mini5d

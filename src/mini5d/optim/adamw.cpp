@@ -1,20 +1,38 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/optim/adamw.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "mini5d/kernels/math.hpp"
 
 namespace mini5d::optim {
 
 template <class S>
-AdamW<S>::AdamW(std::int64_t n, std::vector<Segment> segments, AdamWConfig cfg)
-    : m("mini5d::optim::exp_avg", n), v("mini5d::optim::exp_avg_sq", n),
-      segments_(std::move(segments)), cfg_(cfg),
-      mem_(mem::Category::optimizer, mem::view_bytes(m) + mem::view_bytes(v)) {}
+AdamW<S>::AdamW(std::int64_t n, const std::vector<Segment>& segments, AdamWConfig cfg, std::int64_t piece)
+    : m("mini5d::optim::exp_avg", n), v("mini5d::optim::exp_avg_sq", n), cfg_(cfg) {
+  piece = std::max<std::int64_t>(1, piece);
+  std::vector<AdamWPiece> table;
+  for (const auto& s : segments)
+    for (std::int64_t at = 0; at < s.size; at += piece) {
+      const std::int64_t size = std::min(piece, s.size - at);
+      table.push_back({s.param_offset + at, s.grad_offset + at, s.state_offset + at, size, s.decay ? 1 : 0});
+      longest_ = std::max(longest_, size);
+    }
+  pieces_ = decltype(pieces_)("mini5d::optim::adamw_pieces", table.size());
+  auto h = Kokkos::create_mirror_view(pieces_);
+  for (std::size_t i = 0; i < table.size(); ++i) h(i) = table[i];
+  Kokkos::deep_copy(pieces_, h);
+  // The optimizer state is the moments (the analytic model's 8 bytes per element); the
+  // piece table is bookkeeping.
+  mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(m) + mem::view_bytes(v));
+  table_mem_ = mem::Charge(mem::Category::workspace, mem::view_bytes(pieces_));
+}
 
 template <class S>
 void AdamW<S>::update(VecU<S> params, VecU<S> grads, double lr, long step) {
+  if (pieces_.extent(0) == 0) return;
   const float b1 = float(cfg_.beta1), b2 = float(cfg_.beta2);
   const double c1 = 1.0 - std::pow(cfg_.beta1, double(step));
   const double c2 = 1.0 - std::pow(cfg_.beta2, double(step));
@@ -23,23 +41,36 @@ void AdamW<S>::update(VecU<S> params, VecU<S> grads, double lr, long step) {
   const float step_size = float(lr / c1);
   const float inv_sqrt_c2 = float(1.0 / std::sqrt(c2));
   const float eps = float(cfg_.eps);
+  const float decay_on = float(lr * cfg_.weight_decay);
   auto mm = m;
   auto vv = v;
-  for (const auto& s : segments_) {
-    const float decay = float(lr * (s.decay ? cfg_.weight_decay : 0.0));
-    const std::int64_t po = s.param_offset, go = s.grad_offset, so = s.state_offset;
-    Kokkos::parallel_for(
-        "mini5d::optim::adamw", Range(0, s.size), KOKKOS_LAMBDA(const std::int64_t j) {
-          const float g = float(grads(go + j));
-          const float m1 = b1 * mm(so + j) + (1.0f - b1) * g;
-          const float v1 = b2 * vv(so + j) + (1.0f - b2) * g * g;
-          mm(so + j) = m1;
-          vv(so + j) = v1;
+  auto pieces = pieces_;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  // A team per piece; on a host backend a team is one thread and the inner loop is a
+  // plain (vectorisable) loop over the piece.
+  const int team = std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value
+                       ? 1
+                       : int(std::min<std::int64_t>(longest_, 256));
+  Kokkos::parallel_for(
+      "mini5d::optim::adamw", Policy(int(pieces.extent(0)), team),
+      KOKKOS_LAMBDA(const Policy::member_type& t) {
+        const AdamWPiece pc = pieces(t.league_rank());
+        const float decay = pc.decay ? decay_on : 0.0f;
+        S* p = params.data() + pc.param_offset;
+        const S* g = grads.data() + pc.grad_offset;
+        float* m1s = mm.data() + pc.state_offset;
+        float* v1s = vv.data() + pc.state_offset;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, pc.size), [&](const std::int64_t j) {
+          const float gj = float(g[j]);
+          const float m1 = b1 * m1s[j] + (1.0f - b1) * gj;
+          const float v1 = b2 * v1s[j] + (1.0f - b2) * gj * gj;
+          m1s[j] = m1;
+          v1s[j] = v1;
           // p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p), mhat = m / c1, vhat = v / c2
-          const S p = params(po + j);
-          params(po + j) = p - S(step_size * m1 / (kmath::sqrt(v1) * inv_sqrt_c2 + eps)) - S(decay) * p;
+          const S pj = p[j];
+          p[j] = pj - S(step_size * m1 / (kmath::sqrt(v1) * inv_sqrt_c2 + eps)) - S(decay) * pj;
         });
-  }
+      });
 }
 
 template <class S>

@@ -3,7 +3,10 @@
 // type, bias correction, decoupled weight decay applied only to the tensors the layout
 // marks (matrices and embeddings, not biases or LayerNorm gains), and clipping of the
 // gradient by its global L2 norm. Working on flat buffers with per-tensor segments is
-// what lets ZeRO shard the state later without touching the model.
+// what lets ZeRO shard the state later without touching the model. One update is one
+// kernel launch over every segment: the segments are cut into pieces of at most
+// `piece` elements, a table of pieces lives on the device, and each team of threads
+// updates one piece (consecutive threads, consecutive elements).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -30,20 +33,28 @@ inline Segment segment(std::int64_t offset, std::int64_t size, bool decay) {
   return {offset, offset, offset, size, decay};
 }
 
+// One row of the device table: a run of at most `piece` elements of one segment.
+struct AdamWPiece {
+  std::int64_t param_offset, grad_offset, state_offset, size;
+  int decay;
+};
+
 template <class S>
 class AdamW {
  public:
   // n: elements of moment state (the sum of the segments' sizes when sharded).
-  AdamW(std::int64_t n, std::vector<Segment> segments, AdamWConfig cfg);
+  // piece: the most elements one team updates (a tuning knob; tests use odd sizes).
+  AdamW(std::int64_t n, const std::vector<Segment>& segments, AdamWConfig cfg, std::int64_t piece = 4096);
   // One update with learning rate lr; `step` counts updates from 1 (bias correction).
   void update(VecU<S> params, VecU<S> grads, double lr, long step);
   Vec<float> m, v;  // first and second moments, fp32
   const AdamWConfig& config() const { return cfg_; }
 
  private:
-  std::vector<Segment> segments_;
+  Kokkos::View<AdamWPiece*, MemSpace> pieces_;
+  std::int64_t longest_ = 0;  // the longest piece
   AdamWConfig cfg_;
-  mem::Charge mem_;
+  mem::Charge mem_, table_mem_;
 };
 
 // Sum of squares of a flat gradient buffer, in double.

@@ -18,6 +18,14 @@ namespace {
 VecU<float> slice(VecU<float> v, std::int64_t begin, std::int64_t size) {
   return Kokkos::subview(v, std::make_pair(begin, begin + size));
 }
+
+// dst += src, element by element. At namespace scope: nvcc refuses device lambdas in
+// private member functions (and in functions that use private types).
+void accumulate(VecU<float> dst, VecU<float> src) {
+  Kokkos::parallel_for(
+      "mini5d::optim::accumulate_grad_shard", Range(0, std::int64_t(dst.extent(0))),
+      KOKKOS_LAMBDA(const std::int64_t i) { dst(i) += src(i); });
+}
 }  // namespace
 
 ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage,
@@ -102,8 +110,8 @@ void ZeroOptimizer::begin_microbatch(bool last) {
 void ZeroOptimizer::start_gather(int buffer, int unit) {
   Gathered& g = gathered_[buffer];
   const Span p = part_.my_part(unit);
+  // (deep_copy without an execution space is complete on return: MPI may read it.)
   Kokkos::deep_copy(slice(g.data, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(unit), p.size()));
-  Kokkos::fence();
   g.req = dp_.start_gather(unit, slice(g.data, 0, model_.layout().units()[unit].size));
   g.unit = unit;
 }
@@ -155,7 +163,7 @@ void ZeroOptimizer::before_backward(int unit) {
 void ZeroOptimizer::after_backward(int unit) {
   const auto& u = model_.layout().units()[unit];
   if (stage_ <= 1 && !last_) return;  // gradients keep accumulating locally
-  Kokkos::fence();  // the unit's gradients must be complete before MPI reads them
+  fence("mini5d::optim::unit_grads_ready");  // MPI reads the unit's gradients next
   if (stage_ <= 1) {
     for (std::int64_t at = 0; at < u.size; at += bucket_)
       inflight_.push_back(dp_.start_allreduce(slice(model_.grads, u.offset + at, std::min(bucket_, u.size - at))));
@@ -179,12 +187,7 @@ void ZeroOptimizer::drain(Slot& s) {
   if (!s.posted) return;
   s.req.wait();
   const Span p = part_.my_part(s.unit);
-  auto dst = slice(grad_shard_, part_.shard_offset(s.unit), p.size());
-  auto src = s.part;
-  Kokkos::parallel_for(
-      "mini5d::optim::accumulate_grad_shard", Range(0, p.size()),
-      KOKKOS_LAMBDA(const std::int64_t i) { dst(i) += src(i); });
-  Kokkos::fence();
+  accumulate(slice(grad_shard_, part_.shard_offset(s.unit), p.size()), slice(s.part, 0, p.size()));
   s.posted = false;
 }
 
@@ -224,8 +227,8 @@ void ZeroOptimizer::update(double lr, long step) {
   VecU<float> params = stage_ >= 3 ? VecU<float>(weight_shard_) : VecU<float>(model_.params);
   VecU<float> grads = stage_ >= 2 ? VecU<float>(grad_shard_) : VecU<float>(model_.grads);
   adamw_->update(params, grads, lr, step);
-  Kokkos::fence();
   if (stage_ == 1 || stage_ == 2) {
+    fence("mini5d::optim::updated_part_ready");  // MPI reads the updated parts next
     // Each rank updated its part of every unit in place; the rest arrives while the
     // next forward runs, in the order it needs the units.
     const auto& units = model_.layout().units();

@@ -29,10 +29,11 @@ const DeckSection kCheckpoint = {{"dir", "checkpoints"}, {"every", "0"}, {"keep"
 // Defaults first, then the deck's own values (and any extra fields it had).
 DeckSection merged(const DeckSection& defaults, const DeckSection& given) {
   DeckSection out = defaults;
-  for (const auto& [k, v] : given) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const auto& kv) { return kv.first == k; });
-    if (it != out.end()) it->second = v;
-    else out.emplace_back(k, v);
+  // (A lambda capturing a structured binding is C++20: capture the pair instead.)
+  for (const auto& field : given) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& kv) { return kv.first == field.first; });
+    if (it != out.end()) it->second = field.second;
+    else out.push_back(field);
   }
   return out;
 }

@@ -85,7 +85,6 @@ class Fields {
       fail(path, "'" + n.Scalar() + "' is not a boolean (valid: true, false)");
     }
   }
-  const std::string& source() const { return src_; }
   // The scalar fields of a top-level section, in file order.
   DeckSection scalars(const std::string& section) const {
     DeckSection out;
@@ -125,7 +124,6 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-constexpr double kBig = 1e308;
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
 LinkTier read_tier(const Fields& f, const std::string& key) {

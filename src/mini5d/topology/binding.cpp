@@ -235,14 +235,26 @@ BindReport bind_this_rank(const NodeTopology& node, const NodeMembership& m, con
   }
 
   // 3. Kokkos host threads. Only an OpenMP backend has a pool, sized at initialisation.
+  // The OpenMP runtime read its environment when the program loaded, so the thread
+  // count goes to Kokkos as an argument (host_threads); the environment is set too, for
+  // Kokkos's own checks and any other OpenMP code started later.
 #if defined(KOKKOS_ENABLE_OPENMP)
   if (const char* user = std::getenv("OMP_NUM_THREADS"); user && *user) {
     r.notes.push_back(std::string("OMP_NUM_THREADS=") + user + " set by the user: kept");
   } else if (!node.synthetic && opt.set_blas_threads && !Kokkos::is_initialized()) {
     setenv("OMP_NUM_THREADS", want.c_str(), 0);
-    r.notes.push_back("OMP_NUM_THREADS set to " + want + " for Kokkos OpenMP");
+    r.host_threads = owned;
+    r.notes.push_back("Kokkos OpenMP threads: " + want + " (cores owned)");
   } else {
     r.notes.push_back("Kokkos OpenMP: set OMP_NUM_THREADS=" + want + " (its pool is sized at initialisation)");
+  }
+  // The rank is bound to its cores and its threads move freely inside them: that is
+  // OMP_PROC_BIND=false, which Kokkos is told (else it warns that the variable is unset).
+  if (const char* user = std::getenv("OMP_PROC_BIND"); user && *user) {
+    r.notes.push_back(std::string("OMP_PROC_BIND=") + user + " set by the user: kept");
+  } else if (r.bound && !Kokkos::is_initialized()) {
+    setenv("OMP_PROC_BIND", "false", 0);
+    r.notes.push_back("OMP_PROC_BIND=false: threads float inside the rank's cores");
   }
 #else
   r.notes.push_back(std::string("Kokkos host backend ") + Kokkos::DefaultHostExecutionSpace::name() +

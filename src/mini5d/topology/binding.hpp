@@ -42,6 +42,7 @@ struct BindReport {
   Binding binding;
   bool bound = false;
   int blas_threads = 0;  // what the BLAS will use (as set, or as the user set it)
+  int host_threads = 0;  // Kokkos OpenMP threads to ask for at initialisation; 0: Kokkos decides
   std::vector<std::string> notes;  // binding, BLAS and host-thread decisions, for the header
 };
 

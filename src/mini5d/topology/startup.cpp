@@ -40,6 +40,7 @@ Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
                      format_binding(node, rep.binding) + ", BLAS threads " + std::to_string(rep.blas_threads) +
                      (rep.bound ? "" : " (not bound)");
   Placement p;
+  p.host_threads = rep.host_threads;
   // Choose the GPU only when mini5d also chose the cores; a launcher that binds
   // (MINI5D_NO_BIND=1, e.g. srun --gpu-bind) picks the GPU too.
   if (rep.binding.gpu >= 0 && rep.bound) {

@@ -16,6 +16,7 @@ namespace mini5d::topology {
 struct Placement {
   std::string text;    // rank 0: the lines for the start-up header; empty elsewhere
   int device_id = -1;  // the GPU this rank should use (its CUDA/HIP index), -1: none
+  int host_threads = 0;  // Kokkos host threads (OpenMP backend), 0: Kokkos decides
 };
 
 // Collective over comm (the world the grid is built on). Call it before Kokkos is

@@ -5,7 +5,12 @@
 #include <hwloc.h>
 #include <mpi.h>
 
+#include <unistd.h>
+
 #include <Kokkos_Core.hpp>
+#include <cstdio>
+
+#include "mini5d/kernels/views.hpp"
 
 #ifndef MINI5D_GIT_HASH
 #define MINI5D_GIT_HASH "unknown"
@@ -16,6 +21,31 @@
 
 namespace mini5d::train {
 
+namespace {
+std::string gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return b;
+}
+
+// The device the default execution space runs on (after Kokkos is initialised).
+std::string describe_device() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    const int id = Kokkos::Cuda().cuda_device();
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, id) == cudaSuccess)
+      return "CUDA device " + std::to_string(id) + " " + prop.name + ", sm_" + std::to_string(prop.major) +
+             std::to_string(prop.minor) + ", " + gib(double(prop.totalGlobalMem)) + " memory";
+    return "CUDA device " + std::to_string(id);
+  }
+#endif
+  const double host_bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  return std::string("host (") + ExecSpace::name() + ", " + std::to_string(ExecSpace().concurrency()) +
+         " thread(s)), " + gib(host_bytes) + " memory";
+}
+}  // namespace
+
 Platform describe_platform() {
   Platform p;
   p.mini5d_version = MINI5D_VERSION;
@@ -23,6 +53,7 @@ Platform describe_platform() {
   p.kokkos = std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
              "." + std::to_string(KOKKOS_VERSION % 100);
   p.backend = Kokkos::DefaultExecutionSpace::name();
+  p.device = describe_device();
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(lib, &len);

@@ -8,6 +8,7 @@ namespace mini5d::train {
 
 struct Platform {
   std::string mini5d_version, git_hash, kokkos, backend, mpi, hdf5, hwloc, compiler;
+  std::string device;  // where the kernels run: the GPU and its memory, or the host's threads and memory
   int ranks = 1;
 };
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "mini5d/comm/accounts.hpp"
+#include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 
@@ -58,6 +59,8 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   const auto& lay = tr.model().layout();
   os << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << ")\n"
      << "  Kokkos " << pf.kokkos << " [" << pf.backend << "], MPI: " << pf.mpi << "\n"
+     << "  execution space " << pf.backend << " on " << pf.device << "\n"
+     << "  MPI buffers: " << comm::describe_mpi_memory(tr.deck().parallel.gpu_aware_mpi) << "\n"
      << "  HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc << ", " << pf.compiler << "\n"
      << "  ranks " << pf.ranks << ", layout DP(" << d.parallel.d << ")-PP(" << d.parallel.p << ")-CP("
      << d.parallel.c << ")-EP(" << d.parallel.e << ")-TP(" << d.parallel.t << "), ZeRO " << d.parallel.zero

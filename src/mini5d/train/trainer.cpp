@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
 #include "mini5d/plan/memory_model.hpp"
@@ -20,16 +21,17 @@ namespace {
 // profilers) and a fenced wall-clock timer.
 class Phase {
  public:
-  Phase(const char* region, double& sink) : sink_(sink) {
+  Phase(const char* region, double& sink) : region_(region), sink_(sink) {
     Kokkos::Profiling::pushRegion(region);
   }
   ~Phase() {
-    Kokkos::fence();
+    fence(region_);
     sink_ += timer_.seconds();
     Kokkos::Profiling::popRegion();
   }
 
  private:
+  const char* region_;
   double& sink_;
   Kokkos::Timer timer_;
 };
@@ -44,11 +46,11 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 
 Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck) {
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
-  dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp",
-                                                deck_.parallel.gpu_aware_mpi == "true");
-  all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", deck_.parallel.gpu_aware_mpi == "true");
-  tensor_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::t), "tp",
-                                                 deck_.parallel.gpu_aware_mpi == "true");
+  const auto transport =
+      comm::gpu_aware_mpi(deck_.parallel.gpu_aware_mpi) ? comm::Transport::device : comm::Transport::staged;
+  dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp", transport);
+  all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", transport);
+  tensor_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::t), "tp", transport);
   tp_ = std::make_unique<tp::TpComm>(*tensor_);
   source_ = data::make_source(deck_);
   if (source_->vocab() > deck_.model.vocab)
@@ -166,8 +168,7 @@ StepStats Trainer::step(long s) {
     zero_->clip(st.grad_norm, tc.grad_clip);
     st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
     zero_->update(st.lr, s + 1);
-  }
-  Kokkos::fence();
+  }  // (the phase fenced)
   st.seconds = timer.seconds();
   st.tokens_per_s = tokens / st.seconds;
   st.flops_per_s = st.tokens_per_s * flops_per_token_;

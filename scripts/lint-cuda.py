@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Flags what nvcc (the CUDA build) rejects and g++ accepts, without a CUDA compiler.
+
+nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA, KOKKOS_CLASS_LAMBDA)
+  1. inside a member function that is private or protected, and
+  2. inside a function whose signature names a private or protected nested type of
+     its class (the kernel stub nvcc generates cannot name it), or that captures a
+     variable of such a type.
+g++ and clang accept both, so a host-only CI would not notice. Nor does g++ (even with
+-pedantic-errors) notice
+  3. a lambda that captures a structured binding, which is C++20 (nvcc's front end and
+     clang refuse it in C++17).
+This script finds them in C++ sources by a light parse (comments and strings stripped,
+braces matched): class bodies with their access sections, member functions defined
+inline or out of line (`Class::name(...) {` or `Class<T>::name(...) {`), structured
+bindings and the lambdas in their scope.
+
+usage: lint-cuda.py [--expect-marked] PATH...   (files or directories)
+  exit 0: nothing found; 1: findings (file:line: message); 2: usage error.
+  --expect-marked: the files are test snippets; every line that holds a device lambda
+  nvcc rejects carries the comment `LINT-EXPECT`, and the findings must be exactly
+  those lines (so the lint's own test fails if it misses one or flags a good one).
+"""
+import os
+import re
+import sys
+
+LAMBDA = re.compile(r"\bKOKKOS_(?:CLASS_)?LAMBDA\b")
+EXTS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hh", ".inl")
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "decltype", "alignof",
+            "static_assert", "noexcept", "requires", "operator"}
+
+
+def strip(text):
+    """Comments and string/char literals blanked out; newlines and offsets kept."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif c == 'R' and text.startswith('R"', i):
+            m = re.match(r'R"([^(]*)\(', text[i:])
+            end = text.find(")" + (m.group(1) if m else "") + '"', i)
+            j = n if end < 0 else end + len(m.group(1) if m else "") + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + " " * (j - i - 2) + c if j - i >= 2 else " " * (j - i))
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def match_close(s, i, open_ch, close_ch):
+    """Index just past the bracket that closes the one at s[i]."""
+    depth = 0
+    for j in range(i, len(s)):
+        if s[j] == open_ch:
+            depth += 1
+        elif s[j] == close_ch:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(s)
+
+
+class ClassInfo:
+    def __init__(self, name):
+        self.name = name
+        self.access = {}            # member function name -> "public"/"private"/"protected"
+        self.hidden_types = set()   # nested types declared private or protected
+
+
+CLASS_HEAD = re.compile(r"\b(class|struct)\s+(?:\[\[[^\]]*\]\]\s*)?(?:alignas\s*\([^)]*\)\s*)?(\w+)\s*(?:final\s*)?(?::[^;{()]*)?\{")
+MEMBER_CALL = re.compile(r"(~?\w+)\s*\(")
+TYPE_DECL = re.compile(r"^(?:template\s*<[^{;]*>\s*)?(?:struct|class|union|enum(?:\s+class|\s+struct)?)\s+(\w+)|^using\s+(\w+)\s*=|^typedef\b.*?(\w+)\s*$")
+
+
+def parse_classes(s, classes, defs):
+    """Fills classes (name -> ClassInfo) and defs with the member functions defined
+    inside class bodies: (class, function, access, signature and body, body offset)."""
+    for m in CLASS_HEAD.finditer(s):
+        kind, name = m.group(1), m.group(2)
+        open_at = m.end() - 1
+        close_at = match_close(s, open_at, "{", "}")
+        info = classes.setdefault(name, ClassInfo(name))
+        access = "private" if kind == "class" else "public"
+        i = stmt_start = open_at + 1
+        while i < close_at - 1:
+            c = s[i]
+            label = re.match(r"(public|private|protected)\s*:(?!:)", s[i:])
+            if label and not s[stmt_start:i].strip():
+                access = label.group(1)
+                i = stmt_start = i + label.end()
+                continue
+            if c == "(":
+                i = match_close(s, i, "(", ")")
+                continue
+            if c not in "{;":
+                i += 1
+                continue
+            stmt = re.sub(r"\s+", " ", s[stmt_start:i].strip())
+            body_end = match_close(s, i, "{", "}") if c == "{" else i + 1
+            td = TYPE_DECL.match(stmt)
+            if td and "(" not in stmt.split("=")[0]:
+                tname = td.group(1) or td.group(2) or td.group(3)
+                if tname and access != "public":
+                    info.hidden_types.add(tname)
+                i = body_end
+                if c == "{":  # a nested type's body: on to its ';'
+                    j = s.find(";", i)
+                    i = j + 1 if j >= 0 else i
+                stmt_start = i
+                continue
+            paren = stmt.find("(")
+            calls = MEMBER_CALL.findall(stmt[:paren + 1]) if paren > 0 else []
+            if calls and calls[-1] not in KEYWORDS and "=" not in stmt[:paren]:
+                fn = calls[-1]
+                if access == "public" or fn not in info.access:  # an overload public anywhere counts as public
+                    info.access[fn] = access
+                if c == "{":
+                    defs.append((name, fn, access, s[stmt_start:body_end], i))
+            i = stmt_start = body_end
+
+
+OUT_OF_LINE = re.compile(r"\b(\w+)\s*(?:<[^<>;{}()]*>)?\s*::\s*(~?\w+)\s*\(")
+
+
+def out_of_line_defs(s, classes):
+    defs = []
+    for m in OUT_OF_LINE.finditer(s):
+        cls, fn = m.group(1), m.group(2)
+        if cls not in classes:
+            continue
+        close_paren = match_close(s, m.end() - 1, "(", ")")
+        tail = re.match(r"[\s\w&]*(?:->\s*[\w:<>,\s*&]+)?\s*(?::[^{;]*)?\{", s[close_paren:])
+        if not tail:
+            continue
+        open_at = close_paren + tail.end() - 1
+        end = match_close(s, open_at, "{", "}")
+        sig_start = s.rfind("\n", 0, m.start()) + 1
+        defs.append((cls, fn, None, s[sig_start:end], sig_start))
+    return defs
+
+
+def scan(paths):
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, names in os.walk(p):
+                files += [os.path.join(root, n) for n in sorted(names) if n.endswith(EXTS)]
+        else:
+            files.append(p)
+    stripped = {}
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            stripped[f] = strip(fh.read())
+    # Class declarations from every file first: a .cpp defines what a .hpp declares.
+    classes, defs = {}, []
+    for f, s in stripped.items():
+        found = []
+        parse_classes(s, classes, found)
+        defs += [(f,) + d for d in found]
+    for f, s in stripped.items():
+        defs += [(f,) + d for d in out_of_line_defs(s, classes)]
+    findings = []
+    for f, cls, fn, access, text, at in defs:
+        lam = LAMBDA.search(text)
+        if not lam:
+            continue
+        line = stripped[f].count("\n", 0, at + lam.start()) + 1
+        access = access or classes[cls].access.get(fn, "public")
+        if access != "public":
+            findings.append((f, line, f"device lambda in {access} member function {cls}::{fn}: nvcc rejects "
+                                      f"it; move the kernel to a namespace-scope function or functor"))
+        brace = text.find("{", text.find(")", lam.end()))
+        sig = text[:text.find("{")] if "{" in text else text
+        lam_body = text[lam.start():match_close(text, brace, "{", "}")] if brace >= 0 else ""
+        for t in sorted(classes[cls].hidden_types):
+            tre = r"\b%s\b" % re.escape(t)
+            if re.search(tre, sig):
+                findings.append((f, line, f"device lambda in {cls}::{fn}, whose signature names the non-public "
+                                          f"nested type {cls}::{t}: nvcc rejects it; make the kernel a "
+                                          f"namespace-scope function that takes no such type"))
+            for v in re.finditer(tre + r"(?:\s*<[^;{}()]*>)?\s*[&*]*\s*(\w+)\s*[=;({]", text):
+                if re.search(r"\b%s\b" % re.escape(v.group(1)), lam_body[len("KOKKOS_LAMBDA"):]):
+                    findings.append((f, line, f"device lambda in {cls}::{fn} captures {v.group(1)}, of the "
+                                              f"non-public nested type {cls}::{t}: nvcc rejects it; capture its "
+                                              f"fields (Views, scalars) instead"))
+    for f, s in stripped.items():
+        findings += binding_captures(f, s)
+    return files, sorted(set(findings))
+
+
+BINDING = re.compile(r"\bauto\s*(?:&&|&)?\s*\[\s*(\w+(?:\s*,\s*\w+)*)\s*\]")
+LAMBDA_INTRO = re.compile(r"(?:^|(?<=[(,=;{}]))\s*(?:return\s+)?\[([^\[\]]*)\]\s*(\([^{};]*?\))?\s*(?:mutable\s*)?"
+                          r"(?:noexcept\s*)?(?:->\s*[^{;]+)?\{")
+
+
+def binding_captures(f, s):
+    """Lambdas that capture a structured binding declared around them (rule 3)."""
+    out = []
+    for b in BINDING.finditer(s):
+        names = [n.strip() for n in b.group(1).split(",")]
+        # The binding's scope: to the end of the block that holds it (a range-for's
+        # binding: to the end of the loop's body, which that block contains).
+        depth, end = 0, len(s)
+        for j in range(b.end(), len(s)):
+            if s[j] == "{":
+                depth += 1
+            elif s[j] == "}":
+                depth -= 1
+                if depth < 0:
+                    end = j
+                    break
+        for lam in LAMBDA_INTRO.finditer(s, b.end(), end):
+            if not lam.group(1).strip():
+                continue  # captures nothing
+            body = s[lam.end() - 1:match_close(s, lam.end() - 1, "{", "}")]
+            params = lam.group(2) or ""
+            used = [n for n in names
+                    if re.search(r"(?<![.\w>])%s\b" % re.escape(n), body) and not re.search(r"\b%s\b" % re.escape(n), params)]
+            if used:
+                out.append((f, s.count("\n", 0, lam.start(1)) + 1,
+                            f"lambda captures the structured binding {', '.join(used)}: C++20, rejected by nvcc "
+                            f"and clang in C++17; copy it into a variable first"))
+    return out
+
+
+def main(argv):
+    expect = "--expect-marked" in argv
+    paths = [a for a in argv if a != "--expect-marked"]
+    if not paths:
+        print(__doc__.strip().splitlines()[-6], file=sys.stderr)
+        return 2
+    files, findings = scan(paths)
+    for f, line, msg in findings:
+        print(f"{f}:{line}: {msg}")
+    if not expect:
+        print(f"lint-cuda: {len(files)} files, {len(findings)} finding(s)")
+        return 1 if findings else 0
+    marked = set()
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            for n, text in enumerate(fh, 1):
+                if re.search(r"//\s*LINT-EXPECT\s*$", text):
+                    marked.add((f, n))
+    found = {(f, line) for f, line, _ in findings}
+    missed, extra = sorted(marked - found), sorted(found - marked)
+    for f, line in missed:
+        print(f"MISSED: {f}:{line} is marked LINT-EXPECT but was not flagged")
+    for f, line in extra:
+        print(f"UNEXPECTED: {f}:{line} was flagged but is not marked LINT-EXPECT")
+    ok = not missed and not extra and marked
+    print(f"lint-cuda self-test: {len(marked)} marked, {len(found)} flagged: {'ok' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
