@@ -79,7 +79,7 @@ TEST_CASE("t = 2: sharded gradients are slices of the single-rank gradients; fin
   REQUIRE(test::world_size() == 2);
   MPI_Comm dup;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-  comm::Communicator group(grid::CommHandle(dup), "tp", false);
+  comm::Communicator group(grid::CommHandle(dup), "tp", comm::Transport::staged);
   tp::TpComm tpc(group);
   const auto cfg = small_model();
   const Batch batch(kBatch * cfg.seq, cfg.vocab);

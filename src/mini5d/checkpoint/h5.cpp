@@ -192,7 +192,7 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-bool transfer(hid_t dset, hid_t dxpl, const ShardDescriptor* desc, const std::vector<Run>& runs,
+bool transfer(hid_t dset, hid_t dxpl, Direction dir, const ShardDescriptor* desc, const std::vector<Run>& runs,
               const float* in, float* out) {
   H5Handle fspace(H5Dget_space(dset), H5Sclose);
   const std::int64_t n = desc ? desc->local_elements() : 0;
@@ -222,7 +222,7 @@ bool transfer(hid_t dset, hid_t dxpl, const ShardDescriptor* desc, const std::ve
   std::vector<float> staging(direct ? 0 : static_cast<std::size_t>(n));
   float dummy = 0;
   herr_t status;
-  if (in) {
+  if (dir == Direction::write) {
     const float* buf = n == 0 ? &dummy : direct ? in + runs.front().local : staging.data();
     if (!direct) {
       std::size_t k = 0;

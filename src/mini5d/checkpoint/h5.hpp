@@ -90,10 +90,13 @@ std::vector<std::string> dataset_paths(hid_t file);
 bool natural_less(const std::string& a, const std::string& b);
 std::string shape_string(const std::vector<std::int64_t>& shape);
 
-// One collective H5Dwrite (in != nullptr) or H5Dread of the blocks of `desc` as the
-// union of hyperslabs; `desc == nullptr` takes part with an empty selection. `runs`
-// are shard_runs(*desc) (checked disjoint). Returns false on failure.
-bool transfer(hid_t dset, hid_t dxpl, const ShardDescriptor* desc, const std::vector<Run>& runs,
+// One collective H5Dwrite (from `in`) or H5Dread (into `out`) of the blocks of `desc`
+// as the union of hyperslabs; `desc == nullptr` takes part with an empty selection (and
+// no buffer), in the same direction as the other ranks: every rank of a collective call
+// must make the same call. `runs` are shard_runs(*desc) (checked disjoint). Returns
+// false on failure.
+enum class Direction { write, read };
+bool transfer(hid_t dset, hid_t dxpl, Direction dir, const ShardDescriptor* desc, const std::vector<Run>& runs,
               const float* in, float* out);
 
 }  // namespace mini5d::checkpoint::detail

@@ -79,7 +79,7 @@ std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, con
     const ShardDescriptor cover = flat_range_shard(shape, part.begin, part.end, 0);
     const auto runs = shard_runs(cover);
     scratch.resize(static_cast<std::size_t>(part.size()));
-    if (!transfer(dset.get(), dxpl.get(), &cover, runs, nullptr, scratch.data()))
+    if (!transfer(dset.get(), dxpl.get(), Direction::read, &cover, runs, nullptr, scratch.data()))
       problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
     else
       sums[i] = partial_checksum(runs, scratch.data());
@@ -189,7 +189,7 @@ IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vecto
     for (int r = 0; r < rounds[i]; ++r) {
       static const std::vector<Run> none;
       const TensorShardOut* s = r < static_cast<int>(idx.size()) ? &shards[idx[r]] : nullptr;
-      if (!transfer(dset.get(), dxpl.get(), s ? &s->desc : nullptr, s ? runs[idx[r]] : none, nullptr,
+      if (!transfer(dset.get(), dxpl.get(), Direction::read, s ? &s->desc : nullptr, s ? runs[idx[r]] : none, nullptr,
                     s ? s->data : nullptr))
         problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
       else if (s)

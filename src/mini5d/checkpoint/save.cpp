@@ -182,7 +182,7 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
       for (int r = 0; r < rounds[i]; ++r) {
         const bool have = r < static_cast<int>(t.mine.size());
         static const std::vector<Run> none;
-        if (!transfer(dset.get(), dxpl.get(), have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
+        if (!transfer(dset.get(), dxpl.get(), Direction::write, have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
                       have ? t.mine[r]->data : nullptr, nullptr))
           problems.push_back(tmp + ": writing " + path + " failed: " + h5_error_detail());
       }

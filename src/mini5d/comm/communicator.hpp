@@ -85,6 +85,12 @@ class Communicator {
   // In place: rank r's counts[r] elements already sit at displs[r] of `buf`; on
   // return every rank holds all parts.                   collective over the group
   template <class T> void allgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t);
+  // Equal parts: `send` holds size() parts of recv.extent(0) elements; their sum over
+  // the group, part rank(), lands in `recv`.               collective over the group
+  template <class T> void reduce_scatter_block(VecU<T> send, VecU<T> recv, Traffic t);
+  // Equal parts, in place: rank r's part (buf.extent(0) / size() elements) already sits
+  // at r * that; on return every rank holds all parts.     collective over the group
+  template <class T> void allgather(VecU<T> buf, Traffic t);
   template <class T> Request iallgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t);
   template <class T>
   void alltoallv(VecU<T> send, const std::vector<int>& send_counts, const std::vector<int>& send_displs,

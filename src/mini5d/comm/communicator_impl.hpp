@@ -80,6 +80,30 @@ Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vec
 }
 
 template <class T>
+void Communicator::reduce_scatter_block(VecU<T> send, VecU<T> recv, Traffic t) {
+  if (size_ == 1) {
+    Kokkos::deep_copy(recv, send);
+    return;
+  }
+  const double t0 = MPI_Wtime();
+  auto s = addressable(send, true);
+  auto r = addressable(recv, false);
+  MPI_Reduce_scatter_block(s.ptr, r.ptr, int(recv.extent(0)), mpi_type<T>(), MPI_SUM, get());
+  if (r.copy_back) r.copy_back();
+  account_blocking(t, double(send.extent(0)) * sizeof(T), t0);
+}
+
+template <class T>
+void Communicator::allgather(VecU<T> buf, Traffic t) {
+  if (size_ == 1) return;  // this rank's part is all there is
+  const double t0 = MPI_Wtime();
+  auto a = addressable(buf, true);
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, int(buf.extent(0)) / size_, mpi_type<T>(), get());
+  if (a.copy_back) a.copy_back();
+  account_blocking(t, double(buf.extent(0)) * sizeof(T), t0);
+}
+
+template <class T>
 void Communicator::allgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t) {
   if (size_ == 1) return;  // this rank's part is all there is
   const double t0 = MPI_Wtime();

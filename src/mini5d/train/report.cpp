@@ -215,7 +215,11 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
   o << "],\n    \"state_predicted\": {\"weights\": "
     << jnum(want.weights) << ", \"gradients\": " << jnum(want.gradients) << ", \"optimizer\": " << jnum(want.optimizer)
     << "}, \"state_measured\": {\"weights\": " << jnum(got.weights) << ", \"gradients\": " << jnum(got.gradients)
-    << ", \"optimizer\": " << jnum(got.optimizer) << "}},\n"
+    << ", \"optimizer\": " << jnum(got.optimizer) << "},\n    \"activations_predicted\": {\"kept\": "
+    << jnum(tr.predicted_activation_memory().activations) << ", \"workspace\": "
+    << jnum(tr.predicted_activation_memory().workspace) << "}, \"activations_measured\": {\"kept\": "
+    << jnum(tr.measured_activation_memory().activations) << ", \"workspace\": "
+    << jnum(tr.measured_activation_memory().workspace) << "}},\n"
     << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"stopped_by_signal\": " << tr.stopped_by()
     << ",\n  \"checkpoints\": [";
   for (std::size_t i = 0; i < tr.checkpoints().size(); ++i) {
@@ -226,11 +230,18 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
   }
   o << "],\n  \"steps\": [";
   const auto& h = tr.history();
-  for (std::size_t i = 0; i < h.size(); ++i)
+  for (std::size_t i = 0; i < h.size(); ++i) {
     o << (i ? ",\n    " : "\n    ") << "{\"step\": " << h[i].step << ", \"loss\": " << jnum(h[i].loss)
       << ", \"lr\": " << jnum(h[i].lr) << ", \"grad_norm\": " << jnum(h[i].grad_norm)
       << ", \"seconds\": " << jnum(h[i].seconds) << ", \"tokens_per_s\": " << jnum(h[i].tokens_per_s)
-      << ", \"comm_seconds\": " << jnum(h[i].comm_seconds) << ", \"comm_exposed_seconds\": " << jnum(h[i].comm_exposed) << "}";
+      << ", \"comm_seconds\": " << jnum(h[i].comm_seconds) << ", \"comm_exposed_seconds\": " << jnum(h[i].comm_exposed) << ", \"exposed_by_axis\": {";
+    bool first_axis_of_step = true;
+    for (const auto& [axis, e] : h[i].exposed_by_axis) {
+      o << (first_axis_of_step ? "" : ", ") << jstr(axis) << ": " << jnum(e);
+      first_axis_of_step = false;
+    }
+    o << "}}";
+  }
   o << "\n  ]\n}\n";
   return o.str();
 }

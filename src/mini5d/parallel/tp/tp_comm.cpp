@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/parallel/tp/tp_comm.hpp"
 
-#include <vector>
 
 namespace mini5d::tp {
 
@@ -10,17 +9,6 @@ template <class S>
 VecU<S> flat(MatU<S> m) {
   return VecU<S>(m.data(), m.extent(0) * m.extent(1));
 }
-
-// Counts and displacements of `parts` equal parts of n elements each.
-struct EqualParts {
-  std::vector<int> counts, displs;
-  EqualParts(int parts, int n) {
-    for (int r = 0; r < parts; ++r) {
-      counts.push_back(n);
-      displs.push_back(r * n);
-    }
-  }
-};
 }  // namespace
 
 template <class S>
@@ -39,8 +27,7 @@ void TpComm::allgather_rows(MatU<S> full, CMatU<S> part) {
   Kokkos::deep_copy(Kokkos::subview(full, std::make_pair(begin, begin + rows), Kokkos::ALL()), part);
   if (size() == 1) return;
   Kokkos::fence();
-  const EqualParts p(size(), int(part.extent(0) * part.extent(1)));
-  group_->allgatherv(flat(full), p.counts, p.displs, comm::Traffic::activations);
+  group_->allgather(flat(full), comm::Traffic::activations);
 }
 
 template <class S>
@@ -50,8 +37,7 @@ void TpComm::reduce_scatter_rows(MatU<S> part, MatU<S> full) {
     return;
   }
   Kokkos::fence();
-  const EqualParts p(size(), int(part.extent(0) * part.extent(1)));
-  group_->reduce_scatter(flat(full), flat(part), p.counts, comm::Traffic::activations);
+  group_->reduce_scatter_block(flat(full), flat(part), comm::Traffic::activations);
 }
 
 template <class S>
@@ -60,8 +46,7 @@ void TpComm::allgather(VecU<S> all, CVecU<S> mine) {
   Kokkos::deep_copy(Kokkos::subview(all, std::make_pair(begin, begin + n)), mine);
   if (size() == 1) return;
   Kokkos::fence();
-  const EqualParts p(size(), int(n));
-  group_->allgatherv(all, p.counts, p.displs, comm::Traffic::activations);
+  group_->allgather(all, comm::Traffic::activations);
 }
 
 #define MINI5D_TP_COMM(S)                                            \

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tensor-parallel benchmark: 1 rank on one core vs t=2 (SP off and on) vs d=2, same global batch.
+
+One run, one table (issue 9):
+  * tokens/s of 1 rank owning one core (micro_batch m) against 2 ranks owning one core
+    each: t=2 without and with sequence parallelism (micro_batch m: every rank of the
+    tensor group sees the same sequences) and d=2 (micro_batch m/2 per rank); the same
+    global batch of m sequences per step;
+  * per row: the speed-up over 1 rank, the exposed tp share of the step, and the
+    activation MiB per rank (kept for the backward, plus the backward's work buffers),
+    predicted by the planner's formulas and measured by the model's ledger;
+  * one row each for recompute none, selective and full at t=2 with SP.
+Targets: t=2 with SP >= 1.7x the 1-rank throughput, its activations <= 0.6x.
+
+The 1-rank run is confined to core 0 with taskset. BLAS threads = 1. Each run reports
+the median of its steps 2..n; the runs alternate for --rounds rounds and every figure
+is the median over rounds, with the min-max spread of the tokens/s beside it.
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def train(app, deck, ranks, overrides, pin_core0=False):
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        cmd = ["mpiexec", "-n", str(ranks), app, "train", deck, f"output.report={report}",
+               "output.log_every=1000", "checkpoint.at_end=false"] + overrides
+        if pin_core0:
+            cmd = ["taskset", "-c", "0"] + cmd
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=tmp)
+        with open(report) as f:
+            return json.load(f)
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def steady(report, key):
+    steps = report["steps"][1:] or report["steps"]
+    return median([s[key] for s in steps])
+
+
+def tp_exposed_share(report):
+    steps = report["steps"][1:] or report["steps"]
+    return median([s.get("exposed_by_axis", {}).get("tp", 0.0) / s["seconds"] for s in steps])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "small.yaml"))
+    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--micro-batch", type=int, default=8)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    m = a.micro_batch
+    common = [f"train.steps={a.steps}"]
+    rows = [
+        ("1 rank", 1, [f"train.micro_batch={m}"], True),
+        ("t=2, SP off", 2, [f"train.micro_batch={m}", "parallel.t=2", "parallel.sp=false"], False),
+        ("t=2, SP on", 2, [f"train.micro_batch={m}", "parallel.t=2", "parallel.sp=true"], False),
+        ("d=2", 2, [f"train.micro_batch={m // 2}", "parallel.d=2"], False),
+        ("t=2, SP on, recompute selective", 2,
+         [f"train.micro_batch={m}", "parallel.t=2", "train.recompute=selective"], False),
+        ("t=2, SP on, recompute full", 2, [f"train.micro_batch={m}", "parallel.t=2", "train.recompute=full"], False),
+    ]
+    reports = {name: [] for name, *_ in rows}
+    for _ in range(a.rounds):
+        for name, ranks, over, pin in rows:
+            reports[name].append(train(a.app, a.deck, ranks, common + over, pin_core0=pin))
+
+    mib = 1024.0 * 1024.0
+    tps = {name: [steady(r, "tokens_per_s") for r in reports[name]] for name in reports}
+    base = median(tps["1 rank"])
+    print(f"# tensor parallelism, deck {os.path.relpath(a.deck, ROOT)}: global batch {m} sequences, "
+          f"{a.steps} steps per run, {a.rounds} alternating rounds; medians over steps 2..{a.steps} and over rounds")
+    print("| layout | tokens/s (min-max) | speed-up | tp exposed / step | activations MiB/rank pred / meas |")
+    print("|---|---|---|---|---|")
+    out = {}
+    for name, *_ in rows:
+        rs = reports[name]
+        t = median(tps[name])
+        share = median([tp_exposed_share(r) for r in rs])
+        mem = rs[-1]["memory_bytes"]
+        pred = (mem["activations_predicted"]["kept"] + mem["activations_predicted"]["workspace"]) / mib
+        meas = (mem["activations_measured"]["kept"] + mem["activations_measured"]["workspace"]) / mib
+        print(f"| {name} | {t:.1f} ({min(tps[name]):.1f}-{max(tps[name]):.1f}) | {t / base:.3f} | "
+              f"{100 * share:.1f}% | {pred:.1f} / {meas:.1f} |")
+        out[name] = {"tokens_per_s": t, "speedup": t / base, "tp_exposed_share": share,
+                     "activations_mib_predicted": pred, "activations_mib_measured": meas}
+    print("targets: t=2 SP on >= 1.7x the 1-rank tokens/s; its activations <= 0.6x the 1-rank figure")
+    if a.json:
+        print("JSON " + json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
