@@ -9,8 +9,12 @@
 // Input problems print once (rank 0), one line each, and exit with status 2.
 #include <mpi.h>
 
+#include <unistd.h>
+
 #include <Kokkos_Core.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <iostream>
 #include <string>
@@ -153,6 +157,10 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // For tests that kill one rank (not the launcher): MINI5D_PID_DIR=<dir> makes each
+  // rank write its PID to <dir>/rank-<r>.pid.
+  if (const char* dir = std::getenv("MINI5D_PID_DIR"))
+    std::ofstream(std::string(dir) + "/rank-" + std::to_string(rank) + ".pid") << getpid() << "\n";
   int status = 0;
   // The library's traffic runs on its own duplicate of the world communicator.
   MPI_Comm world;

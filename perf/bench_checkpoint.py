@@ -56,6 +56,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.rounds < 3:
+        ap.error("--rounds must be at least 3")
     rows = []
     med = statistics.median
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
@@ -76,17 +78,22 @@ def main():
                 save_s.append(save["seconds"]), load_s.append(load["seconds"])
                 write_s.append(w), read_s.append(r)
             rows.append(dict(ranks=ranks, bytes=size, save_s=med(save_s), load_s=med(load_s),
-                             plain_write_s=med(write_s), plain_read_s=med(read_s)))
+                             plain_write_s=med(write_s), plain_read_s=med(read_s),
+                             rounds=dict(save_s=save_s, load_s=load_s, plain_write_s=write_s, plain_read_s=read_s)))
     mb = 1e6
-    print(f"# checkpoint bandwidth, deck {os.path.relpath(a.deck, ROOT)}, medians of {a.rounds} rounds "
-          "(MB/s = 1e6 bytes/s of the file)")
+    print(f"# checkpoint bandwidth, deck {os.path.relpath(a.deck, ROOT)}, median (min-max) of {a.rounds} "
+          "alternating rounds (MB/s = 1e6 bytes/s of the file)")
     print("| ranks | file MB | save MB/s | plain write MB/s | save/plain | load MB/s | plain read MB/s | load/plain |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         sw, pw = r["bytes"] / r["save_s"] / mb, r["bytes"] / r["plain_write_s"] / mb
         sl, pr = r["bytes"] / r["load_s"] / mb, r["bytes"] / r["plain_read_s"] / mb
         r.update(save_mbps=sw, plain_write_mbps=pw, load_mbps=sl, plain_read_mbps=pr)
-        print(f"| {r['ranks']} | {r['bytes'] / mb:.1f} | {sw:.0f} | {pw:.0f} | {sw / pw:.2f} | {sl:.0f} | {pr:.0f} | {sl / pr:.2f} |")
+        def rate(key):  # median (min-max) MB/s over the rounds
+            v = [r["bytes"] / t / mb for t in r["rounds"][key]]
+            return f"{med(v):.0f} ({min(v):.0f}-{max(v):.0f})"
+        print(f"| {r['ranks']} | {r['bytes'] / mb:.1f} | {rate('save_s')} | {rate('plain_write_s')} | {sw / pw:.2f} | "
+              f"{rate('load_s')} | {rate('plain_read_s')} | {sl / pr:.2f} |")
     if a.json:
         print("JSON " + json.dumps(rows))
 

@@ -67,6 +67,33 @@ TEST_CASE("Markov: order 2 floor counts the first target's missing context", "[d
   CHECK(f8 == Approx((f1 + 7 * m.entropy_rate()) / 8).epsilon(1e-12));
 }
 
+TEST_CASE("Markov: an order-2 chain computed by hand", "[data]") {
+  // Vocab {0, 1}, contexts (x0 x1) -> next token:
+  //   00 -> 1;  01 -> 0 or 1, 1/2 each;  10 -> 0;  11 -> 0.
+  // Context transitions: 00->01, 01->10 | 11 (1/2 each), 10->00, 11->10. Stationary:
+  // pi00 = pi10 = pi01 = a, pi11 = a/2, so a = 2/7: pi = (2, 2, 2, 1)/7.
+  // Entropy rate: only context 01 is uncertain: (2/7) ln 2.
+  // First target x1 given x0: P(x0=0) = 4/7 with x1 = 0, 1 at 1/2 each (ln 2);
+  // P(x0=1) = 3/7 with x1 = 0 at 2/3, 1 at 1/3 (ln 3 - (2/3) ln 2). Together
+  // H(x1|x0) = (2/7) ln 2 + (3/7) ln 3.
+  const data::MarkovSource m(2, 2, 2, {0, 1, 0, 1, 0, 1, 0, 1}, {0, 1, 0.5, 0.5, 1, 0, 1, 0}, 11);
+  const double ln2 = std::log(2.0), ln3 = std::log(3.0);
+  const double rate = 2.0 / 7 * ln2, first = 2.0 / 7 * ln2 + 3.0 / 7 * ln3;
+  CHECK(m.entropy_rate() == Approx(rate).epsilon(1e-12));
+  CHECK(*m.loss_floor(1) == Approx(first).epsilon(1e-12));
+  CHECK(*m.loss_floor(32) == Approx((first + 31 * rate) / 32).epsilon(1e-12));
+  // The samples follow the table: the deterministic contexts never branch.
+  std::vector<int> seq(64);
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    m.sequence(3, i, 64, seq.data());
+    for (int t = 2; t < 64; ++t) {
+      const int ctx = 2 * seq[t - 2] + seq[t - 1];
+      if (ctx == 0) CHECK(seq[t] == 1);
+      if (ctx >= 2) CHECK(seq[t] == 0);
+    }
+  }
+}
+
 TEST_CASE("sampler: sequences are a pure function of (seed, step, index)", "[data]") {
   data::MarkovSource a(16, 2, 3, 7), b(16, 2, 3, 7), c(16, 2, 3, 8);
   std::vector<int> x(33), y(33), z(33), w(33);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// End-to-end training on the tiny deck: it learns the Markov source to within 10% of
+// End-to-end training on the tiny deck: it learns the Markov source to within 5% of
 // the exact entropy floor; another data seed gives other data but the same floor
 // reached; the same deck and seed give bit-identical losses.
 #include <catch2/catch.hpp>
@@ -24,7 +24,8 @@ double tail_loss(const train::Trainer& tr) {
 }
 }  // namespace
 
-TEST_CASE("tiny deck learns the Markov source to within 10% of its floor", "[train][slow]") {
+TEST_CASE("tiny deck learns the Markov source to within 5% of its floor", "[train][slow]") {
+  // The promise inputs/tiny.yaml and the README state (measured: 4.56% and 4.50%).
   for (const char* seed : {"data.seed=7", "data.seed=8"}) {
     train::Trainer tr(load_deck(kTiny, {seed}));
     const double floor = *tr.source().loss_floor(tr.deck().model.seq);
@@ -32,7 +33,7 @@ TEST_CASE("tiny deck learns the Markov source to within 10% of its floor", "[tra
     const double loss = tail_loss(tr);
     INFO(seed << ": floor " << floor << ", mean loss of the last 50 steps " << loss << ", in "
               << tr.total_seconds() << " s");
-    CHECK(loss < 1.10 * floor);
+    CHECK(loss < 1.05 * floor);
     CHECK(loss > floor * 0.98);  // below the floor would mean a broken floor or a leak
   }
 }

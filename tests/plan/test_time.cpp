@@ -4,6 +4,7 @@
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/memory_model.hpp"
 #include "mini5d/plan/time_model.hpp"
 #include "plan_test_util.hpp"
 
@@ -127,4 +128,37 @@ TEST_CASE("MoE imbalance slows the expert layers", "[plan][time]") {
   // The all-to-all volume grows linearly with the busiest expert's share.
   CHECK(skew2.ep - skew.ep == Approx(skew.ep - even.ep));
   CHECK(skew.compute > even.compute);
+}
+
+TEST_CASE("DP traffic per ZeRO stage is what the runtime moves", "[plan][time]") {
+  // optim/zero_optimizer.hpp: ZeRO 0 and 1 all-reduce the whole gradient once per step
+  // (ZeRO-1 keeps the full gradient buffer, only the moments are sharded); ZeRO-2
+  // reduce-scatters every micro-batch; ZeRO 1 and 2 all-gather the updated weights.
+  const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  TrainDesc tr = in.train;
+  tr.global_batch = 16;
+  const ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);
+  Layout l;
+  l.d = 4, l.micro_batch = 2, l.accumulation = 2;
+  const double P = stage_params(in.model, l, 0).total();
+  const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
+  const double g = dp_reduction_bytes(P, tr.precision, tr.fp32_grad_accum), w = P * pb.weight;
+  const LinkTier& link = cl.tiers.front();
+  TimeOptions o;
+  auto total = [&](int zero) {
+    l.zero = zero;
+    return step_time(in.model, tr, cl, l, o).dp_total;
+  };
+  CHECK(total(0) == Approx(allreduce_time(g, 4, link)));
+  CHECK(total(1) == Approx(allreduce_time(g, 4, link) + allgather_time(w, 4, link)));
+  CHECK(total(2) == Approx(2 * reduce_scatter_time(g, 4, link) + allgather_time(w, 4, link)));
+  // ZeRO-1 keeps the whole gradient: 4 bytes per parameter, not 4/G; no comm buffers
+  // at ZeRO 0-1 (the reduction runs in place), two block-sized ones from ZeRO 2 on.
+  const MemoryOptions mo;
+  l.zero = 1;
+  CHECK(stage_memory(in.model, tr, cl, l, 0, mo).grads == Approx(P * pb.grad));
+  CHECK(comm_buffer_bytes(in.model, l, tr.precision, mo) == 0);
+  l.zero = 2;
+  const double block = block_params(in.model, l).total();
+  CHECK(comm_buffer_bytes(in.model, l, tr.precision, mo) == Approx(2 * block * pb.grad * (1 + 1.0 / 4)));
 }

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Communication accounting: every call of the communication layer is recorded under
 // the axis (group) it ran on and what it moved (gradients, weights, activations,
-// scalars): calls, payload bytes, wall time from post to completion, and exposed time
-// (the part spent blocked, not hidden behind compute). The report prints the per-axis
+// scalars): calls, payload bytes, wall time in flight (from post to the completion the
+// rank observed) and exposed time: all the time the rank spent inside MPI calls for it
+// (posting, every test that progressed it, the wait) and staging copies. Without an
+// asynchronous progress thread MPI does a non-blocking collective's work only inside
+// those calls, so in flight minus exposed is an upper bound on what compute hid. The report prints the per-axis
 // totals and the tests check the byte counts against the analytic bill (DESIGN.md §4).
 //
 // Payload bytes of one call are the bytes of the logical buffer it reduces or

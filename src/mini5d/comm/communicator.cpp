@@ -17,9 +17,15 @@ Request::~Request() {
   if (p_) wait();
 }
 
+// In flight: from the post to the completion this rank observed. Exposed: every moment
+// this rank spent inside MPI or staging for the operation (posting, each test, the
+// wait, copying results back). Without an asynchronous progress thread MPICH does a
+// collective's work only inside MPI calls, so the time in the tests is work done on
+// the critical path, not hidden behind compute.
 void Request::complete() {
   const double now = MPI_Wtime();
   if (p_->finish) p_->finish();
+  p_->exposed += MPI_Wtime() - now;
   accounts().record(p_->axis, p_->traffic, p_->bytes, now - p_->posted_at, p_->exposed);
   p_.reset();
 }
@@ -27,7 +33,9 @@ void Request::complete() {
 bool Request::test() {
   if (!p_) return true;
   int flag = 0;
+  const double t0 = MPI_Wtime();
   MPI_Test(&p_->req, &flag, MPI_STATUS_IGNORE);
+  p_->exposed += MPI_Wtime() - t0;
   if (flag) complete();
   return flag != 0;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "mini5d/core/counter_rng.hpp"
 
@@ -51,6 +52,29 @@ MarkovSource::MarkovSource(int vocab, int order, int branching, std::uint64_t se
     }
     cdf_[c * branching + branching - 1] = 1.0;
   }
+  derive();
+}
+
+MarkovSource::MarkovSource(int vocab, int order, int branching, const std::vector<int>& successors,
+                           const std::vector<double>& probabilities, std::uint64_t seed)
+    : vocab_(vocab), order_(order), branching_(branching), seed_(seed) {
+  contexts_ = 1;
+  for (int i = 0; i < order; ++i) contexts_ *= vocab;
+  if (std::int64_t(successors.size()) != contexts_ * branching || probabilities.size() != successors.size())
+    throw std::invalid_argument("mini5d: a Markov table needs vocab^order x branching entries");
+  succ_ = successors;
+  cdf_.resize(successors.size());
+  for (std::int64_t c = 0; c < contexts_; ++c) {
+    double acc = 0;
+    for (int j = 0; j < branching; ++j) cdf_[c * branching + j] = (acc += probabilities[c * branching + j]);
+    if (std::fabs(acc - 1.0) > 1e-12) throw std::invalid_argument("mini5d: a Markov row does not sum to 1");
+    cdf_[c * branching + branching - 1] = 1.0;
+  }
+  derive();
+}
+
+void MarkovSource::derive() {
+  const int branching = branching_;
   // Stationary distribution by power iteration on the lazy chain (P + I) / 2, which
   // has the same fixed points and converges even when P is periodic.
   pi_.assign(contexts_, 1.0 / double(contexts_));

@@ -16,6 +16,11 @@ namespace mini5d::data {
 class MarkovSource : public Source {
  public:
   MarkovSource(int vocab, int order, int branching, std::uint64_t seed);
+  // An explicit transition table (for hand-computed tests): per context (its tokens
+  // as base-vocab digits, the first most significant), `branching` successors and
+  // their probabilities (summing to 1, zeros allowed). `seed` drives the sampling.
+  MarkovSource(int vocab, int order, int branching, const std::vector<int>& successors,
+               const std::vector<double>& probabilities, std::uint64_t seed);
   void sequence(std::uint64_t step, std::uint64_t index, int length, int* out) const override;
   std::string describe() const override;
   std::optional<double> loss_floor(int seq) const override;
@@ -27,6 +32,7 @@ class MarkovSource : public Source {
   double entropy_rate() const { return entropy_rate_; }
 
  private:
+  void derive();  // stationary distribution, entropy rate and prefix entropies
   int next(std::int64_t ctx, double u) const;
   std::int64_t first_context(double u) const;
   int vocab_, order_, branching_;

@@ -118,7 +118,11 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
                              }),
               train.end());
   section(os, "train", train);
-  section(os, "data", merged(kData, in.data_fields));
+  // The default Markov source must fit the vocabulary: vocab^order contexts, at most
+  // 2^24 (the deck's rule), so a large vocabulary gets order 1.
+  DeckSection data = kData;
+  if (double(s.vocab) * double(s.vocab) > double(1 << 24)) set(data, "markov_order", "1");
+  section(os, "data", merged(data, in.data_fields));
   section(os, "checkpoint", kCheckpoint);
   section(os, "output", merged(kOutput, in.output_fields));
 }

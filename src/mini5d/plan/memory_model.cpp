@@ -139,14 +139,13 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
   const StateBytesPerParam pb = state_bytes_per_param(prec);
   double b = 0;
   if (l.dense_group() > 1) {
-    if (l.zero >= 3) {
-      // The gathered weights of the block in use and of the one prefetched.
-      const ShardParams one = block_params(m, l);
-      b += 2 * one.total() * pb.weight;
-    } else {
-      const ShardParams sp = stage_params(m, l, 0);
-      b += 2 * std::min(o.bucket_bytes, sp.total() * pb.grad);
-    }
+    // As the runtime holds them (optim/zero_optimizer.hpp): ZeRO 0-1 reduce in place,
+    // in the gradient buffer; from ZeRO 2 on two block-sized gradient buffers rotate,
+    // each with the rank's 1/G part of the reduced sum; ZeRO-3 adds the gathered
+    // weights of the block in use and of the one prefetched.
+    const ShardParams one = block_params(m, l);
+    if (l.zero >= 2) b += 2 * one.total() * pb.grad * (1.0 + 1.0 / l.dense_group());
+    if (l.zero >= 3) b += 2 * one.total() * pb.weight;
   }
   if (l.t > 1 && l.sp) b += a * N * s.d_model;                      // all-gather target
   if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive

@@ -71,7 +71,6 @@ double in_flight_microbatches(Schedule s, int p, int m, int v, int stage);
 
 // ---- buffers and totals ---------------------------------------------------------
 struct MemoryOptions {
-  double bucket_bytes = 25.0 * 1024 * 1024;  // DP gradient bucket
   double moe_imbalance = 1.0;
 };
 

@@ -158,11 +158,13 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   auto add = [&](double params, int n, const LinkTier* lk) {
     if (!lk || params <= 0) return;
     const double g = dp_reduction_bytes(params, tr.precision, tr.fp32_grad_accum);
-    if (l.zero == 0) reduce += allreduce_time(g, n, *lk);
-    if (l.zero == 1 || l.zero == 2) {
-      reduce += reduce_scatter_time(g, n, *lk);
-      gather += allgather_time(params * pb.weight, n, *lk);
-    }
+    // As the runtime does it (optim/zero_optimizer.hpp): ZeRO 0 and 1 all-reduce the
+    // whole gradient once per step (ZeRO-1 keeps the full gradient buffer and only
+    // shards the moments); ZeRO-2 reduce-scatters into the gradient shard. ZeRO 1 and
+    // 2 then all-gather the updated weights.
+    if (l.zero <= 1) reduce += allreduce_time(g, n, *lk);
+    if (l.zero == 2) reduce += reduce_scatter_time(g, n, *lk);
+    if (l.zero == 1 || l.zero == 2) gather += allgather_time(params * pb.weight, n, *lk);
   };
   add(sp.dense, G, ld);
   add(sp.expert, GX, lx);

@@ -3,6 +3,8 @@
 // closing phase breakdown with the frozen figure-of-merit line, and the versioned JSON
 // record. The FOM line's format is a contract with scripts that grep it:
 //   FOM mini5d tokens_per_s=<median> model_flops_per_s=<median> valid=1
+// valid=1 (fom_valid) means the run trained: at least one step, every step's loss and
+// gradient norm finite, and the final loss below the first step's loss.
 #pragma once
 #include <ostream>
 #include <string>
@@ -21,6 +23,8 @@ void print_summary(std::ostream& os, const Trainer& tr);
 // Median over steps, leaving out the first (warm-up: page faults, BLAS set-up) when
 // there is more than one.
 double median_tokens_per_s(const Trainer& tr);
+// The FOM's validity (above), from the run's history.
+bool fom_valid(const Trainer& tr);
 std::string report_json(const Platform& pf, const Trainer& tr);
 // Writes report_json to path; throws InputError when the file cannot be written.
 void write_report(const std::string& path, const Platform& pf, const Trainer& tr);

@@ -17,6 +17,12 @@ double model_flops_per_token(const ModelConfig& m, std::int64_t matmul_params) {
 }
 
 namespace {
+double g_gradient_scale_error = 1.0;  // testing::set_gradient_scale_error
+}  // namespace
+
+void testing::set_gradient_scale_error(double factor) { g_gradient_scale_error = factor; }
+
+namespace {
 // Brackets a phase with a Kokkos profiling region (seen by Kokkos Tools and vendor
 // profilers) and a fenced wall-clock timer.
 class Phase {
@@ -125,7 +131,7 @@ StepStats Trainer::step(long s) {
   const double tokens = double(tokens_per_step());
   // Gradient of the mean over every token of the global batch: each rank scales its
   // own tokens by 1/global tokens, and the reduction sums the ranks.
-  const float grad_scale = float(1.0 / tokens);
+  const float grad_scale = float(g_gradient_scale_error / tokens);
   // This rank's sequences: micro-batch a of data shard j holds global sequences
   // a*B*shards + j*B + [0, B), so every layout trains on the same global batch.
   const std::uint64_t shards = std::uint64_t(grid_->data_shards()), j = std::uint64_t(grid_->data_index());

@@ -34,7 +34,7 @@ struct StepStats {
   double tokens_per_s = 0;
   double flops_per_s = 0;  // model FLOP/s (see model_flops_per_token)
   double comm_seconds = 0;  // communication in flight during the step (all axes)
-  double comm_exposed = 0;  // of which not hidden behind compute
+  double comm_exposed = 0;  // time inside MPI calls and staging (comm/accounts.hpp)
   std::map<std::string, double> exposed_by_axis;  // the exposed part, per axis
 };
 
@@ -70,6 +70,13 @@ struct ActivationMemory {
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the
 // attention scores and their weighted sums.
 double model_flops_per_token(const ModelConfig& m, std::int64_t matmul_params);
+
+namespace testing {
+// Test-only fault injection: every rank multiplies its gradient scale (1 / global
+// tokens) by `factor`, as a rank that normalised by a wrong token count would (1: no
+// error). Process-wide; read at each step.
+void set_gradient_scale_error(double factor);
+}  // namespace testing
 
 class Trainer {
  public:

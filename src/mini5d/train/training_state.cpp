@@ -24,18 +24,33 @@ ShardDescriptor whole(const model::TensorSpec& t) {
   model::append_part_blocks(t, 0, t.size(), t.offset, d.blocks);
   return d;
 }
+
+// Whatever the stage, each rank writes only its ZeRO part of every tensor (and of a
+// tensor replicated over the tensor-parallel group, only the group's first rank).
+WrittenPart written(const Part& p, const optim::ZeroOptimizer& opt) {
+  WrittenPart w;
+  w.root = p.root;
+  w.host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.buf.data);
+  for (const auto& ts : opt.partition().tensor_shards(p.buf.flat, true)) w.shards.push_back({ts.name, ts.desc, w.host.data()});
+  return w;
+}
 }  // namespace
+
+WrittenPart written_model(const optim::ZeroOptimizer& opt) { return written(parts_of(opt).front(), opt); }
+
+std::vector<WrittenPart> written_parts(const optim::ZeroOptimizer& opt) {
+  std::vector<WrittenPart> out;
+  for (const auto& p : parts_of(opt)) out.push_back(written(p, opt));
+  return out;
+}
 
 checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimizer& opt, const std::string& dir,
                                         const std::string& name, const checkpoint::CheckpointMeta& meta,
                                         int keep_last) {
+  const auto parts = written_parts(opt);  // the host copies stay alive for the save
   std::vector<checkpoint::TensorShard> shards;
-  std::vector<HostVec> host;  // host copies (no copy on host backends) kept alive for the save
-  for (const auto& p : parts_of(opt)) {
-    host.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.buf.data));
-    for (const auto& ts : opt.partition().tensor_shards(p.buf.flat, true))
-      shards.push_back({checkpoint::dataset_path(p.root, ts.name), ts.desc, host.back().data()});
-  }
+  for (const auto& p : parts)
+    for (const auto& s : p.shards) shards.push_back({checkpoint::dataset_path(p.root, s.tensor), s.desc, s.data});
   return checkpoint::save_checkpoint(comm, dir, name, meta, shards, keep_last);
 }
 

@@ -9,11 +9,32 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/optim/zero_optimizer.hpp"
 
 namespace mini5d::train {
+
+// What this rank writes of one part of the state ("model", "optimizer/exp_avg", ...):
+// a host copy of the buffer (no copy on host backends) and, per logical tensor, its
+// descriptor with a pointer into that copy. Over the ranks of a run the blocks of
+// every tensor cover it exactly once; the save writes these shards, and everything
+// that needs each logical element once (parameter_checksums) reads them.
+struct WrittenPart {
+  struct Shard {
+    std::string tensor;  // logical name, e.g. "blocks.0.attn.qkv.weight"
+    ShardDescriptor desc;
+    const float* data = nullptr;
+  };
+  std::string root;
+  Kokkos::View<float*, Kokkos::LayoutRight, Kokkos::HostSpace> host;
+  std::vector<Shard> shards;
+};
+// The weights ("model") as a checkpoint writes them.
+WrittenPart written_model(const optim::ZeroOptimizer& opt);
+// Every part a checkpoint writes: the model, then both AdamW moments.
+std::vector<WrittenPart> written_parts(const optim::ZeroOptimizer& opt);
 
 // Collective over `comm` (every rank of the run). `meta` is written as is.
 checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimizer& opt, const std::string& dir,
