@@ -15,6 +15,7 @@
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "invariance.hpp"
 #include "mpi_util.hpp"
 
 using namespace mini5d;
@@ -38,10 +39,6 @@ struct Layout {
   int ranks() const { return d * t; }
 };
 
-// The two configurations every invariance case runs: the deck as it is (clipped every
-// step), and unclipped with weight decay (a scale or decay error shows).
-const std::vector<std::vector<std::string>> kConfigs = {{}, {"train.grad_clip=0", "train.weight_decay=0.1"}};
-
 Deck tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
                                 "parallel.t=" + std::to_string(l.t), "parallel.zero=" + std::to_string(l.zero),
@@ -52,43 +49,25 @@ Deck tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {
   return load_deck(kTiny, o);
 }
 
-// Worst relative differences of the losses and of the pre-clip gradient norms, agreed
-// over the world.
-struct Worst {
-  double loss = 0, grad_norm = 0;
-};
-Worst compare(const train::Trainer& ref, const train::Trainer& got) {
-  Worst w;
-  REQUIRE(ref.history().size() == got.history().size());
-  for (std::size_t i = 0; i < ref.history().size(); ++i) {
-    const auto &a = ref.history()[i], &b = got.history()[i];
-    w.loss = std::max(w.loss, std::abs(a.loss - b.loss) / a.loss);
-    w.grad_norm = std::max(w.grad_norm, std::abs(a.grad_norm - b.grad_norm) / a.grad_norm);
-  }
-  return {world_max(w.loss), world_max(w.grad_norm)};
-}
-
 // Runs each layout (on groups of its rank count) and compares it with one rank.
 void check_invariance(const std::vector<Layout>& layouts, long steps) {
-  // The same bound as data parallelism: the ranks sum partial products in another
-  // order than one rank (fp32 rounding), and AdamW amplifies last-bit differences of
-  // small gradients; a layout bug (a lost or doubled shard, a missing reduction) is
-  // far above it.
-  const double tol = 1e-5;
-  for (std::size_t c = 0; c < kConfigs.size(); ++c) {
-    train::Trainer ref(tiny(Layout{}, steps, kConfigs[c]), MPI_COMM_SELF);
+  // The shared oracle (tests/mpi/invariance.hpp) with its bounds, as for data
+  // parallelism: the ranks sum partial products in another order than one rank (fp32
+  // rounding); a layout bug (a lost or doubled shard, a missing reduction) is far above.
+  for (const auto& c : test::configs()) {
+    train::Trainer ref(tiny(Layout{}, steps, c.overrides), MPI_COMM_SELF);
     ref.run();
     for (const auto& l : layouts) {
       Group g(l.ranks());
-      train::Trainer tr(tiny(l, steps, kConfigs[c]), g.comm);
+      train::Trainer tr(tiny(l, steps, c.overrides), g.comm);
       tr.run();
-      const Worst w = compare(ref, tr);
-      INFO(l.name() << " config " << c);
-      CHECK(w.loss <= tol);
-      CHECK(w.grad_norm <= tol);
+      const auto w = test::compare_runs(ref, tr);
+      INFO(l.name() << ", " << c.name << ": loss " << w.loss << ", grad norm " << w.grad_norm << ", sum " << w.sum
+                    << ", sum of squares " << w.sum_sq);
+      CHECK(test::within(w));
       if (world_rank() == 0)
-        std::printf("invariance %s config %zu: loss %.3g, grad norm %.3g\n", l.name().c_str(), c, w.loss,
-                    w.grad_norm);
+        std::printf("invariance %s, %s: loss %.3g, grad norm %.3g, sum %.3g, sum of squares %.3g\n",
+                    l.name().c_str(), c.name.c_str(), w.loss, w.grad_norm, w.sum, w.sum_sq);
     }
   }
 }
