@@ -22,7 +22,12 @@ void print_summary(std::ostream& os, const Trainer& tr);
 // there is more than one.
 double median_tokens_per_s(const Trainer& tr);
 std::string report_json(const Platform& pf, const Trainer& tr);
-// Writes report_json to path; throws InputError when the file cannot be written.
+// Writes report_json to path atomically (a temporary file renamed into place); throws
+// std::runtime_error naming the path and the OS error when it cannot (the previous
+// file, if any, is left as it was).
 void write_report(const std::string& path, const Platform& pf, const Trainer& tr);
+// The FOM's valid flag: some steps ran, every loss and gradient norm was finite, no
+// step was skipped and the run did not stop for diverging.
+bool run_valid(const Trainer& tr);
 
 }  // namespace mini5d::train
