@@ -146,7 +146,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   const long first = tr.current_step() + 1;
   tr.run(
       [&](const train::StepStats& st) {
-        if (rank == 0 && (st.skipped || st.step == first || st.step % every == 0 || st.step == total))
+        if (rank == 0 && (!st.note.empty() || st.step == first || st.step % every == 0 || st.step == total))
           train::print_step(std::cout, st, total);
       },
       checkpoint_line);

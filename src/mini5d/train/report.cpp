@@ -80,7 +80,7 @@ bool run_valid(const Trainer& tr) {
 }
 
 void print_step(std::ostream& os, const StepStats& st, long total_steps) {
-  if (st.skipped) {
+  if (!st.note.empty()) {  // skipped, or the step that stopped the run
     os << "step " << st.step << "/" << total_steps << "  " << st.note << "\n";
     return;
   }

@@ -8,14 +8,15 @@ namespace mini5d::train {
 
 namespace {
 std::string num(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 }  // namespace
 
-StepGuard::Verdict StepGuard::judge(long step, bool nonfinite, double loss, double grad_norm) {
-  const std::string at = "step " + std::to_string(step) + ": ";
+StepGuard::Verdict StepGuard::judge(bool nonfinite, double loss, double grad_norm) {
   if (nonfinite) {
     ++skipped_;
     ++consecutive_;
@@ -23,12 +24,12 @@ StepGuard::Verdict StepGuard::judge(long step, bool nonfinite, double loss, doub
                              : !std::isfinite(grad_norm) ? "gradient norm " + num(grad_norm)
                                                          : "loss or gradient norm on another rank";
     if (consecutive_ > max_skipped_) {
-      why_ = at + "non-finite " + what + " in " + std::to_string(consecutive_) +
+      why_ = "non-finite " + what + " in " + std::to_string(consecutive_) +
              " consecutive steps (train.max_skipped=" + std::to_string(max_skipped_) +
              "): the run stops; the last checkpoint holds the last finite state (lower train.lr or train.grad_clip)";
       return Verdict::Stop;
     }
-    why_ = at + "skipped: non-finite " + what + "; parameters and moments unchanged (" +
+    why_ = "skipped: non-finite " + what + "; parameters and moments unchanged (" +
            std::to_string(consecutive_) + " in a row, the run stops after train.max_skipped=" +
            std::to_string(max_skipped_) + ")";
     return Verdict::Skip;
@@ -38,7 +39,7 @@ StepGuard::Verdict StepGuard::judge(long step, bool nonfinite, double loss, doub
     for (double l : recent_) mean += l;
     mean /= double(recent_.size());
     if (loss > spike_factor_ * mean) {
-      why_ = at + "loss " + num(loss) + " is over train.spike_factor=" + num(spike_factor_) + " x the mean " +
+      why_ = "loss " + num(loss) + " is over train.spike_factor=" + num(spike_factor_) + " x the mean " +
              num(mean) + " of the previous " + std::to_string(recent_.size()) +
              " steps: the run stops (diverging; lower train.lr, or raise train.spike_factor)";
       return Verdict::Stop;

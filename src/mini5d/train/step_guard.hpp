@@ -22,9 +22,9 @@ class StepGuard {
   static constexpr std::size_t kWindow = 20, kMinHistory = 5;
 
   StepGuard(long max_skipped, double spike_factor) : max_skipped_(max_skipped), spike_factor_(spike_factor) {}
-  // `step` is 1-based; `nonfinite`: some rank saw a non-finite loss or gradient norm.
-  Verdict judge(long step, bool nonfinite, double loss, double grad_norm);
-  // Why the last step was skipped or the run stopped (one line).
+  // `nonfinite`: some rank saw a non-finite loss or gradient norm.
+  Verdict judge(bool nonfinite, double loss, double grad_norm);
+  // Why the last step was skipped or the run stopped (one line, without the step).
   const std::string& why() const { return why_; }
   long skipped() const { return skipped_; }          // steps skipped in total
   long consecutive() const { return consecutive_; }  // skipped in a row, up to now

@@ -147,11 +147,12 @@ StepStats Trainer::step(long s) {
     // update alone.
     double bad = std::isfinite(st.loss) && std::isfinite(st.grad_norm) ? 0.0 : 1.0;
     all_->allreduce_host(&bad, 1, comm::Communicator::Op::max);
-    verdict_ = guard_->judge(s + 1, bad != 0.0, st.loss, st.grad_norm);
+    verdict_ = guard_->judge(bad != 0.0, st.loss, st.grad_norm);
     if (verdict_ == StepGuard::Verdict::Apply) {
       zero_->clip(st.grad_norm, tc.grad_clip);
       zero_->update(st.lr, s + 1);
     } else {
+      // A skipped step and the step that stops the run leave the state untouched.
       st.skipped = verdict_ == StepGuard::Verdict::Skip;
       st.note = guard_->why();
     }
@@ -221,7 +222,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     next_step_ = s + 1;
     if (on_step) on_step(history_.back());
     if (verdict_ == StepGuard::Verdict::Stop) {
-      halted_ = guard_->why();
+      halted_ = "step " + std::to_string(next_step_) + ": " + guard_->why();
       break;
     }
     if (ck.every > 0 && next_step_ % ck.every == 0 && !save_if_finite("every " + std::to_string(ck.every) + " steps"))

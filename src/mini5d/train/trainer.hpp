@@ -37,7 +37,8 @@ struct StepStats {
   double comm_exposed = 0;  // of which not hidden behind compute
   std::map<std::string, double> exposed_by_axis;  // the exposed part, per axis
   // Not applied: the loss or the gradient norm was not finite on some rank, so the
-  // parameters and moments were left as they were (see StepGuard); `note` says why.
+  // parameters and moments were left as they were (see StepGuard). `note` says why a
+  // step was skipped or stopped the run ("" for a step applied as usual).
   bool skipped = false;
   std::string note;
 };
