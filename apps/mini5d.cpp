@@ -181,7 +181,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   // At once: a SIGUSR1 or SIGTERM during start-up or a long resume (Slurm's
   // --signal=USR1@N on a requeued job) is kept and honoured at the first step boundary.
-  mini5d::train::install_stop_handlers();
+  // Only for training: the other commands keep the default (they end on SIGTERM).
+  if (argc >= 2 && std::string(argv[1]) == "train") mini5d::train::install_stop_handlers();
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
