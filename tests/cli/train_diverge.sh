@@ -4,9 +4,10 @@
 # Non-finite steps are skipped and logged, too many in a row (or a loss spike) stop the
 # run with one clear line and exit 1, the FOM says valid=0, `latest` verifies and
 # resumes, and `ckpt verify` names a dataset holding NaN even when its checksum matches.
-# usage: train_diverge.sh WORKDIR CKPT_TOOL MINI5D_APP DECK
+# The skip is agreed over the ranks: the same at -n 2 with ZeRO 3.
+# usage: train_diverge.sh WORKDIR CKPT_TOOL MPIEXEC NP_FLAG MINI5D_APP DECK
 set -u
-work=$1 tool=$2 app=$3 deck=$4
+work=$1 tool=$2 mpiexec=$3 npflag=$4 app=$5 deck=$6
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 diverge=(train.lr=10 train.min_lr=10 train.warmup=0 train.weight_decay=10 checkpoint.every=4 checkpoint.keep=1
          train.steps=40 output.log_every=1)
@@ -30,6 +31,14 @@ PY
 "$app" train "$deck" train.steps=$(( $(sed 's/step-0*\([0-9]*\).h5/\1/' <(head -1 ck/latest)) + 1 )) checkpoint.dir=ck \
   output.report= resume=latest > resume.out 2>&1
 grep -q "^resumed from ck/step-" resume.out || fail "resume from latest: $(cat resume.out)"
+files=(np2.out np2.err)
+"$mpiexec" "$npflag" 2 "$app" train "$deck" "${diverge[@]}" train.spike_factor=0 parallel.d=2 parallel.zero=3 \
+  train.micro_batch=8 checkpoint.dir=ck3 output.report= > np2.out 2> np2.err
+status=$?
+[[ $status -eq 1 ]] || fail "-n 2: exit status $status, expected 1"
+[[ $(grep -c "^mini5d: error: step [0-9]*: non-finite .* consecutive steps" np2.err) -eq 1 ]] || fail "-n 2: stop line"
+grep -q "skipped: non-finite" np2.out || fail "-n 2: no skipped step logged"
+"$app" ckpt verify ck3 > verify3.out 2>&1 || fail "-n 2: latest does not verify: $(cat verify3.out)"
 # The default train.spike_factor stops this run at its first spike, before any NaN.
 files=(spike.out spike.err)
 "$app" train "$deck" "${diverge[@]}" checkpoint.dir=ck2 output.report= > spike.out 2> spike.err
