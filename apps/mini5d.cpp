@@ -6,7 +6,11 @@
 //   mini5d ckpt info|verify PATH                    inspect or check a checkpoint
 //   mini5d deck-help                                 every deck field, its range and default
 //   mini5d version
-// Input problems print once (rank 0), one line each, and exit with status 2.
+// Input problems print once (rank 0), one line each, and exit with status 2. A run
+// that stops because it diverged, or whose report cannot be written, says why once and
+// exits with status 1. Any other failure prints one whole line per failing rank
+// ("mini5d: rank N: fatal: ...") and ends the job. For tests, MINI5D_FAIL=fatal makes
+// every rank fail that way right after start-up.
 #include <mpi.h>
 
 #include <unistd.h>
@@ -15,19 +19,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "mini5d/checkpoint/ckpt_command.hpp"
+#include "mini5d/checkpoint/collective.hpp"
 #include "mini5d/core/deck.hpp"
+#include "mini5d/core/diag.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/topology/startup.hpp"
 #include "mini5d/topology/topo_command.hpp"
+#include "mini5d/train/output_paths.hpp"
 #include "mini5d/train/platform.hpp"
 #include "mini5d/train/report.hpp"
+#include "mini5d/train/stop_signal.hpp"
 #include "mini5d/train/trainer.hpp"
 
 namespace {
@@ -73,16 +82,20 @@ mini5d::Deck resolve_deck(const Args& a) {
 struct Prepared {
   mini5d::Deck deck;
   mini5d::topology::Placement placement;
+  std::unique_ptr<mini5d::checkpoint::RunLock> lock;  // checkpoint.dir, held for the run
 };
 
 Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   using namespace mini5d;
-  Prepared p{resolve_deck(a), {}};
+  Prepared p{resolve_deck(a), {}, nullptr};
   // Every layout rule and every feature this build lacks, all reported at once and
   // before anything is allocated.
   auto problems = grid::layout_problems(p.deck, ranks);
   for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
   if (!problems.empty()) throw InputError::from_list(problems);
+  // Where the run writes, checked before it trains: checkpoint.dir locked for this run
+  // and free of another run's checkpoints, output.report writable.
+  p.lock = train::claim_output_paths(world, p.deck);
   p.placement = topology::place_this_rank(world, p.deck);
   return p;
 }
@@ -119,6 +132,9 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
 
   const Deck& deck = prep.deck;
+  if (const char* f = std::getenv("MINI5D_FAIL"); f && std::string(f) == "fatal")
+    throw std::runtime_error("MINI5D_FAIL=fatal: an injected failure on every rank, to test how fatal errors "
+                             "are reported under mpiexec");
   const auto pf = train::describe_platform();
   train::Trainer tr(deck, world);
   if (rank == 0) {
@@ -133,27 +149,43 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   const long first = tr.current_step() + 1;
   tr.run(
       [&](const train::StepStats& st) {
-        if (rank == 0 && (st.step == first || st.step % every == 0 || st.step == total))
+        if (rank == 0 && (!st.note.empty() || st.step == first || st.step % every == 0 || st.step == total))
           train::print_step(std::cout, st, total);
       },
       checkpoint_line);
   if (rank == 0 && tr.stopped_by())
     std::cout << "stopped by signal " << tr.stopped_by() << " at step " << tr.current_step()
               << " after saving a checkpoint; resume with resume=latest\n";
+  std::string report_problem;
   if (rank == 0) {
     train::print_summary(std::cout, tr);
-    if (!deck.output.report.empty()) {
-      train::write_report(deck.output.report, pf, tr);
-      std::cout << "report written to " << deck.output.report << "\n";
-    }
+    if (!deck.output.report.empty()) try {
+        train::write_report(deck.output.report, pf, tr);
+        std::cout << "report written to " << deck.output.report << "\n";
+      } catch (const std::exception& e) {
+        report_problem = e.what();
+      }
+    std::cout.flush();
   }
-  return 0;
+  // Both are the same on every rank (the report's fate is rank 0's, told to all).
+  report_problem = checkpoint::detail::bcast_string(world, report_problem, 0);
+  int status = 0;
+  for (const auto& why : {tr.halt_reason(), report_problem})
+    if (!why.empty()) {
+      if (rank == 0) write_stderr("mini5d: error: " + why);
+      status = 1;
+    }
+  return status;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  // At once: a SIGUSR1 or SIGTERM during start-up or a long resume (Slurm's
+  // --signal=USR1@N on a requeued job) is kept and honoured at the first step boundary.
+  // Only for training: the other commands keep the default (they end on SIGTERM).
+  if (argc >= 2 && std::string(argv[1]) == "train") mini5d::train::install_stop_handlers();
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -197,14 +229,17 @@ int main(int argc, char** argv) {
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.
-      if (rank == 0) std::cerr << "mini5d: error: " << e.what() << "\n";
+      std::cout.flush();
+      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
       status = 2;
     } catch (const std::exception& e) {
-      std::cerr << "mini5d: rank " << rank << ": fatal: " << e.what() << "\n";
+      std::cout.flush();
+      const std::string line = "mini5d: rank " + std::to_string(rank) + ": fatal: " + e.what();
       status = 1;
       // Other ranks may be waiting in a collective this rank will never join: end the
       // whole job rather than leave it hanging until the batch system's time limit.
-      if (ranks > 1) MPI_Abort(MPI_COMM_WORLD, status);
+      if (ranks > 1) mini5d::abort_job_with(line, status);
+      mini5d::write_stderr(line);
     }
   }
   MPI_Comm_free(&world);

@@ -69,7 +69,8 @@ def main():
                 common.append("train.micro_batch=8")
             save_s, load_s, write_s, read_s = [], [], [], []
             for _ in range(a.rounds):
-                saved = mini5d(a.app, a.deck, ranks, common + ["checkpoint.at_end=true"], work)
+                # Each round is a fresh run in the same directory: overwrite the last one.
+                saved = mini5d(a.app, a.deck, ranks, common + ["checkpoint.at_end=true", "checkpoint.overwrite=true"], work)
                 save = [c for c in saved["checkpoints"] if c["kind"] == "save"][-1]
                 loaded = mini5d(a.app, a.deck, ranks, common + ["resume=latest"], work)
                 load = [c for c in loaded["checkpoints"] if c["kind"] == "load"][-1]

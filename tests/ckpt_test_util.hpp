@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "mini5d/checkpoint/checkpoint.hpp"
+#include "mini5d/checkpoint/runs.hpp"
 #include "mini5d/core/counter_rng.hpp"
 #include "mini5d/core/shard.hpp"
 
@@ -135,6 +137,44 @@ inline void flip_byte(const std::string& file, const std::string& dataset, std::
   io.seekp(pos);
   io.write(&c, 1);
   if (!io) throw std::runtime_error("flip_byte: cannot rewrite " + file);
+}
+
+// Writes a NaN at `element` of `dataset` and updates the dataset's checksum to match,
+// as a diverged save would have produced: the checksum alone cannot tell.
+inline void poison_element(const std::string& file, const std::string& dataset, std::int64_t element) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) throw std::runtime_error("poison: cannot open " + file);
+  const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  if (d < 0) throw std::runtime_error("poison: no dataset " + dataset);
+  const hid_t space = H5Dget_space(d);
+  const hsize_t at = static_cast<hsize_t>(element);
+  const hsize_t one[1] = {1};
+  // The element's position in a flattened view of the dataset.
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank)), coord(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::int64_t rem = element;
+  for (int k = rank; k-- > 0;) {
+    coord[static_cast<std::size_t>(k)] = static_cast<hsize_t>(rem % static_cast<std::int64_t>(dims[static_cast<std::size_t>(k)]));
+    rem /= static_cast<std::int64_t>(dims[static_cast<std::size_t>(k)]);
+  }
+  H5Sselect_elements(space, H5S_SELECT_SET, 1, coord.data());
+  const hid_t mem = H5Screate_simple(1, one, nullptr);
+  float old = 0;
+  H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, &old);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  H5Dwrite(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, &nan);
+  const hid_t attr = H5Aopen(d, "checksum", H5P_DEFAULT);
+  std::uint64_t sum = 0;
+  H5Aread(attr, H5T_NATIVE_UINT64, &sum);
+  const std::uint64_t h = mini5d::rng::mix64(static_cast<std::uint64_t>(at));
+  sum = sum - mini5d::checkpoint::element_hash(h, old) + mini5d::checkpoint::element_hash(h, nan);
+  H5Awrite(attr, H5T_NATIVE_UINT64, &sum);
+  H5Aclose(attr);
+  H5Sclose(mem);
+  H5Sclose(space);
+  H5Dclose(d);
+  H5Fclose(f);
 }
 
 }  // namespace ckpt_test

@@ -6,6 +6,7 @@
 //   ckpt_tool write DIR NAME STEP SEED KEEP
 //   ckpt_tool check PATH STEP SEED
 //   ckpt_tool flip FILE DATASET ELEMENT
+//   ckpt_tool poison FILE DATASET ELEMENT   (a NaN there, checksum updated to match)
 #include <cstdio>
 #include <iostream>
 
@@ -57,8 +58,11 @@ int main(int argc, char** argv) {
       status = check(comm, a, rank, ranks);
     else if (mode == "flip" && a.size() == 3) {
       if (rank == 0) ckpt_test::flip_byte(a[0], a[1], std::stoll(a[2]));
+    } else if (mode == "poison" && a.size() == 3) {
+      if (rank == 0) ckpt_test::poison_element(a[0], a[1], std::stoll(a[2]));
     } else {
-      if (rank == 0) std::cerr << "usage: ckpt_tool write DIR NAME STEP SEED KEEP | check PATH STEP SEED | flip FILE DATASET ELEMENT\n";
+      if (rank == 0) std::cerr << "usage: ckpt_tool write DIR NAME STEP SEED KEEP | check PATH STEP SEED | flip FILE DATASET ELEMENT"
+                                 " | poison FILE DATASET ELEMENT\n";
       status = 2;
     }
   } catch (const std::exception& e) {

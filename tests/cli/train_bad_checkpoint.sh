@@ -18,5 +18,5 @@ cp ck/step-00000003.h5 pristine.h5
 "$expect" "ck/step-00000003.h5: checksum mismatch in dataset /optimizer/exp_avg/lm_head/weight" \
   "$app" train "$deck" train.steps=6 checkpoint.every=1 "${common[@]}" resume=latest || exit 1
 # Nothing was written after the failed resumes: still one checkpoint, latest unchanged.
-[[ $(ls ck/*.h5 | wc -l) -eq 1 && $(cat ck/latest) == step-00000003.h5 ]] || { echo "FAIL: checkpoints changed"; ls ck; exit 1; }
+[[ $(ls ck/*.h5 | wc -l) -eq 1 && $(head -1 ck/latest) == step-00000003.h5 ]] || { echo "FAIL: checkpoints changed"; ls ck; exit 1; }
 echo "ok: shape mismatch, missing checkpoint and checksum errors, nothing overwritten"

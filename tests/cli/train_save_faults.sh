@@ -12,7 +12,7 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 run() { "$mpiexec" "$npflag" 2 "$app" train "$deck" parallel.d=2 train.micro_batch=8 parallel.zero=3 \
         checkpoint.dir=ck output.report= output.log_every=1 "$@"; }
 check_latest() {  # expected latest file name
-  [[ $(cat ck/latest) == "$1" ]] || { echo "FAIL: latest is $(cat ck/latest), expected $1"; exit 1; }
+  [[ $(head -1 ck/latest) == "$1" ]] || { echo "FAIL: latest is $(head -1 ck/latest), expected $1"; exit 1; }
   "$app" ckpt verify ck > verify.out 2>&1 || { echo "FAIL: latest does not verify"; cat verify.out; exit 1; }
 }
 run train.steps=5 checkpoint.at_end=true > first.out 2>&1 || { echo "FAIL: first run"; cat first.out; exit 1; }
@@ -46,7 +46,7 @@ shopt -u nullglob
 for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 kill -KILL "$(cat pids/rank-0.pid)" "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 echo "killed rank 1 (PID $rank1) while $seen was being written"
-latest=$(cat ck/latest)
+latest=$(head -1 ck/latest)
 check_latest "$latest"
 n=${latest%.h5}; n=$((10#${n#step-}))
 run resume=latest train.steps=$((n + 2)) > after_kill.out 2>&1 ||

@@ -21,7 +21,7 @@ line=$(grep "^stopped by signal 15 at step " run.out) || { echo "FAIL: no 'stopp
 step=$(sed 's/.* at step \([0-9]*\) .*/\1/' <<<"$line")
 file=$(printf 'ck/step-%08d.h5' "$step")
 [[ -f $file ]] || { echo "FAIL: no checkpoint $file"; ls ck; exit 1; }
-[[ $(cat ck/latest) == "$(basename "$file")" ]] || { echo "FAIL: latest is $(cat ck/latest), expected $(basename "$file")"; exit 1; }
+[[ $(head -1 ck/latest) == "$(basename "$file")" ]] || { echo "FAIL: latest is $(head -1 ck/latest), expected $(basename "$file")"; exit 1; }
 last=$(grep "^step " run.out | tail -1 | sed 's/^step \([0-9]*\)\/.*/\1/')
 [[ $last -eq $step ]] || { echo "FAIL: last step printed $last, checkpoint at $step"; exit 1; }
 "$app" ckpt verify ck > verify.out 2>&1 || { echo "FAIL: verify"; cat verify.out; exit 1; }

@@ -52,6 +52,7 @@ struct CheckpointMeta {
   std::string layout;     // e.g. {"d":2,"t":1,"p":1,"c":1,"e":1,"zero":1}
   std::uint64_t train_seed = 0, data_seed = 0;  // the RNG state: all randomness is counter-based
   long data_cursor = 0;   // the next step whose sequences the sampler draws
+  std::string run_id;     // the run that wrote it (checkpoint/run_identity.hpp); "" if none
   std::map<std::string, std::string> extra;  // free-form, stored as "extra.<key>" attributes
 };
 
@@ -70,20 +71,23 @@ struct DatasetInfo {
   std::uint64_t checksum = 0;  // stored attribute
 };
 
-// One dataset's checksum, recomputed.
+// One dataset's checksum, recomputed, and its NaN and infinite elements counted.
 struct VerifyResult {
   std::string path;
   std::uint64_t stored = 0, computed = 0;
-  bool ok() const { return stored == computed; }
+  std::uint64_t nonfinite = 0;
+  bool ok() const { return stored == computed && nonfinite == 0; }
 };
 
 // "model", "blocks.3.attn.qkv.weight" -> "/model/blocks/3/attn/qkv/weight".
 std::string dataset_path(const std::string& root, const std::string& tensor_name);
 
 // Writes "<dir>/<name>.h5" atomically (via "<name>.h5.tmp" and a rename), points
-// "<dir>/latest" at it, then deletes all but the newest `keep_last` checkpoints of the
-// directory (0 keeps all) and stale .tmp files. Creates `dir` if needed. A rank may
-// leave out datasets it holds nothing of. Failure injection for tests: the environment
+// "<dir>/latest" at it (second line: "run <meta.run_id>"), then deletes all but the
+// newest `keep_last` checkpoints of the same run (meta.run_id; other runs' files are
+// never deleted; 0 keeps all) and stale .tmp files. Creates `dir` if needed. A rank may
+// leave out datasets it holds nothing of. Refuses (std::runtime_error on every rank,
+// nothing written) data holding NaN or infinite values. Failure injection for tests: the environment
 // variable MINI5D_CKPT_FAIL=mid_write or =after_write aborts the job half-way through
 // the datasets or after the file is complete but before the rename.
 IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,

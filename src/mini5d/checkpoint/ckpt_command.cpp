@@ -36,7 +36,8 @@ void info(MPI_Comm comm, const std::string& path, bool print, std::ostream& out)
       << "tokens seen  " << m.tokens_seen << "\n"
       << "layout       " << m.layout << "\n"
       << "seeds        train " << m.train_seed << ", data " << m.data_seed << "\n"
-      << "data cursor  " << m.data_cursor << "\n";
+      << "data cursor  " << m.data_cursor << "\n"
+      << "run          " << (m.run_id.empty() ? "(no identity)" : m.run_id) << "\n";
   for (const auto& [k, v] : m.extra) out << "extra        " << k << " = " << v << "\n";
   out << "deck:\n";
   std::size_t pos = 0;
@@ -62,10 +63,14 @@ void verify(MPI_Comm comm, const std::string& path, bool print, std::ostream& ou
   const auto results = verify_checkpoint(comm, path);
   const std::string file = resolve_checkpoint(path);  // verify_checkpoint checked it resolves
   std::vector<std::string> bad;
-  for (const auto& r : results)
-    if (!r.ok())
+  for (const auto& r : results) {
+    if (r.stored != r.computed)
       bad.push_back(file + ": checksum mismatch in dataset " + r.path + " (stored " + hex(r.stored) +
                     ", computed " + hex(r.computed) + ")");
+    if (r.nonfinite != 0)
+      bad.push_back(file + ": dataset " + r.path + " holds " + std::to_string(r.nonfinite) +
+                    " NaN or infinite values (a diverged state; resume from an earlier checkpoint)");
+  }
   if (!bad.empty()) throw InputError::from_list(bad);
   if (print) out << file << ": OK, " << results.size() << " datasets verified\n";
 }

@@ -19,6 +19,7 @@
 
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/h5.hpp"
+#include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -44,12 +45,13 @@ std::string fsync_path(const std::string& path, bool directory) {
   return problem;
 }
 
-std::string write_pointer(const std::string& dir, const std::string& target) {
+std::string write_pointer(const std::string& dir, const std::string& target, const std::string& run_id) {
   const std::string tmp = (fs::path(dir) / "latest.tmp").string(),
                     latest = (fs::path(dir) / "latest").string();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return "cannot create " + tmp + ": " + errno_text();
-  const std::string text = target + "\n";
+  // The file name first (what resolve_checkpoint reads), then the run's identity.
+  const std::string text = target + "\n" + (run_id.empty() ? "" : "run " + run_id + "\n");
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
                   ::fsync(fd) == 0;
   const std::string why = ok ? "" : errno_text();
@@ -60,9 +62,10 @@ std::string write_pointer(const std::string& dir, const std::string& target) {
   return fsync_path(dir, true);
 }
 
-// Deletes stale temporaries and all but the newest `keep_last` checkpoints; never the
-// one just committed. Best effort: a file that cannot be deleted is not a failed save.
-void retain(const std::string& dir, const std::string& committed, int keep_last) {
+// Deletes stale temporaries and all but the newest `keep_last` checkpoints of run
+// `run_id`; never the one just committed, never another run's. Best effort: a file
+// that cannot be deleted is not a failed save.
+void retain(const std::string& dir, const std::string& committed, int keep_last, const std::string& run_id) {
   struct Entry {
     fs::path path;
     fs::file_time_type time;
@@ -74,7 +77,8 @@ void retain(const std::string& dir, const std::string& committed, int keep_last)
     if (!e.is_regular_file(ec)) continue;
     if (ends_with(fname, ".h5.tmp")) {
       fs::remove(e.path(), ec);
-    } else if (ends_with(fname, ".h5")) {
+    } else if (ends_with(fname, ".h5") && keep_last > 0 &&
+               (fname == committed || run_id_of(e.path().string()) == run_id)) {
       ckpts.push_back({e.path(), fs::last_write_time(e.path(), ec)});
     }
   }
@@ -117,15 +121,16 @@ std::vector<std::string> ensure_directory(const std::string& dir) {
   return {};
 }
 
-std::vector<std::string> commit(const std::string& dir, const std::string& name, int keep_last) {
+std::vector<std::string> commit(const std::string& dir, const std::string& name, int keep_last,
+                                const std::string& run_id) {
   const std::string tmp = temp_file(dir, name), fin = final_file(dir, name);
   if (auto p = fsync_path(tmp, false); !p.empty()) return {p};
   if (::rename(tmp.c_str(), fin.c_str()) != 0)
     return {"cannot rename " + tmp + " to " + fin + ": " + errno_text()};
   if (auto p = fsync_path(dir, true); !p.empty()) return {p};
   const std::string fname = fs::path(fin).filename().string();
-  if (auto p = write_pointer(dir, fname); !p.empty()) return {p};
-  retain(dir, fname, keep_last);
+  if (auto p = write_pointer(dir, fname, run_id); !p.empty()) return {p};
+  retain(dir, fname, keep_last, run_id);
   return {};
 }
 

@@ -21,9 +21,10 @@ std::vector<std::string> ensure_directory(const std::string& dir);
 
 // After every rank closed the temporary file: fsync it, rename it to its final name,
 // point `latest` at it (latest.tmp, fsync, rename, fsync the directory), then delete
-// all but the newest `keep_last` checkpoints and any stale .tmp files. Problems, if
-// any. One rank only.
-std::vector<std::string> commit(const std::string& dir, const std::string& name, int keep_last);
+// all but the newest `keep_last` checkpoints of run `run_id` (files whose stored run
+// identity is another are kept) and any stale .tmp files. Problems, if any. One rank only.
+std::vector<std::string> commit(const std::string& dir, const std::string& name, int keep_last,
+                                const std::string& run_id);
 
 // MINI5D_CKPT_FAIL: where a save should crash, for tests.
 enum class FailPoint { None, MidWrite, AfterWrite };

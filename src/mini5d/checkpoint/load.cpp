@@ -8,6 +8,7 @@
 // read about twice. Either way one allreduce gives every rank every total, so every
 // rank reaches the same verdict, and a corrupted byte anywhere in a used dataset is caught.
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -62,9 +63,10 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-// Recomputed checksums of `paths` (which exist) over an even cover; adds the bytes read.
+// Recomputed checksums of `paths` (which exist) over an even cover; adds the bytes
+// read; with `nonfinite`, also counts each dataset's NaN and infinite elements.
 std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::string>& paths,
-                                             double& bytes) {
+                                             double& bytes, std::vector<std::uint64_t>* nonfinite = nullptr) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -84,9 +86,16 @@ std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, con
     else
       sums[i] = partial_checksum(runs, scratch.data());
     bytes += 4.0 * static_cast<double>(part.size());
+    if (nonfinite) {
+      std::uint64_t bad = 0;
+      for (float x : scratch) bad += std::isfinite(x) ? 0 : 1;
+      nonfinite->push_back(bad);
+    }
   }
   raise_if_any(comm, problems, ProblemKind::Input);
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_UINT64_T, MPI_SUM, comm);
+  if (nonfinite)
+    MPI_Allreduce(MPI_IN_PLACE, nonfinite->data(), static_cast<int>(nonfinite->size()), MPI_UINT64_T, MPI_SUM, comm);
   return sums;
 }
 
@@ -114,6 +123,7 @@ CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path) {
   need(read_attr(f, "train_seed", m.train_seed), "train_seed");
   need(read_attr(f, "data_seed", m.data_seed), "data_seed");
   need(read_attr(f, "data_cursor", cursor), "data_cursor");
+  read_attr(f, "run_id", m.run_id);  // optional: absent before run identities
   raise_if_any(comm, missing, ProblemKind::Input);
   m.step = static_cast<long>(step);
   m.tokens_seen = tokens;
@@ -257,8 +267,12 @@ std::vector<VerifyResult> verify_checkpoint(MPI_Comm comm, const std::string& pa
     read_attr(dset.get(), "checksum", out[i].stored);  // a missing checksum stays 0: a mismatch
   }
   double bytes = 0;
-  const auto computed = compute_checksums(comm, o, paths, bytes);
-  for (std::size_t i = 0; i < paths.size(); ++i) out[i].computed = computed[i];
+  std::vector<std::uint64_t> nonfinite;
+  const auto computed = compute_checksums(comm, o, paths, bytes, &nonfinite);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    out[i].computed = computed[i];
+    out[i].nonfinite = nonfinite[i];
+  }
   return out;
 }
 

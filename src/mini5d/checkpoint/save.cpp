@@ -7,6 +7,7 @@
 // ranks do not cover exactly once is refused before any byte is written. Then each
 // dataset is created collectively and written with one collective H5Dwrite per "round"
 // (one round unless a rank passes several shards of the same dataset).
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -98,6 +99,7 @@ void write_meta(hid_t file, const CheckpointMeta& meta) {
   write_attr(file, "train_seed", std::uint64_t{meta.train_seed});
   write_attr(file, "data_seed", std::uint64_t{meta.data_seed});
   write_attr(file, "data_cursor", std::int64_t{meta.data_cursor});
+  if (!meta.run_id.empty()) write_attr(file, "run_id", meta.run_id);
   for (const auto& [k, v] : meta.extra) write_attr(file, "extra." + k, v);
 }
 
@@ -113,15 +115,19 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
   if (auto p = name_problem(name); !p.empty()) throw std::invalid_argument("checkpoint save: " + p);
   auto targets = agree_on_datasets(comm, shards);
 
-  // Coverage and checksums, all datasets in one allreduce: [count, checksum] each.
+  // Coverage, checksums and non-finite elements, all datasets in one allreduce:
+  // [count, checksum, non-finite] each.
   const std::size_t n = targets.size();
-  std::vector<std::uint64_t> sums(2 * n, 0);
+  std::vector<std::uint64_t> sums(3 * n, 0);
   std::vector<int> rounds(n, 0);
   std::size_t i = 0;
   for (auto& [path, t] : targets) {
     for (std::size_t s = 0; s < t.mine.size(); ++s) {
-      sums[2 * i] += static_cast<std::uint64_t>(t.mine[s]->desc.local_elements());
-      sums[2 * i + 1] += partial_checksum(t.runs[s], t.mine[s]->data);
+      sums[3 * i] += static_cast<std::uint64_t>(t.mine[s]->desc.local_elements());
+      sums[3 * i + 1] += partial_checksum(t.runs[s], t.mine[s]->data);
+      for (const auto& r : t.runs[s])
+        for (std::int64_t k = 0; k < r.length; ++k)
+          sums[3 * i + 2] += std::isfinite(t.mine[s]->data[r.local + k]) ? 0 : 1;
     }
     rounds[i++] = static_cast<int>(t.mine.size());
   }
@@ -132,9 +138,12 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
   i = 0;
   for (const auto& [path, t] : targets) {
     const auto want = static_cast<std::uint64_t>(element_count(t.shape));
-    if (sums[2 * i] != want)
-      problems.push_back("checkpoint save: " + path + ": the ranks' blocks hold " + std::to_string(sums[2 * i]) +
+    if (sums[3 * i] != want)
+      problems.push_back("checkpoint save: " + path + ": the ranks' blocks hold " + std::to_string(sums[3 * i]) +
                          " elements, the tensor " + std::to_string(want) + " (they must cover it exactly once)");
+    if (sums[3 * i + 2] != 0)
+      problems.push_back("checkpoint save: refusing to write " + final_file(dir, name) + ": " + path + " holds " +
+                         std::to_string(sums[3 * i + 2]) + " NaN or infinite values (the previous checkpoints are kept)");
     bytes += 4.0 * static_cast<double>(want);
     ++i;
   }
@@ -175,7 +184,7 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
         break;
       }
       try {
-        write_attr(dset.get(), "checksum", sums[2 * i + 1]);
+        write_attr(dset.get(), "checksum", sums[3 * i + 1]);
       } catch (const std::exception& e) {
         problems.push_back(tmp + ": " + path + ": " + e.what());
       }
@@ -196,7 +205,7 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
   raise_if_any(comm, problems, ProblemKind::Runtime);
   MPI_Barrier(comm);  // every rank has closed the file
   if (fail == FailPoint::AfterWrite) inject_failure(comm, "after writing, before the rename");
-  if (rank == 0) problems = commit(dir, name, keep_last);
+  if (rank == 0) problems = commit(dir, name, keep_last, meta.run_id);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   return {bytes, slowest_seconds(comm, t0)};
 }

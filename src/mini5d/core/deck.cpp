@@ -8,8 +8,10 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -18,6 +20,7 @@
 #include <sstream>
 
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/json_text.hpp"
 
 namespace mini5d {
 namespace {
@@ -34,6 +37,26 @@ struct Field {
   std::function<std::string(const Deck&)> get;
   std::string key() const { return section + "." + name; }
 };
+
+// A YAML double-quoted scalar that reads back as exactly `v`: quotes, backslashes and
+// control characters escaped (a raw TAB or newline would be folded or rejected).
+std::string yaml_quote(const std::string& v) {
+  std::string q = "\"";
+  for (char ch : v) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      q += '\\';
+      q += ch;
+    } else if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", unsigned(c));
+      q += buf;
+    } else {
+      q += ch;
+    }
+  }
+  return q + "\"";
+}
 
 // Shortest decimal that reads back as the same double: exact round trips in to_yaml,
 // and "0.999999" rather than "0.99999899999999997" in messages.
@@ -122,6 +145,8 @@ const std::vector<Field>& schema() {
       real_field("train", "beta2", &Deck::train, &TrainConfig::beta2, 0, 0.999999, "AdamW second-moment decay"),
       real_field("train", "eps", &Deck::train, &TrainConfig::eps, 1e-30, 1, "AdamW epsilon"),
       real_field("train", "grad_clip", &Deck::train, &TrainConfig::grad_clip, 0, 1e30, "global-norm clipping threshold; 0 disables"),
+      int_field("train", "max_skipped", &Deck::train, &TrainConfig::max_skipped, 0, 1e12, "consecutive steps with a non-finite loss or gradient norm that are skipped (parameters and moments untouched) before the run stops; 0 stops at the first"),
+      real_field("train", "spike_factor", &Deck::train, &TrainConfig::spike_factor, 0, 1e30, "stop the run when a step's loss exceeds this many times the mean of the previous (up to 20) steps' losses; 0 disables"),
       text_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {"none", "selective", "full"}, "activation recomputation in the backward"),
       text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
       text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
@@ -133,6 +158,7 @@ const std::vector<Field>& schema() {
       text_field("checkpoint", "at_end", &Deck::checkpoint, &CheckpointConfig::at_end, {"false", "true"}, "save a checkpoint after the last step"),
       int_field("checkpoint", "keep", &Deck::checkpoint, &CheckpointConfig::keep, 0, 1 << 20, "newest checkpoints kept; 0 keeps all"),
       text_field("checkpoint", "resume", &Deck::checkpoint, &CheckpointConfig::resume, {}, "resume from \"latest\" in checkpoint.dir or a checkpoint file; empty starts fresh"),
+      text_field("checkpoint", "overwrite", &Deck::checkpoint, &CheckpointConfig::overwrite, {"false", "true"}, "let a fresh run (no resume) write into a checkpoint.dir that holds another run's checkpoints: same-step files are replaced and latest moves to this run; the other run's other files are never deleted"),
       int_field("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1 << 30, "steps between progress lines"),
       text_field("output", "report", &Deck::output, &OutputConfig::report, {}, "JSON report path; empty disables"),
   };
@@ -235,8 +261,10 @@ void apply(Deck& deck, const Field& f, const std::string& v, const std::string& 
 
 Deck default_deck() { return Deck{}; }
 
-Deck parse_deck(const std::string& text, const std::string& origin,
-                const std::vector<std::string>& overrides) {
+namespace {
+// `empty_ok`: an empty text is the built-in default deck; a deck file must say something.
+Deck parse_deck_text(const std::string& text, const std::string& origin,
+                     const std::vector<std::string>& overrides, bool empty_ok) {
   Deck deck;
   deck.origin = origin;
   std::vector<std::string> problems;
@@ -247,6 +275,9 @@ Deck parse_deck(const std::string& text, const std::string& origin,
     throw InputError(origin + ":" + std::to_string(e.mark.line + 1) +
                      ": not valid YAML: " + e.msg);
   }
+  if (!empty_ok && (!root.IsDefined() || root.IsNull()))
+    throw InputError(origin + ": the deck is empty (expected a map of sections: " + sections_text() +
+                     "); run without a deck for the built-in default");
   if (root.IsDefined() && !root.IsNull()) {
     if (!root.IsMap())
       throw InputError(origin + ":1: a deck is a map of sections (" + sections_text() + ")");
@@ -308,12 +339,23 @@ Deck parse_deck(const std::string& text, const std::string& origin,
   return deck;
 }
 
+}  // namespace
+
+Deck parse_deck(const std::string& text, const std::string& origin,
+                const std::vector<std::string>& overrides) {
+  return parse_deck_text(text, origin, overrides, true);
+}
+
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a directory, not a deck file");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the deck file (" + std::strerror(errno) + ")");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_deck(ss.str(), path, overrides);
+  if (in.bad()) throw InputError(path + ": cannot read the deck file (" + std::strerror(errno) + ")");
+  return parse_deck_text(ss.str(), path, overrides, false);
 }
 
 std::string Deck::to_yaml() const {
@@ -324,7 +366,7 @@ std::string Deck::to_yaml() const {
       out += section + ":\n";
     }
     std::string v = f.get(*this);
-    if (f.kind == Kind::Text || f.kind == Kind::Choice) v = "\"" + v + "\"";
+    if (f.kind == Kind::Text || f.kind == Kind::Choice) v = yaml_quote(v);
     out += "  " + f.name + ": " + v + "\n";
   }
   return out;
@@ -340,14 +382,7 @@ std::string Deck::to_json() const {
       out += ", ";
     }
     std::string v = f.get(*this);
-    if (f.kind == Kind::Text || f.kind == Kind::Choice) {
-      std::string q = "\"";
-      for (char ch : v) {
-        if (ch == '"' || ch == '\\') q += '\\';
-        q += ch;
-      }
-      v = q + "\"";
-    }
+    if (f.kind == Kind::Text || f.kind == Kind::Choice) v = json_quote(v);
     out += "\"" + f.name + "\": " + v;
   }
   return out + "}}";

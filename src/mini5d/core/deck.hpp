@@ -48,6 +48,8 @@ struct TrainConfig {
   double eps = 1e-8;
   double grad_clip = 1.0;
   std::string recompute = "none";  // none | selective | full
+  long max_skipped = 5;       // consecutive non-finite steps skipped before the run stops
+  double spike_factor = 10;   // stop when a loss exceeds this x the running mean; 0: off
 };
 
 struct DataConfig {
@@ -64,6 +66,7 @@ struct CheckpointConfig {
   std::string at_end = "false";  // save after the last step
   int keep = 3;                 // newest checkpoints kept; 0 keeps all
   std::string resume;           // "", "latest" (in dir) or a checkpoint path
+  std::string overwrite = "false";  // a fresh run may write beside another run's checkpoints
 };
 
 struct OutputConfig {

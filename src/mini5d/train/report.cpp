@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/train/report.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
@@ -12,6 +15,7 @@
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/json_text.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 
 namespace mini5d::train {
@@ -22,20 +26,7 @@ std::string fmt(const char* f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
-std::string jstr(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {  // control characters: \u00XX
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(c));
-      o += buf;
-      continue;
-    }
-    o += c;
-  }
-  return o + "\"";
-}
+std::string jstr(const std::string& s) { return json_quote(s); }
 std::string jnum(double v) { return std::isfinite(v) ? fmt("%.9g", v) : "null"; }
 std::string mib(double bytes) { return fmt("%.2f MiB", bytes / (1024.0 * 1024.0)); }
 
@@ -55,7 +46,7 @@ double median_tokens_per_s(const Trainer& tr) {
 
 bool fom_valid(const Trainer& tr) {
   const auto& h = tr.history();
-  if (h.empty()) return false;
+  if (h.empty() || tr.skipped_steps() > 0 || !tr.halt_reason().empty()) return false;
   for (const auto& st : h)
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) return false;
   return h.back().loss < h.front().loss;
@@ -97,6 +88,10 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
 }
 
 void print_step(std::ostream& os, const StepStats& st, long total_steps) {
+  if (!st.note.empty()) {  // skipped, or the step that stopped the run
+    os << "step " << st.step << "/" << total_steps << "  " << st.note << "\n";
+    return;
+  }
   os << "step " << st.step << "/" << total_steps << "  loss " << fmt("%.6f", st.loss) << "  lr "
      << fmt("%.3e", st.lr) << "  grad_norm " << fmt("%.4f", st.grad_norm) << "  "
      << fmt("%.1f", st.seconds * 1e3) << " ms  " << fmt("%.0f", st.tokens_per_s) << " tok/s  "
@@ -229,7 +224,10 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << jnum(tr.predicted_activation_memory().workspace) << "}, \"activations_measured\": {\"kept\": "
     << jnum(tr.measured_activation_memory().activations) << ", \"workspace\": "
     << jnum(tr.measured_activation_memory().workspace) << "}},\n"
-    << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"stopped_by_signal\": " << tr.stopped_by()
+    << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
+    << ",\n  \"valid\": " << (fom_valid(tr) ? "true" : "false") << ", \"skipped_steps\": " << tr.skipped_steps()
+    << ", \"halted\": " << (tr.halt_reason().empty() ? std::string("null") : jstr(tr.halt_reason()))
+    << ",\n  \"stopped_by_signal\": " << tr.stopped_by()
     << ",\n  \"checkpoints\": [";
   for (std::size_t i = 0; i < tr.checkpoints().size(); ++i) {
     const auto& e = tr.checkpoints()[i];
@@ -249,16 +247,39 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
       o << (first_axis_of_step ? "" : ", ") << jstr(axis) << ": " << jnum(e);
       first_axis_of_step = false;
     }
-    o << "}}";
+    o << "}, \"skipped\": " << (h[i].skipped ? "true" : "false") << "}";
   }
   o << "\n  ]\n}\n";
   return o.str();
 }
 
 void write_report(const std::string& path, const Platform& pf, const Trainer& tr) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path + ": cannot write the report (output.report): " + std::strerror(errno));
-  out << report_json(pf, tr);
+  // Through "<path>.tmp" and a rename, every write and the close checked: a full disk
+  // leaves the previous report as it was, never a truncated one.
+  const std::string text = report_json(pf, tr), tmp = path + ".tmp";
+  auto fail = [&](const std::string& what, int err) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write the report (output.report): " + what + ": " + std::strerror(err));
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create " + tmp, errno);
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("writing " + tmp, err);
+    }
+    done += std::size_t(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("syncing " + tmp, err);
+  }
+  if (::close(fd) != 0) fail("closing " + tmp, errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("renaming " + tmp, errno);
 }
 
 }  // namespace mini5d::train

@@ -4,7 +4,8 @@
 // record. The FOM line's format is a contract with scripts that grep it:
 //   FOM mini5d tokens_per_s=<median> model_flops_per_s=<median> valid=1
 // valid=1 (fom_valid) means the run trained: at least one step, every step's loss and
-// gradient norm finite, and the final loss below the first step's loss.
+// gradient norm finite, no step skipped, no stop for diverging, and the final loss
+// below the first step's loss.
 #pragma once
 #include <ostream>
 #include <string>
@@ -26,7 +27,9 @@ double median_tokens_per_s(const Trainer& tr);
 // The FOM's validity (above), from the run's history.
 bool fom_valid(const Trainer& tr);
 std::string report_json(const Platform& pf, const Trainer& tr);
-// Writes report_json to path; throws InputError when the file cannot be written.
+// Writes report_json to path atomically (a temporary file renamed into place); throws
+// std::runtime_error naming the path and the OS error when it cannot (the previous
+// file, if any, is left as it was).
 void write_report(const std::string& path, const Platform& pf, const Trainer& tr);
 
 }  // namespace mini5d::train

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "mini5d/comm/device_mpi.hpp"
+#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
 #include "mini5d/plan/memory_model.hpp"
@@ -50,8 +52,11 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 }
 }  // namespace
 
-Trainer::Trainer(const Deck& deck, MPI_Comm comm) : deck_(deck) {
+Trainer::Trainer(const Deck& deck, MPI_Comm comm)
+    : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
+  // One identity for the run, chosen by rank 0 (a resume replaces it with the checkpoint's).
+  run_id_ = checkpoint::detail::bcast_string(grid_->cart().get(), checkpoint::new_run_id(), 0);
   const auto transport =
       comm::gpu_aware_mpi(deck_.parallel.gpu_aware_mpi) ? comm::Transport::device : comm::Transport::staged;
   dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp", transport);
@@ -171,10 +176,22 @@ StepStats Trainer::step(long s) {
     dense_->allreduce_host(&loss, 1);
     st.loss = loss / tokens;
     st.grad_norm = zero_->grad_norm();
-    zero_->clip(st.grad_norm, tc.grad_clip);
     st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
-    zero_->update(st.lr, s + 1);
-  }  // (the phase fenced)
+    // One flag over every rank: a stage that sees a NaN another does not must not
+    // update alone.
+    double bad = std::isfinite(st.loss) && std::isfinite(st.grad_norm) ? 0.0 : 1.0;
+    all_->allreduce_host(&bad, 1, comm::Communicator::Op::max);
+    verdict_ = guard_->judge(bad != 0.0, st.loss, st.grad_norm);
+    if (verdict_ == StepGuard::Verdict::Apply) {
+      zero_->clip(st.grad_norm, tc.grad_clip);
+      zero_->update(st.lr, s + 1);
+    } else {
+      // A skipped step and the step that stops the run leave the state untouched.
+      st.skipped = verdict_ == StepGuard::Verdict::Skip;
+      st.note = guard_->why();
+    }
+  }
+  Kokkos::fence();
   st.seconds = timer.seconds();
   st.tokens_per_s = tokens / st.seconds;
   st.flops_per_s = st.tokens_per_s * flops_per_token_;
@@ -186,6 +203,21 @@ StepStats Trainer::step(long s) {
     st.exposed_by_axis[axis] = now.exposed - was.exposed;
   }
   return st;
+}
+
+long Trainer::skipped_steps() const {
+  long n = 0;
+  for (const auto& st : history_) n += st.skipped ? 1 : 0;
+  return n;
+}
+
+bool Trainer::state_is_finite() {
+  zero_->settle();
+  double bad = 0;
+  for (const auto& b : {zero_->weights(), zero_->exp_avg(), zero_->exp_avg_sq()})
+    bad += double(count_nonfinite(CVecU<float>(b.data.data(), b.data.extent(0))));
+  all_->allreduce_host(&bad, 1, comm::Communicator::Op::max);
+  return bad == 0;
 }
 
 bool Trainer::stop_requested() {
@@ -205,25 +237,38 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   };
   long last_saved = -1;
   install_stop_handlers();
+  // Never a checkpoint from a non-finite state: the run stops instead and the
+  // previous checkpoint stays `latest`.
+  auto save_if_finite = [&](const std::string& reason) {
+    if (!state_is_finite()) {
+      halted_ = "step " + std::to_string(next_step_) +
+                ": the weights or optimizer moments hold NaN or infinite values: not saved, the run stops "
+                "(the previous checkpoint stays latest; lower train.lr)";
+      return false;
+    }
+    saved(save(reason));
+    last_saved = next_step_;
+    return true;
+  };
   const long last = until > 0 ? std::min(until, deck_.train.steps) : deck_.train.steps;
   for (long s = next_step_; s < last; ++s) {
     history_.push_back(step(s));
     next_step_ = s + 1;
-    if (!std::isfinite(history_.back().loss))
-      throw std::runtime_error("mini5d: loss is not finite at step " + std::to_string(s + 1) +
-                               " (lower train.lr or raise train.grad_clip's strictness)");
     if (on_step) on_step(history_.back());
-    if (ck.every > 0 && next_step_ % ck.every == 0) {
-      saved(save("every " + std::to_string(ck.every) + " steps"));
-      last_saved = next_step_;
+    if (verdict_ == StepGuard::Verdict::Stop) {
+      halted_ = "step " + std::to_string(next_step_) + ": " + guard_->why();
+      break;
     }
+    if (ck.every > 0 && next_step_ % ck.every == 0 && !save_if_finite("every " + std::to_string(ck.every) + " steps"))
+      break;
     if (stop_requested()) {
-      if (last_saved != next_step_) saved(save(std::string("signal ") + (stopped_by_ == SIGTERM ? "SIGTERM" : "SIGUSR1")));
+      if (last_saved != next_step_) save_if_finite(std::string("signal ") + (stopped_by_ == SIGTERM ? "SIGTERM" : "SIGUSR1"));
       break;
     }
   }
-  if (stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end == "true" && last_saved != next_step_)
-    saved(save("end of run"));
+  if (halted_.empty() && stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end == "true" &&
+      last_saved != next_step_)
+    save_if_finite("end of run");
   zero_->settle();
   total_seconds_ = timer.seconds();
   // Min / mean / max of each phase over the ranks: a slow rank shows up here.

@@ -22,6 +22,7 @@
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/zero_optimizer.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
+#include "mini5d/train/step_guard.hpp"
 
 namespace mini5d::train {
 
@@ -36,6 +37,11 @@ struct StepStats {
   double comm_seconds = 0;  // communication in flight during the step (all axes)
   double comm_exposed = 0;  // time inside MPI calls and staging (comm/accounts.hpp)
   std::map<std::string, double> exposed_by_axis;  // the exposed part, per axis
+  // Not applied: the loss or the gradient norm was not finite on some rank, so the
+  // parameters and moments were left as they were (see StepGuard). `note` says why a
+  // step was skipped or stopped the run ("" for a step applied as usual).
+  bool skipped = false;
+  std::string note;
 };
 
 struct PhaseTimes {
@@ -86,7 +92,9 @@ class Trainer {
   // Runs from the current step (0, or where a resume left off) to deck.train.steps;
   // calls on_step after each step and on_checkpoint after each save. Saves every
   // checkpoint.every steps, after the last step if checkpoint.at_end, and when SIGTERM
-  // or SIGUSR1 arrived (then it stops after saving; see stopped_by()).
+  // or SIGUSR1 arrived (then it stops after saving; see stopped_by()). A step with a
+  // non-finite loss or gradient norm is skipped; too many in a row, a loss spike, or a
+  // non-finite state at a save stop the run without saving (see halt_reason()).
   // `until` > 0 stops after that step instead (the schedule still spans train.steps),
   // as a job cut short by its time limit would.
   void run(const std::function<void(const StepStats&)>& on_step = {},
@@ -100,6 +108,12 @@ class Trainer {
   long current_step() const { return next_step_; }
   // The signal that stopped the run early (0 if it ran to the end).
   int stopped_by() const { return stopped_by_; }
+  // Why the run stopped because it diverged ("" if it did not): one line.
+  const std::string& halt_reason() const { return halted_; }
+  // Steps skipped for a non-finite loss or gradient norm, in this process's run.
+  long skipped_steps() const;
+  // The run's identity, kept in its checkpoints (a resume continues the checkpoint's).
+  const std::string& run_id() const { return run_id_; }
   const std::vector<CheckpointEvent>& checkpoints() const { return checkpoints_; }
 
   const Deck& deck() const { return deck_; }
@@ -132,7 +146,12 @@ class Trainer {
  private:
   StepStats step(long s);
   bool stop_requested();  // collective: has any rank received a stop signal?
+  bool state_is_finite();  // collective: weights and moments free of NaN and infinity?
   Deck deck_;
+  std::string run_id_;
+  std::unique_ptr<StepGuard> guard_;
+  StepGuard::Verdict verdict_ = StepGuard::Verdict::Apply;  // of the last step
+  std::string halted_;
   long next_step_ = 0;
   int stopped_by_ = 0;
   std::vector<CheckpointEvent> checkpoints_;

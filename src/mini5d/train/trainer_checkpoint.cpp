@@ -30,6 +30,7 @@ CheckpointEvent Trainer::save(const std::string& reason) {
   // The sampler is a pure function of (data seed, step, sequence index): the next
   // step is the whole data cursor, and the counter-based RNG has no other state.
   meta.data_cursor = next_step_;
+  meta.run_id = run_id_;
   meta.extra["global_sequences_per_step"] = std::to_string(global_sequences_per_step());
   char name[32];
   std::snprintf(name, sizeof name, "step-%08ld", next_step_);
@@ -60,6 +61,7 @@ CheckpointEvent Trainer::resume(const std::string& where) {
                      " (micro_batch x accumulation x d x e must match to resume exactly)");
   const auto io = load_training_state(comm, *zero_, model_->layout(), path);
   next_step_ = meta.step;
+  if (!meta.run_id.empty()) run_id_ = meta.run_id;  // the same run, continued
   CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds};
   checkpoints_.push_back(e);
   return e;
