@@ -20,34 +20,8 @@ is the median over rounds, with the min-max spread of the tokens/s beside it.
 import argparse
 import json
 import os
-import subprocess
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def train(app, deck, ranks, overrides, pin_core0=False):
-    with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "report.json")
-        cmd = ["mpiexec", "-n", str(ranks), app, "train", deck, f"output.report={report}",
-               "output.log_every=1000", "checkpoint.at_end=false"] + overrides
-        if pin_core0:
-            cmd = ["taskset", "-c", "0"] + cmd
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=tmp)
-        with open(report) as f:
-            return json.load(f)
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
-
-def steady(report, key):
-    steps = report["steps"][1:] or report["steps"]
-    return median([s[key] for s in steps])
+from bench_util import ROOT, median, steady, train
 
 
 def tp_exposed_share(report):
