@@ -92,6 +92,8 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   // before anything is allocated.
   auto problems = grid::layout_problems(p.deck, ranks);
   for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
+  if (problems.empty())  // the prediction needs a valid layout
+    if (auto why = train::activation_budget_problem(p.deck); !why.empty()) problems.push_back(why);
   if (!problems.empty()) throw InputError::from_list(problems);
   // Where the run writes, checked before it trains: checkpoint.dir locked for this run
   // and free of another run's checkpoints, output.report writable.

@@ -34,7 +34,15 @@ bool Request::test() {
   if (!p_) return true;
   int flag = 0;
   const double t0 = MPI_Wtime();
-  MPI_Test(&p_->req, &flag, MPI_STATUS_IGNORE);
+  if (p_->req2 == MPI_REQUEST_NULL) {
+    MPI_Test(&p_->req, &flag, MPI_STATUS_IGNORE);
+  } else {
+    // A send-receive pair: both must be done (requests are freed only when all are).
+    MPI_Request both[2] = {p_->req, p_->req2};
+    MPI_Testall(2, both, &flag, MPI_STATUSES_IGNORE);
+    p_->req = both[0];
+    p_->req2 = both[1];
+  }
   p_->exposed += MPI_Wtime() - t0;
   if (flag) complete();
   return flag != 0;
@@ -44,6 +52,7 @@ void Request::wait() {
   if (!p_) return;
   const double t0 = MPI_Wtime();
   MPI_Wait(&p_->req, MPI_STATUS_IGNORE);
+  MPI_Wait(&p_->req2, MPI_STATUS_IGNORE);  // a send-receive pair's receive (else null: returns at once)
   p_->exposed += MPI_Wtime() - t0;
   complete();
 }

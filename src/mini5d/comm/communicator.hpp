@@ -31,6 +31,7 @@ template <> inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
 // What a posted operation needs until it completes.
 struct Pending {
   MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Request req2 = MPI_REQUEST_NULL;  // the receive of a send-receive pair
   std::string axis;
   Traffic traffic = Traffic::grads;
   double bytes = 0, posted_at = 0, exposed = 0;
@@ -99,6 +100,9 @@ class Communicator {
   template <class T> void recv(VecU<T> buf, int src, int tag, Traffic t);
   template <class T> Request isend(VecU<T> buf, int dest, int tag, Traffic t);
   template <class T> Request irecv(VecU<T> buf, int src, int tag, Traffic t);
+  // Sends `out` to dest and receives `in` from src (a shift along a ring), as one
+  // operation: accounted once, its payload the message sent (out's bytes).
+  template <class T> Request isendrecv(VecU<T> out, int dest, VecU<T> in, int src, int tag, Traffic t);
   // Host scalars (loss, norms, flags, timings), reduced in place (sum by default).
   enum class Op { sum, min, max };
   void allreduce_host(double* values, int n, Op op = Op::sum, Traffic t = Traffic::scalars);

@@ -182,4 +182,17 @@ Request Communicator::irecv(VecU<T> buf, int src, int tag, Traffic t) {
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
 }
 
+template <class T>
+Request Communicator::isendrecv(VecU<T> out, int dest, VecU<T> in, int src, int tag, Traffic t) {
+  auto p = std::make_unique<Pending>();
+  auto o = addressable(out, true);
+  auto i = addressable(in, false);
+  p->finish = i.copy_back;
+  p->staging = {o.hold, i.hold};
+  p->posted_at = MPI_Wtime();
+  MPI_Irecv(i.ptr, int(in.extent(0)), mpi_type<T>(), src, tag, get(), &p->req2);
+  MPI_Isend(o.ptr, int(out.extent(0)), mpi_type<T>(), dest, tag, get(), &p->req);
+  return post(std::move(p), t, double(out.extent(0)) * sizeof(T));
+}
+
 }  // namespace mini5d::comm

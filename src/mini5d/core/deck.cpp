@@ -148,6 +148,7 @@ const std::vector<Field>& schema() {
       int_field("train", "max_skipped", &Deck::train, &TrainConfig::max_skipped, 0, 1e12, "consecutive steps with a non-finite loss or gradient norm that are skipped (parameters and moments untouched) before the run stops; 0 stops at the first"),
       real_field("train", "spike_factor", &Deck::train, &TrainConfig::spike_factor, 0, 1e30, "stop the run when a step's loss exceeds this many times the mean of the previous (up to 20) steps' losses; 0 disables"),
       text_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {"none", "selective", "full"}, "activation recomputation in the backward"),
+      real_field("train", "activation_budget_mib", &Deck::train, &TrainConfig::activation_budget_mib, 0, 1e12, "per-rank budget, in MiB, for the activations one micro-batch keeps plus the backward's work buffers, as the planner's formulas predict them (the start-up header prints the prediction): a run predicted over it is refused before anything is allocated; 0: no budget"),
       text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
       text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
       int_field("data", "seed", &Deck::data, &DataConfig::seed, 0, 9007199254740992.0, "seed of the Markov table and of the sequence sampler"),
@@ -394,10 +395,11 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  // Data (with ZeRO) and tensor parallelism are implemented; the other axes land later.
-  const char* axes[] = {"p", "c", "e"};
-  const int degs[] = {d.parallel.p, d.parallel.c, d.parallel.e};
-  for (int i = 0; i < 3; ++i)
+  // Data (with ZeRO), tensor and context parallelism are implemented; the other axes
+  // land later.
+  const char* axes[] = {"p", "e"};
+  const int degs[] = {d.parallel.p, d.parallel.e};
+  for (int i = 0; i < 2; ++i)
     if (degs[i] != 1) no(std::string("parallel.") + axes[i], std::to_string(degs[i]), "1");
   if (d.parallel.virtual_stages != 1)
     no("parallel.virtual_stages", std::to_string(d.parallel.virtual_stages), "1");

@@ -3,6 +3,7 @@
 // kernels: the lookup, and the positions added after it (under tensor parallelism the
 // lookups of the ranks' vocabulary rows are summed in between).
 #pragma once
+#include "mini5d/kernels/positions.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
@@ -21,13 +22,14 @@ void embedding_lookup(MatU<S> x, CTokU tokens, CMatU<S> wte, int vocab_begin) {
       });
 }
 
-// x[r] += wpe[(row_begin + r) % seq]: rows of x are token rows row_begin, ... .
+// x[r] += wpe[global position of (row_begin + r) % local_seq]: rows of x are token rows
+// row_begin, ... (a plain sequence length for whole sequences).
 template <class S>
-void add_positions(MatU<S> x, CMatU<S> wpe, int seq, int row_begin) {
-  const int cols = int(x.extent(1));
+void add_positions(MatU<S> x, CMatU<S> wpe, Positions pos, int row_begin) {
+  const int cols = int(x.extent(1)), seq = pos.local_seq;
   Kokkos::parallel_for(
       "mini5d::kernels::add_positions", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
-        const int t = (row_begin + r) % seq;
+        const int t = pos.global((row_begin + r) % seq);
         for (int c = 0; c < cols; ++c) x(r, c) += wpe(t, c);
       });
 }
@@ -46,13 +48,13 @@ void embedding_lookup_backward(MatU<S> dwte, CMatU<S> dx, CTokU tokens, int voca
       });
 }
 
-// dwpe[(row_begin + r) % seq] += dx[r].
+// dwpe[global position of (row_begin + r) % local_seq] += dx[r].
 template <class S>
-void add_positions_backward(MatU<S> dwpe, CMatU<S> dx, int seq, int row_begin) {
-  const int rows = int(dx.extent(0));
+void add_positions_backward(MatU<S> dwpe, CMatU<S> dx, Positions pos, int row_begin) {
+  const int rows = int(dx.extent(0)), seq = pos.local_seq;
   Kokkos::parallel_for(
       "mini5d::kernels::add_positions_backward", Range(0, dx.extent(1)), KOKKOS_LAMBDA(const int c) {
-        for (int r = 0; r < rows; ++r) dwpe((row_begin + r) % seq, c) += dx(r, c);
+        for (int r = 0; r < rows; ++r) dwpe(pos.global((row_begin + r) % seq), c) += dx(r, c);
       });
 }
 

@@ -2,6 +2,7 @@
 #include "mini5d/model/attention_layer.hpp"
 
 #include "mini5d/kernels/attention.hpp"
+#include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mini5d/parallel/tp/column_linear.hpp"
 #include "mini5d/parallel/tp/row_linear.hpp"
 
@@ -12,13 +13,22 @@ namespace k = mini5d::kernels;
 namespace {
 k::AttentionShape shape_of(const Dims& d) { return {d.batch, d.seq, d.heads, d.head_dim}; }
 
+// q, k, v from qkv, then the causal core: on this rank's whole sequences, or ring
+// attention over the c ring when the sequence is split (context parallelism).
+template <class S>
+void core_only(Context<S>& ctx, CoreActs<S>& c, CMatU<S> qkv) {
+  k::attention_split_heads<S>(c.q, c.k, c.v, qkv, shape_of(ctx.dims));
+  if (ctx.ring)
+    ctx.ring->forward(c.y, c.lse, c.q, c.k, c.v);
+  else
+    k::attention_forward<S>(c.y, c.p, c.q, c.k, c.v);
+}
+
 // The causal core on this rank's heads: qkv [N, 3D/t] -> att_merged [N, D/t].
 template <class S>
-void core_forward(const Dims& d, AttentionActs<S>& a) {
-  const auto s = shape_of(d);
-  k::attention_split_heads<S>(a.core.q, a.core.k, a.core.v, a.qkv, s);
-  k::attention_forward<S>(a.core.y, a.core.p, a.core.q, a.core.k, a.core.v);
-  k::attention_merge_heads<S>(a.att_merged, a.core.y, s);
+void core_forward(Context<S>& ctx, AttentionActs<S>& a) {
+  core_only<S>(ctx, a.core, a.qkv);
+  k::attention_merge_heads<S>(a.att_merged, a.core.y, shape_of(ctx.dims));
 }
 }  // namespace
 
@@ -26,7 +36,7 @@ template <class S>
 void AttentionLayer<S>::forward(Context<S>& ctx, AttentionActs<S>& a, const AttentionTensors<S>& w,
                                 MatU<S> out_rows, CMatU<S> x_rows) {
   tp::column_forward<S>(ctx.region, a.qkv, x_rows, w.qkv_w, w.qkv_b);
-  core_forward(ctx.dims, a);
+  core_forward(ctx, a);
   tp::row_forward<S>(ctx.region, out_rows, a.att_merged, w.proj_w, w.proj_b);
 }
 
@@ -41,10 +51,13 @@ void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const Att
   if (ctx.recompute == Recompute::selective) {
     // The core's activations were not kept: rebuild q, k, v and the probabilities
     // from the kept qkv (Korthikanti et al. 2022).
-    k::attention_split_heads<S>(a.core.q, a.core.k, a.core.v, a.qkv, s);
-    k::attention_forward<S>(a.core.y, a.core.p, a.core.q, a.core.k, a.core.v);
+    // (With ring attention the K/V blocks go around the ring again.)
+    core_only<S>(ctx, a.core, a.qkv);
   }
-  k::attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dp, ws.dy, a.core.p, a.core.q, a.core.k, a.core.v);
+  if (ctx.ring)
+    ctx.ring->backward(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v);
+  else
+    k::attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dp, ws.dy, a.core.p, a.core.q, a.core.k, a.core.v);
   ctx.hooks->progress();
   k::attention_merge_heads_qkv<S>(ws.dqkv, ws.dq, ws.dk, ws.dv, s);
   tp::column_backward<S>(ctx.region, dx_rows, g.qkv_w, g.qkv_b, ws.dqkv, x_rows, w.qkv_w, ws.ones);

@@ -12,13 +12,13 @@ EmbeddingLayer<S>::EmbeddingLayer(Context<S>& ctx, Alloc& kept)
 template <class S>
 void EmbeddingLayer<S>::forward(Context<S>& ctx, const OuterTensors<S>& w, CTokU tokens) {
   const Dims& d = ctx.dims;
-  tp::vocab_embedding_forward<S>(ctx.region, x_, tokens, w.wte, d.vocab_begin, w.wpe, d.seq, d.row_begin);
+  tp::vocab_embedding_forward<S>(ctx.region, x_, tokens, w.wte, d.vocab_begin, w.wpe, d.pos, d.row_begin);
 }
 
 template <class S>
 void EmbeddingLayer<S>::backward(Context<S>& ctx, OuterTensors<S>& g, CMatU<S> dx_rows, CTokU tokens) {
   const Dims& d = ctx.dims;
-  tp::vocab_embedding_backward<S>(ctx.region, g.wte, g.wpe, dx_rows, tokens, d.vocab_begin, d.seq, d.row_begin);
+  tp::vocab_embedding_backward<S>(ctx.region, g.wte, g.wpe, dx_rows, tokens, d.vocab_begin, d.pos, d.row_begin);
 }
 
 template class EmbeddingLayer<float>;

@@ -19,11 +19,13 @@ Recompute parse_recompute(const std::string& s) {
 }
 
 namespace {
-Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp) {
+Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp::Split& cps, int cp_rank) {
   Dims d;
   d.batch = batch;
-  d.seq = cfg.seq;
-  d.tokens = batch * cfg.seq;
+  d.cp = cps.c;
+  d.seq = cfg.seq / cps.c;
+  d.pos = cps.positions(cp_rank, cfg.seq);
+  d.tokens = batch * d.seq;
   const bool split = sp && t > 1;
   d.rows = split ? d.tokens / t : d.tokens;
   d.row_begin = split ? r * d.rows : 0;
@@ -51,7 +53,7 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   w.dk = a.ten<S>("mini5d::model::dk", BH, T, hd);
   w.dv = a.ten<S>("mini5d::model::dv", BH, T, hd);
   w.dy = a.ten<S>("mini5d::model::dy", BH, T, hd);
-  w.dp = a.ten<S>("mini5d::model::dp", BH, T, T);
+  if (d.cp == 1) w.dp = a.ten<S>("mini5d::model::dp", BH, T, T);  // ring attention has its own
   if (split) w.gathered = a.mat<S>("mini5d::tp::gathered", N, D);
   w.ones = a.vec<S>("mini5d::model::ones", N);
   Kokkos::deep_copy(w.ones, S(1));
@@ -121,7 +123,10 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
       gw_(cfg.layers) {
   tp::TpComm* tpc = par.tp ? par.tp : &single_;
   const int t = tpc->size();
-  ctx_.dims = dims_of(cfg, micro_batch, t, tpc->rank(), par.sp);
+  cp::Split split;
+  split.c = par.cp ? par.cp->size() : 1;
+  split.zigzag = par.zigzag;
+  ctx_.dims = dims_of(cfg, micro_batch, t, tpc->rank(), par.sp, split, par.cp ? par.cp->rank() : 0);
   ctx_.region.comm = tpc;
   ctx_.region.sp = par.sp;
   ctx_.recompute = par.recompute;
@@ -140,6 +145,13 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
   Alloc kept, work;
   ctx_.ws = make_workspace<S>(work, ctx_.dims, ctx_.region.sequence_split(), ctx_.recompute);
   ctx_.region.gathered = ctx_.ws.gathered;
+  if (split.c > 1) {
+    const Dims& d = ctx_.dims;
+    ring_ = std::make_unique<cp::RingAttention<S>>(*par.cp, split, d.att_rows(), d.seq, d.head_dim);
+    ctx_.ring = ring_.get();
+    work.bytes += ring_->workspace_bytes();
+    ring_mem_ = mem::Charge(mem::Category::comm_buffers, ring_->comm_buffer_bytes());
+  }
   embedding_ = std::make_unique<EmbeddingLayer<S>>(ctx_, kept);
   blocks_.reserve(std::size_t(cfg.layers));
   for (int l = 0; l < cfg.layers; ++l) blocks_.emplace_back(ctx_, kept);

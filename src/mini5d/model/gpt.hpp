@@ -20,6 +20,7 @@
 #include "mini5d/model/head_layer.hpp"
 #include "mini5d/model/param_layout.hpp"
 #include "mini5d/model/unit_hooks.hpp"
+#include "mini5d/parallel/cp/ring_attention.hpp"
 
 namespace mini5d::model {
 
@@ -31,11 +32,14 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
                       std::int64_t begin, std::int64_t end);
 
 // How this rank's model is split: the tensor-parallel group (none: t = 1), sequence
-// parallelism, and activation recomputation.
+// parallelism, activation recomputation, and the context-parallel ring (none: c = 1)
+// with how it splits the sequence (zig-zag unless a test asks for contiguous chunks).
 struct ModelParallel {
   tp::TpComm* tp = nullptr;
   bool sp = false;
   Recompute recompute = Recompute::none;
+  cp::CpComm* cp = nullptr;
+  bool zigzag = true;
 };
 
 template <class S>
@@ -55,6 +59,8 @@ class Gpt {
   // Bytes of activations kept for the backward, and of the backward's work buffers.
   std::int64_t activation_bytes() const { return acts_mem_.bytes(); }
   std::int64_t workspace_bytes() const { return work_mem_.bytes(); }
+  // Ring attention (c > 1; nullptr otherwise): its blocks and buffers.
+  const cp::RingAttention<S>* ring() const { return ring_.get(); }
 
   // Parameters from the counter-based RNG keyed by (seed, tensor name, element):
   // any slice of a tensor equals the same slice of the single-rank tensor.
@@ -84,7 +90,8 @@ class Gpt {
   ParamLayout layout_;
   UnitHooks no_hooks_;
   Context<S> ctx_;
-  mem::Charge params_mem_, grads_mem_, acts_mem_, work_mem_;
+  mem::Charge params_mem_, grads_mem_, acts_mem_, work_mem_, ring_mem_;
+  std::unique_ptr<cp::RingAttention<S>> ring_;
   std::vector<BlockTensors<S>> pw_, gw_;  // parameter / gradient views per block
   OuterTensors<S> po_, go_;
   std::unique_ptr<EmbeddingLayer<S>> embedding_;

@@ -7,14 +7,23 @@
 // Token rows: a micro-batch has N = B*T rows. Inside tensor-parallel regions every rank
 // sees all N; outside them (LayerNorms, residuals, embedding output) a rank holds
 // rows [row_begin, row_begin + rows) — all N, or N/t with sequence parallelism.
+// With context parallelism a sequence's T tokens are split over c: each rank holds
+// T/c of them (two chunks, parallel/cp/zigzag.hpp) and N = B*T/c; `pos` gives each
+// local token's global position, and the attention core is ring attention.
 #pragma once
 #include <cstdint>
 #include <string>
 
 #include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/kernels/positions.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/model/unit_hooks.hpp"
 #include "mini5d/parallel/tp/region.hpp"
+
+namespace mini5d::cp {
+template <class S>
+class RingAttention;
+}
 
 namespace mini5d::model {
 
@@ -22,8 +31,10 @@ enum class Recompute { none, selective, full };
 Recompute parse_recompute(const std::string& s);  // "none" | "selective" | "full"
 
 struct Dims {
-  int batch = 1, seq = 1;
+  int batch = 1, seq = 1;         // seq: tokens of a sequence on this rank (T/c)
   int tokens = 1;                 // N = batch * seq
+  int cp = 1;                     // context-parallel degree c
+  kernels::Positions pos;         // global position of each of the seq local tokens
   int rows = 1, row_begin = 0;    // token rows held outside tensor-parallel regions
   int d_model = 1, head_dim = 1;
   int heads = 1;                  // this rank's heads (H / t)
@@ -52,10 +63,13 @@ struct Alloc {
   }
 };
 
-// What the attention core keeps: q, k, v and y as [B*H, T, hd], probabilities [B*H, T, T].
+// What the attention core keeps: q, k, v and y as [B*H, T, hd], and probabilities
+// [B*H, T, T] (c = 1) or, for ring attention (c > 1), the log-sum-exp of each query
+// row [B*H, T] (T: local tokens).
 template <class S>
 struct CoreActs {
   Ten3<S> q, k, v, p, y;
+  Mat<S> lse;
   void allocate(Alloc& a, const Dims& d);
 };
 
@@ -86,7 +100,7 @@ struct Workspace {
   Mat<S> dres, dln;                  // [rows, D]: dL/d(residual stream), dL/d(LayerNorm output)
   Mat<S> dqkv, datt_merged;          // [N, 3D/t], [N, D/t]
   Mat<S> dfc, dfc_gelu;              // [N, F/t]
-  Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients
+  Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients (dp: c = 1 only)
   Mat<S> gathered;                   // [N, D]: sequence-parallel gathers (SP only)
   Vec<S> ones;                       // [N] ones (bias gradients)
   CoreActs<S> core;                  // selective recompute: the recomputed core
@@ -100,6 +114,7 @@ struct Context {
   Workspace<S> ws;
   Recompute recompute = Recompute::none;
   UnitHooks* hooks = nullptr;
+  cp::RingAttention<S>* ring = nullptr;  // the attention core when c > 1
 };
 
 }  // namespace mini5d::model

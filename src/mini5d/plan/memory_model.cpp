@@ -72,12 +72,26 @@ double mlp_elems(const ActShape& s) {
          + k * imb * N * s.d_model * r * 2     // dispatched inputs, expert outputs
          + k * imb * 2 * N * s.ffn / t;        // expert fc, gelu(fc)
 }
+// What the attention core keeps per query row besides q, k, v, y: its probabilities
+// against all T keys (c = 1), or, with ring attention (c > 1), one log-sum-exp.
+double core_row_elems(const ActShape& s) {
+  const double rows = s.micro_batch * (s.heads / s.t) * (s.seq / s.c);
+  return s.c > 1 ? rows : rows * s.seq;
+}
+// The backward's attention work buffers: dP [B, h/t, T, T] at c = 1; for ring
+// attention two per-block buffers of (T/2c)^2 per head (scores and their gradient) and
+// the running max and sum per query row (parallel/cp/ring_attention.hpp).
+double core_work_elems(const ActShape& s) {
+  const double bh = s.micro_batch * (s.heads / s.t);
+  if (s.c == 1) return bh * s.seq * s.seq;
+  const double chunk = s.seq / (2.0 * s.c);
+  return 2 * bh * chunk * chunk + 2 * bh * (s.seq / s.c);
+}
 }  // namespace
 
 double attention_core_bytes(const ActShape& s) {
   const double N = local_tokens(s), t = s.t;
-  const double probs = s.micro_batch * (s.heads / t) * (s.seq / s.c) * s.seq;
-  return s.elem_bytes * (4 * N * s.d_model / t + probs);
+  return s.elem_bytes * (4 * N * s.d_model / t + core_row_elems(s));
 }
 
 double block_activation_bytes(const ActShape& s, Recompute r) {
@@ -102,9 +116,9 @@ double head_activation_bytes(const ActShape& s) {
 
 double workspace_bytes(const ActShape& s, Recompute r) {
   const double N = local_tokens(s), t = s.t, a = s.elem_bytes, rr = rep(s);
-  const double probs = s.micro_batch * (s.heads / t) * (s.seq / s.c) * s.seq;
-  // dres, dln; dqkv, datt_merged, dq, dk, dv, dy; dfc, dgelu; dprobs (Gpt's work buffers)
-  double w = a * (2 * N * s.d_model * rr + 8 * N * s.d_model / t + mlp_elems(s) + probs);
+  // dres, dln; dqkv, datt_merged, dq, dk, dv, dy; dfc, dgelu; dprobs or the ring's block
+  // buffers (Gpt's work buffers)
+  double w = a * (2 * N * s.d_model * rr + 8 * N * s.d_model / t + mlp_elems(s) + core_work_elems(s));
   // A vector of ones (bias gradients as a GEMM) and the token ids (4-byte ints).
   w += a * N + 4 * N;
   // Sequence parallelism: the [N, d_model] buffer each region gathers its rows into.
@@ -149,7 +163,9 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
   }
   if (l.t > 1 && l.sp) b += a * N * s.d_model;                      // all-gather target
   if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive
-  if (l.c > 1) b += 2 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.d_model / l.t);  // K,V x2
+  // Ring attention: the K/V block in hand and the one arriving, and the same for the
+  // travelling dK/dV in the backward (parallel/cp/ring_attention.hpp).
+  if (l.c > 1) b += 4 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.d_model / l.t);
   if (l.e > 1) b += 2 * a * s.top_k * s.imbalance * N * s.d_model * rr;  // all-to-all in/out
   return b;
 }

@@ -14,7 +14,8 @@
 //     none:      a*[ 4*N*d*r + 4*N*r            (ln1, res2, ln2, res3; LN mean/rstd)
 //                  + (3+1)*N*d/t + 2*N*f/t       (qkv, att_merged; fc, gelu(fc))
 //                  + (3+1)*N*d/t                 (q, k, v, y head-major copies)
-//                  + B*(h/t)*(T/c)*T ]           (softmax probabilities)
+//                  + B*(h/t)*T*T ]               (softmax probabilities; c = 1)
+//                 with c > 1 (ring attention) B*(h/t)*(T/c) log-sum-exps replace them
 //     selective: none minus the attention core (q, k, v, y, probabilities)
 //     full:      a*N*d*r                          (the block's output = next input)
 #pragma once

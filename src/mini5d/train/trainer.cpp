@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/checkpoint/collective.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
+#include "mini5d/parallel/cp/zigzag.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/stop_signal.hpp"
 
@@ -52,8 +54,46 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 }
 }  // namespace
 
+ActivationMemory predicted_activation_memory(const Deck& deck) {
+  const auto& m = deck.model;
+  plan::ActShape s;
+  s.micro_batch = deck.train.micro_batch;
+  s.seq = m.seq;
+  s.d_model = m.d_model;
+  s.heads = m.heads;
+  s.ffn = m.ffn;
+  s.vocab = m.vocab;
+  s.t = deck.parallel.t;
+  s.c = deck.parallel.c;
+  s.sp = deck.parallel.sp == "true" && s.t > 1;
+  plan::Recompute r = plan::Recompute::none;
+  plan::parse_recompute(deck.train.recompute, r);
+  return {m.layers * plan::block_activation_bytes(s, r) + plan::embedding_activation_bytes(s) +
+              plan::head_activation_bytes(s),
+          plan::workspace_bytes(s, r)};
+}
+
+std::string activation_budget_problem(const Deck& deck) {
+  const double budget = deck.train.activation_budget_mib;
+  if (budget <= 0) return "";
+  const auto p = predicted_activation_memory(deck);
+  const double mib = 1024.0 * 1024.0, total = (p.activations + p.workspace) / mib;
+  if (total <= budget) return "";
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: train.activation_budget_mib=%g: the predicted activation memory per rank is %.1f MiB "
+                "(kept %.1f + work buffers %.1f) at parallel.c=%d, parallel.t=%d, train.micro_batch=%d; raise "
+                "parallel.c (ring attention splits the sequence and keeps no seq x seq probabilities) or lower "
+                "train.micro_batch",
+                deck.origin.c_str(), budget, total, p.activations / mib, p.workspace / mib, deck.parallel.c,
+                deck.parallel.t, deck.train.micro_batch);
+  return line;
+}
+
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
+  // Refused before anything is allocated (the app checks it even earlier).
+  if (auto why = activation_budget_problem(deck_); !why.empty()) throw InputError(why);
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
   // One identity for the run, chosen by rank 0 (a resume replaces it with the checkpoint's).
   run_id_ = checkpoint::detail::bcast_string(grid_->cart().get(), checkpoint::new_run_id(), 0);
@@ -63,29 +103,38 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", transport);
   tensor_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::t), "tp", transport);
   tp_ = std::make_unique<tp::TpComm>(*tensor_);
+  context_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::c), "cp", transport);
+  cp_ = std::make_unique<cp::CpComm>(*context_);
   source_ = data::make_source(deck_);
   if (source_->vocab() > deck_.model.vocab)
     throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
                      " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
   const int stage = deck_.parallel.zero;
-  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
+  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute),
+                         cp_.get(), cp::split_from_env(deck_.parallel.c).zigzag};
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
                                                optim::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
   zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get());
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
-  const int n = deck_.train.micro_batch * deck_.model.seq;
+  // Whole sequences are sampled; with context parallelism the rank keeps n of their tokens.
+  const int whole = deck_.train.micro_batch * deck_.model.seq, n = model_->dims().tokens;
   h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);
   h_tg_ = decltype(h_tg_)("mini5d::train::targets_host", n);
   d_in_ = Vec<int>("mini5d::train::inputs", n);
   d_tg_ = Vec<int>("mini5d::train::targets", n);
-  inputs_.resize(std::size_t(n));
-  targets_.resize(std::size_t(n));
+  inputs_.resize(std::size_t(whole));
+  targets_.resize(std::size_t(whole));
+  if (n != whole) {
+    local_inputs_.resize(std::size_t(n));
+    local_targets_.resize(std::size_t(n));
+  }
   // Token staging (host vectors, host and device views) and the data source's tables.
-  staging_mem_ = mem::Charge(mem::Category::workspace, 2 * (std::int64_t(n) * std::int64_t(sizeof(int)) +
-                                                            mem::view_bytes(h_in_) + mem::view_bytes(d_in_)) +
-                                                           source_->memory_bytes());
+  staging_mem_ = mem::Charge(mem::Category::workspace,
+                             2 * (std::int64_t(whole + (n != whole ? n : 0)) * std::int64_t(sizeof(int)) +
+                                  mem::view_bytes(h_in_) + mem::view_bytes(d_in_)) +
+                                 source_->memory_bytes());
 }
 
 std::int64_t Trainer::global_sequences_per_step() const {
@@ -100,23 +149,7 @@ StateMemory Trainer::predicted_state_memory() const {
   return {b.weights, b.grads, b.optimizer};
 }
 
-ActivationMemory Trainer::predicted_activation_memory() const {
-  const auto& m = deck_.model;
-  plan::ActShape s;
-  s.micro_batch = deck_.train.micro_batch;
-  s.seq = m.seq;
-  s.d_model = m.d_model;
-  s.heads = m.heads;
-  s.ffn = m.ffn;
-  s.vocab = m.vocab;
-  s.t = deck_.parallel.t;
-  s.sp = deck_.parallel.sp == "true" && s.t > 1;
-  plan::Recompute r = plan::Recompute::none;
-  plan::parse_recompute(deck_.train.recompute, r);
-  return {m.layers * plan::block_activation_bytes(s, r) + plan::embedding_activation_bytes(s) +
-              plan::head_activation_bytes(s),
-          plan::workspace_bytes(s, r)};
-}
+ActivationMemory Trainer::predicted_activation_memory() const { return train::predicted_activation_memory(deck_); }
 
 ActivationMemory Trainer::measured_activation_memory() const {
   return {double(model_->activation_bytes()), double(model_->workspace_bytes())};
@@ -147,9 +180,19 @@ StepStats Trainer::step(long s) {
     {
       Phase p("mini5d::train::data", phases_.data);
       data::fill_batch(*source_, std::uint64_t(s), (std::uint64_t(a) * shards + j) * B, B, T, inputs_, targets_);
-      for (int i = 0; i < B * T; ++i) {
-        h_in_(i) = inputs_[i];
-        h_tg_(i) = targets_[i];
+      // Context parallelism: the same sequences on every rank of the c ring, each
+      // keeping its two chunks of every sequence.
+      const std::vector<int>* in = &inputs_;
+      const std::vector<int>* tg = &targets_;
+      if (!local_inputs_.empty()) {
+        cp::take_local(inputs_, B, T, model_->dims().pos, local_inputs_);
+        cp::take_local(targets_, B, T, model_->dims().pos, local_targets_);
+        in = &local_inputs_;
+        tg = &local_targets_;
+      }
+      for (int i = 0; i < int(in->size()); ++i) {
+        h_in_(i) = (*in)[std::size_t(i)];
+        h_tg_(i) = (*tg)[std::size_t(i)];
       }
       Kokkos::deep_copy(d_in_, h_in_);
       Kokkos::deep_copy(d_tg_, h_tg_);

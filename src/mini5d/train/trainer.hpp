@@ -21,6 +21,7 @@
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/zero_optimizer.hpp"
+#include "mini5d/parallel/cp/cp_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
 #include "mini5d/train/step_guard.hpp"
 
@@ -76,6 +77,14 @@ struct ActivationMemory {
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the
 // attention scores and their weighted sums.
 double model_flops_per_token(const ModelConfig& m, std::int64_t matmul_params);
+
+// The planner's prediction (plan/memory_model.hpp) of one micro-batch's activations and
+// work buffers on one rank, for the deck's t, SP, c and recompute; what the model
+// allocates is the same (Trainer::measured_activation_memory).
+ActivationMemory predicted_activation_memory(const Deck& deck);
+// "" if the prediction fits train.activation_budget_mib (or there is no budget), else
+// one line naming the field, the budget and the predicted memory.
+std::string activation_budget_problem(const Deck& deck);
 
 namespace testing {
 // Test-only fault injection: every rank multiplies its gradient scale (1 / global
@@ -160,6 +169,8 @@ class Trainer {
   std::unique_ptr<comm::Communicator> all_;    // every rank (stop flags, timings), as "world"
   std::unique_ptr<comm::Communicator> tensor_; // the t group, accounted as "tp"
   std::unique_ptr<tp::TpComm> tp_;
+  std::unique_ptr<comm::Communicator> context_;  // the c ring, accounted as "cp"
+  std::unique_ptr<cp::CpComm> cp_;
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<optim::ZeroOptimizer> zero_;
@@ -169,7 +180,8 @@ class Trainer {
   std::vector<std::vector<double>> peaks_;
   double total_seconds_ = 0;
   double flops_per_token_ = 0;
-  std::vector<int> inputs_, targets_;
+  std::vector<int> inputs_, targets_;              // the rank's sequences, whole
+  std::vector<int> local_inputs_, local_targets_;  // its tokens of them (context parallelism)
   // Token staging for one micro-batch, allocated once: host side and device side.
   Kokkos::View<int*, Kokkos::LayoutRight, Kokkos::HostSpace> h_in_, h_tg_;
   Vec<int> d_in_, d_tg_;

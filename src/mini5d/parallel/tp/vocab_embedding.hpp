@@ -14,7 +14,7 @@ namespace mini5d::tp {
 // x_rows: this rank's token rows of the embedding output (row_begin the first).
 template <class S>
 void vocab_embedding_forward(Region<S>& reg, MatU<S> x_rows, CTokU tokens, CMatU<S> wte, int vocab_begin,
-                             CMatU<S> wpe, int seq, int row_begin) {
+                             CMatU<S> wpe, kernels::Positions pos, int row_begin) {
   if (!reg.sequence_split()) {
     kernels::embedding_lookup<S>(x_rows, tokens, wte, vocab_begin);
     reg.comm->template allreduce<S>(x_rows);
@@ -22,20 +22,20 @@ void vocab_embedding_forward(Region<S>& reg, MatU<S> x_rows, CTokU tokens, CMatU
     kernels::embedding_lookup<S>(reg.gathered, tokens, wte, vocab_begin);
     reg.comm->template reduce_scatter_rows<S>(x_rows, reg.gathered);
   }
-  kernels::add_positions<S>(x_rows, wpe, seq, row_begin);
+  kernels::add_positions<S>(x_rows, wpe, pos, row_begin);
 }
 
 // dwpe gets this rank's rows only: with SP the caller sums it over t.
 template <class S>
 void vocab_embedding_backward(Region<S>& reg, MatU<S> dwte, MatU<S> dwpe, CMatU<S> dx_rows, CTokU tokens,
-                              int vocab_begin, int seq, int row_begin) {
+                              int vocab_begin, kernels::Positions pos, int row_begin) {
   CMatU<S> dx = dx_rows;
   if (reg.sequence_split()) {
     reg.comm->template allgather_rows<S>(reg.gathered, dx_rows);
     dx = reg.gathered;
   }
   kernels::embedding_lookup_backward<S>(dwte, dx, tokens, vocab_begin);
-  kernels::add_positions_backward<S>(dwpe, dx_rows, seq, row_begin);
+  kernels::add_positions_backward<S>(dwpe, dx_rows, pos, row_begin);
 }
 
 }  // namespace mini5d::tp
