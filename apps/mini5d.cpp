@@ -122,6 +122,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     // the one started), so a batch job's deck can be checked before it queues.
     if (auto problems = grid::layout_problems(d, ranks > 1 ? ranks : d.parallel.ranks()); !problems.empty())
       throw InputError::from_list(problems);
+    if (auto why = train::activation_budget_problem(d); !why.empty()) throw InputError(why);
     if (rank == 0) {
       std::cout << "# " << d.origin << ": valid\n";
       for (const auto& u : unsupported_features(d)) std::cout << "# note: " << u << "\n";
