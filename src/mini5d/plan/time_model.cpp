@@ -51,8 +51,13 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   const double attn = 4 * N * T * D / t;
   const ActShape as = act_shape(m, l, tr.precision, imb);
   // Memory-bound kernels (LayerNorm, softmax, GELU, residual adds, permutes) stream
-  // the stored activations a few times per forward+backward.
-  const double elementwise = o.elementwise_passes * block_activation_bytes(as, Recompute::none) / hbm;
+  // the stored activations a few times per forward+backward, and the softmax streams
+  // every score the rank's T/c queries meet: stored as probabilities at c = 1, block by
+  // block by ring attention at c > 1 (which stores one log-sum-exp per row instead).
+  const double bh = B * double(m.heads) / t;
+  const double ring_scores = l.c > 1 ? a * (bh * (T / l.c) * T - bh * (T / l.c)) : 0.0;
+  const double elementwise =
+      o.elementwise_passes * (block_activation_bytes(as, Recompute::none) + ring_scores) / hbm;
 
   // Each block runs ~15 kernels forward and ~30 backward (plus one attention step per
   // ring hop); their fixed cost is what makes cutting a small model finely unprofitable.
