@@ -17,6 +17,7 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/json_text.hpp"
 #include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/parallel/cp/zigzag.hpp"
 
 namespace mini5d::train {
 
@@ -82,7 +83,8 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << ", optimizer " << mib(want.optimizer) << " / " << mib(got.optimizer) << "\n";
   const auto acts_want = tr.predicted_activation_memory(), acts_got = tr.measured_activation_memory();
   os << "  activations per rank (predicted / measured, TP " << d.parallel.t
-     << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "") << ", recompute "
+     << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "")
+     << (d.parallel.c > 1 ? ", CP " + std::to_string(d.parallel.c) + " ring attention" : "") << ", recompute "
      << d.train.recompute << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
 }
@@ -159,6 +161,19 @@ void print_summary(std::ostream& os, const Trainer& tr) {
     }
     os << "\n";
   }
+  if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
+    // Ring attention's balance: blocks per layer and block compute time over the ranks.
+    double blo = ring[0][0], bhi = blo, slo = ring[0][1], shi = slo, ssum = 0;
+    for (const auto& r : ring) {
+      blo = std::min(blo, r[0]), bhi = std::max(bhi, r[0]);
+      slo = std::min(slo, r[1]), shi = std::max(shi, r[1]), ssum += r[1];
+    }
+    const double mean = ssum / double(ring.size());
+    os << "ring attention (c=" << tr.deck().parallel.c << ", " << cp::split_from_env(tr.deck().parallel.c).name()
+       << " split): blocks per layer per rank " << fmt("%.0f", blo) << ".." << fmt("%.0f", bhi)
+       << ", block compute per rank " << fmt("%.3f", slo) << ".." << fmt("%.3f s", shi) << " (max / mean - 1 = "
+       << fmt("%.1f%%", mean > 0 ? 100.0 * (shi / mean - 1) : 0.0) << ")\n";
+  }
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
@@ -188,7 +203,16 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << "  \"timings_s\": {\"total\": " << jnum(tr.total_seconds()) << ", \"data\": " << jnum(ph.data)
     << ", \"forward\": " << jnum(ph.forward) << ", \"backward\": " << jnum(ph.backward)
     << ", \"reduce\": " << jnum(ph.reduce) << ", \"optimizer\": " << jnum(ph.optimizer) << "},\n"
-    << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n  \"communication\": {";
+    << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n";
+  if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
+    o << "  \"context\": {\"c\": " << tr.deck().parallel.c << ", \"split\": "
+      << jstr(cp::split_from_env(tr.deck().parallel.c).name()) << ", \"blocks_per_layer_by_rank\": [";
+    for (std::size_t r = 0; r < ring.size(); ++r) o << (r ? ", " : "") << jnum(ring[r][0]);
+    o << "], \"block_compute_seconds_by_rank\": [";
+    for (std::size_t r = 0; r < ring.size(); ++r) o << (r ? ", " : "") << jnum(ring[r][1]);
+    o << "]},\n";
+  }
+  o << "  \"communication\": {";
   bool first_axis = true;
   for (const auto& [name, a] : comm::accounts().axes()) {
     o << (first_axis ? "" : ", ") << jstr(name) << ": {\"calls\": " << a.total.calls << ", \"bytes\": "

@@ -335,6 +335,16 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   peaks_.assign(grid_->size(), {});
   for (int r = 0; r < grid_->size(); ++r)
     peaks_[r].assign(all.begin() + r * mem::kCategories, all.begin() + (r + 1) * mem::kCategories);
+  // Ring attention's work per rank: the balance zig-zag buys (and contiguous loses).
+  if (const auto* ring = model_->ring()) {
+    const auto& rs = ring->stats();
+    const double mine_ring[2] = {rs.forward_calls ? double(rs.forward_blocks) / double(rs.forward_calls) : 0.0,
+                                 rs.compute_seconds};
+    std::vector<double> every(2 * std::size_t(grid_->size()));
+    all_->allgather_host(mine_ring, 2, every.data());
+    ring_.assign(grid_->size(), {});
+    for (int r = 0; r < grid_->size(); ++r) ring_[r] = {every[2 * r], every[2 * r + 1]};
+  }
 }
 
 }  // namespace mini5d::train

@@ -148,6 +148,9 @@ class Trainer {
   // Peak bytes per memory category (mem::Category order) of every rank, gathered at the
   // end of the run: [rank][category].
   const std::vector<std::vector<double>>& peak_memory_by_rank() const { return peaks_; }
+  // Ring attention (c > 1) of every rank, gathered at the end of the run: [rank] =
+  // {blocks per layer per forward, seconds computing blocks}; empty when c = 1.
+  const std::vector<std::vector<double>>& ring_by_rank() const { return ring_; }
   double total_seconds() const { return total_seconds_; }
   std::int64_t tokens_per_step() const;  // global
   double flops_per_token() const { return flops_per_token_; }
@@ -177,7 +180,7 @@ class Trainer {
   std::vector<StepStats> history_;
   PhaseTimes phases_;
   PhaseSpread spread_;
-  std::vector<std::vector<double>> peaks_;
+  std::vector<std::vector<double>> peaks_, ring_;
   double total_seconds_ = 0;
   double flops_per_token_ = 0;
   std::vector<int> inputs_, targets_;              // the rank's sequences, whole

@@ -63,6 +63,7 @@ void RingAttention<S>::forward(Ten3U<S> y, MatU<S> lse, CTen3U<S> q, CTen3U<S> k
     comm::Request hop;  // the next block arrives while this one is computed
     if (s + 1 < c) hop = ring_->shift<S>(kv_[cur], kv_[1 - cur], kTagKv);
     const CTen3U<S> kb = part(kv_[cur], 0), vb = part(kv_[cur], 1);
+    Kokkos::Timer timer;
     for (int a = 0; a < 2; ++a)
       for (int b = 0; b < 2; ++b) {
         const BlockKind kind = block_kind(mine[a], theirs[b]);
@@ -72,6 +73,8 @@ void RingAttention<S>::forward(Ten3U<S> y, MatU<S> lse, CTen3U<S> q, CTen3U<S> k
         ++stats_.forward_blocks;
         hop.test();
       }
+    fence("mini5d::cp::blocks_done");
+    stats_.compute_seconds += timer.seconds();
     hop.wait();
     cur = 1 - cur;
   }
@@ -104,6 +107,7 @@ void RingAttention<S>::backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, CTen3U<S>
       tv = part(dkv_[dcur], 1);
     }
     const CTen3U<S> kb = part(kv_[cur], 0), vb = part(kv_[cur], 1);
+    Kokkos::Timer timer;
     for (int a = 0; a < 2; ++a)
       for (int b = 0; b < 2; ++b) {
         const BlockKind kind = block_kind(mine[a], theirs[b]);
@@ -113,6 +117,8 @@ void RingAttention<S>::backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, CTen3U<S>
         ++stats_.backward_blocks;
         hop.test();
       }
+    fence("mini5d::cp::blocks_done");
+    stats_.compute_seconds += timer.seconds();
     comm::Request back;  // this block's dK/dV move on towards its owner
     if (s >= 1) back = ring_->shift<S>(dkv_[dcur], dkv_[1 - dcur], kTagDkv);
     hop.wait();

@@ -27,10 +27,11 @@
 
 namespace mini5d::cp {
 
-// Blocks computed and shifts made (forward and backward), for the balance and byte
-// checks.
+// Blocks computed (forward and backward) and the time spent computing them, for the
+// balance checks and the report.
 struct RingStats {
   long forward_calls = 0, forward_blocks = 0, backward_blocks = 0;
+  double compute_seconds = 0;  // in the blocks' kernels (fenced), forward and backward
 };
 
 template <class S>
