@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Context-parallel benchmark: the long-context deck on 1 rank vs c=2 ring attention, same global batch.
+
+One run, one table (issue 11):
+  * tokens/s of 1 rank owning one core against c=2 on two cores (each rank holds 2 of
+    the 4 chunks of every sequence), with the zig-zag split and with the contiguous
+    test switch (MINI5D_CP_SPLIT=contiguous); the same sequences every step;
+  * per row: the speed-up over 1 rank, the exposed cp share of the step (time inside
+    MPI for the K/V and dK/dV shifts), the activation MiB per rank (kept for the
+    backward plus the backward's work buffers) predicted by the planner's formulas and
+    measured by the model's ledger, and its ratio to the 1-rank figure;
+  * the attention balance: ring blocks per layer on each rank, and the time each rank
+    spends computing blocks (max over the mean, minus one).
+Targets: exposed ring share <= 15% of the step; zig-zag balance within 5%; activations
+per rank <= 0.55x the 1-rank figure.
+
+The 1-rank run lifts the deck's activation budget (train.activation_budget_mib=0: it
+is over it by design) and is confined to core 0 with taskset. BLAS threads = 1. Each
+run reports the median of its steps 2..n; the runs alternate for --rounds rounds and
+every figure is the median over rounds, with the min-max spread of the tokens/s beside it.
+"""
+import argparse
+import json
+import os
+
+from bench_util import ROOT, median, steady, train
+
+
+def exposed_share(report, axis):
+    steps = report["steps"][1:] or report["steps"]
+    return median([s.get("exposed_by_axis", {}).get(axis, 0.0) / s["seconds"] for s in steps])
+
+
+def balance(report):
+    ctx = report.get("context")
+    if not ctx:
+        return None, None
+    secs = ctx["block_compute_seconds_by_rank"]
+    mean = sum(secs) / len(secs)
+    return ctx["blocks_per_layer_by_rank"], (max(secs) / mean - 1.0 if mean > 0 else 0.0)
+
+
+def run(app, deck, ranks, overrides, pin, split):
+    old = os.environ.pop("MINI5D_CP_SPLIT", None)
+    if split:
+        os.environ["MINI5D_CP_SPLIT"] = split
+    try:
+        return train(app, deck, ranks, overrides, pin_core0=pin)
+    finally:
+        os.environ.pop("MINI5D_CP_SPLIT", None)
+        if old is not None:
+            os.environ["MINI5D_CP_SPLIT"] = old
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "long-context.yaml"))
+    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    common = [f"train.steps={a.steps}", "train.micro_batch=1"]
+    rows = [
+        ("1 rank", 1, ["parallel.c=1", "train.activation_budget_mib=0"], True, None),
+        ("c=2, zig-zag", 2, ["parallel.c=2"], False, None),
+        ("c=2, contiguous (test switch)", 2, ["parallel.c=2"], False, "contiguous"),
+    ]
+    reports = {name: [] for name, *_ in rows}
+    for _ in range(a.rounds):
+        for name, ranks, over, pin, split in rows:
+            reports[name].append(run(a.app, a.deck, ranks, common + over, pin, split))
+
+    mib = 1024.0 * 1024.0
+    tps = {name: [steady(r, "tokens_per_s") for r in reports[name]] for name in reports}
+    base = median(tps["1 rank"])
+    seq = reports["1 rank"][-1]["deck"]["model"]["seq"]
+    print(f"# context parallelism, deck {os.path.relpath(a.deck, ROOT)}: seq {seq}, 1 sequence per step, "
+          f"{a.steps} steps per run, {a.rounds} alternating rounds; medians over steps 2..{a.steps} and over rounds")
+    print("| layout | tokens/s (min-max) | speed-up | cp exposed / step | activations MiB/rank pred / meas "
+          "| vs 1 rank | blocks per layer by rank | block compute max/mean - 1 |")
+    print("|---|---|---|---|---|---|---|---|")
+    out = {}
+    base_mem = None
+    for name, *_ in rows:
+        rs = reports[name]
+        t = median(tps[name])
+        share = median([exposed_share(r, "cp") for r in rs])
+        mem = rs[-1]["memory_bytes"]
+        pred = (mem["activations_predicted"]["kept"] + mem["activations_predicted"]["workspace"]) / mib
+        meas = (mem["activations_measured"]["kept"] + mem["activations_measured"]["workspace"]) / mib
+        if base_mem is None:
+            base_mem = meas
+        blocks, _ = balance(rs[-1])
+        imb = [balance(r)[1] for r in rs]
+        imb = median(imb) if imb[0] is not None else None
+        print(f"| {name} | {t:.1f} ({min(tps[name]):.1f}-{max(tps[name]):.1f}) | {t / base:.3f} | "
+              f"{100 * share:.1f}% | {pred:.1f} / {meas:.1f} | {meas / base_mem:.3f} | "
+              f"{'-' if blocks is None else ' / '.join(f'{b:g}' for b in blocks)} | "
+              f"{'-' if imb is None else f'{100 * imb:.1f}%'} |")
+        out[name] = {"tokens_per_s": t, "speedup": t / base, "cp_exposed_share": share,
+                     "activations_mib_predicted": pred, "activations_mib_measured": meas,
+                     "activations_vs_1_rank": meas / base_mem, "blocks_per_layer_by_rank": blocks,
+                     "block_compute_imbalance": imb}
+    print("targets: cp exposed <= 15% of the step; zig-zag balance within 5%; activations per rank <= 0.55x 1 rank")
+    if a.json:
+        print("JSON " + json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
