@@ -2,10 +2,11 @@
 // Context parallelism through the trainer, under mpiexec -n 4 (DESIGN.md §5): layout
 // invariance against the single-rank run through the shared oracle (losses and pre-clip
 // gradient norms step by step, parameter checksums at the end; the tiny deck as it is
-// and with clipping off and weight decay on) for c = 2, c = 4, c2 x t2 and c2 x d2; the
-// cp bytes of a step against the analytic K/V bill; the activation memory the model
-// allocates against the planner's formulas; the ring's blocks per rank (zig-zag equal,
-// the contiguous test split not); and a checkpoint saved at c = 2 resumed at c = 1.
+// and with clipping off and weight decay on) for c = 2, c = 4, c2 x t2 and c2 x d2 at
+// ZeRO 1 and 3; the cp bytes of a step against the analytic K/V bill; the activation
+// memory the model allocates against the planner's formulas; the ring's blocks per rank
+// (zig-zag equal, the contiguous test split not); and a checkpoint saved at c = 2
+// resumed at c = 1 and c = 4.
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -50,9 +51,9 @@ Deck tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {
 }
 }  // namespace
 
-TEST_CASE("layout invariance: c = 2, c = 4, c2 x t2, c2 x d2", "[cp][mpi]") {
+TEST_CASE("layout invariance: c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1 and 3", "[cp][mpi]") {
   REQUIRE(test::world_size() == 4);
-  const std::vector<Layout> layouts = {{1, 2}, {1, 4}, {1, 2, 2}, {2, 2, 1, 1}};
+  const std::vector<Layout> layouts = {{1, 2}, {1, 4}, {1, 2, 2}, {2, 2, 1, 1}, {2, 2, 1, 3}};
   for (const auto& cfg : test::configs()) {
     train::Trainer ref(tiny(Layout{}, 10, cfg.overrides), MPI_COMM_SELF);
     ref.run();
