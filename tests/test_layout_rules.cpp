@@ -41,6 +41,10 @@ TEST_CASE("each layout rule names its field, value and what it must divide", "[g
         "l.yaml: parallel.virtual_stages=2: interleaving needs parallel.p > 1");
   CHECK(only_problem("model:\n  seq: 36\nparallel:\n  c: 4\n", 4) ==
         "l.yaml: parallel.c=4: 2*c=8 must divide model.seq=36");
+  // Sequence parallelism splits each context rank's seq/c tokens over t.
+  CHECK(only_problem("model:\n  vocab: 16\n  heads: 8\n  seq: 24\nparallel:\n  c: 2\n  t: 8\n  sp: true\n", 16) ==
+        "l.yaml: parallel.t=8: must divide model.seq/c=12 with parallel.sp=true and parallel.c=2 (or set "
+        "parallel.sp=false)");
   CHECK(only_problem(kModel + "parallel:\n  e: 2\n", 2) ==
         "l.yaml: parallel.e=2: expert parallelism needs model.experts > 0");
   CHECK(only_problem(kModel + "  experts: 6\nparallel:\n  e: 4\n", 4) ==

@@ -38,6 +38,10 @@ std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
   // Zig-zag ring attention gives each context rank two chunks of the sequence.
   if (p.c > 1 && m.seq % (2 * p.c) != 0)
     bad("c", p.c, "2*c=" + std::to_string(2 * p.c) + " must divide model.seq=" + std::to_string(m.seq));
+  // With sequence parallelism too, each rank's T/c tokens are split over t.
+  else if (p.c > 1 && p.sp == "true" && p.t > 1 && m.seq % p.t == 0 && (m.seq / p.c) % p.t != 0)
+    bad("t", p.t, "must divide model.seq/c=" + std::to_string(m.seq / p.c) +
+                      " with parallel.sp=true and parallel.c=" + std::to_string(p.c) + " (or set parallel.sp=false)");
   if (p.e > 1 && m.experts == 0) bad("e", p.e, "expert parallelism needs model.experts > 0");
   if (p.e > 1 && m.experts > 0) must_divide("e", p.e, "model.experts", m.experts);
   return out;
