@@ -8,7 +8,8 @@
 //   mini5d version
 // Input problems print once (rank 0), one line each, and exit with status 2. A run
 // that stops because it diverged, or whose report cannot be written, says why once and
-// exits with status 1. Any other failure prints one whole line per failing rank
+// exits with status 1, as does a failure every rank found together (a checkpoint save
+// on a full disk). Any other failure prints one whole line per failing rank
 // ("mini5d: rank N: fatal: ...") and ends the job. For tests, MINI5D_FAIL=fatal makes
 // every rank fail that way right after start-up.
 #include <mpi.h>
@@ -232,6 +233,11 @@ int main(int argc, char** argv) {
       std::cout.flush();
       if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
       status = 2;
+    } catch (const mini5d::AgreedError& e) {
+      // Found and thrown by every rank together (e.g. a checkpoint save on a full disk).
+      std::cout.flush();
+      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
+      status = 1;
     } catch (const std::exception& e) {
       std::cout.flush();
       const std::string line = "mini5d: rank " + std::to_string(rank) + ": fatal: " + e.what();

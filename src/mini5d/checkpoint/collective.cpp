@@ -54,7 +54,20 @@ void raise_if_any(MPI_Comm comm, const std::vector<std::string>& problems, Probl
     unique.push_back("... and " + std::to_string(more) + " more");
   }
   if (kind == ProblemKind::Input) throw InputError::from_list(unique);
+  // Agreed over the whole job: every rank throws this together and can end cleanly.
+  // Over part of it, the others may wait for these ranks: a plain failure, which the
+  // app turns into an abort of the job.
+  int size = 0, world = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (size == world) throw AgreedError(InputError::from_list(unique).what());
   throw std::runtime_error(InputError::from_list(unique).what());
+}
+
+bool any_rank(MPI_Comm comm, bool mine) {
+  int any = mine ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+  return any != 0;
 }
 
 double slowest_seconds(MPI_Comm comm, double start) {

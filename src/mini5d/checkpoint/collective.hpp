@@ -18,10 +18,13 @@ std::string bcast_string(MPI_Comm comm, std::string s, int root);
 
 enum class ProblemKind { Input, Runtime };
 
-// If any rank has problems, throws on every rank: InputError (kind Input) or
-// std::runtime_error, with the problems of all ranks, duplicates removed, in rank
+// If any rank has problems, throws on every rank: InputError (kind Input), or
+// AgreedError (kind Runtime, `comm` spanning the job; std::runtime_error otherwise), with the problems of all ranks, duplicates removed, in rank
 // order, at most a dozen lines. Collective.
 void raise_if_any(MPI_Comm comm, const std::vector<std::string>& problems, ProblemKind kind);
+
+// True on every rank if `mine` is true on any rank. Collective.
+bool any_rank(MPI_Comm comm, bool mine);
 
 // Wall time since `start` (MPI_Wtime) of the slowest rank. Collective.
 double slowest_seconds(MPI_Comm comm, double start);
