@@ -5,6 +5,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ void raise_if_any(MPI_Comm comm, const std::vector<std::string>& problems, Probl
 
 // True on every rank if `mine` is true on any rank. Collective.
 bool any_rank(MPI_Comm comm, bool mine);
+
+// Runs `check` on every rank and agrees on its outcome, for start-up work that can
+// fail on some ranks only (a deck or data file missing on one node): if it throws on
+// any rank, every rank throws. Each distinct message is kept once; one that not every
+// rank gave is prefixed with the ranks that gave it ("rank 1: ..."), so a failure on a
+// rank other than 0 is seen, and the job neither hangs nor goes silent. Throws
+// InputError if any rank's failure was one, AgreedError (or std::runtime_error over
+// part of the job) otherwise. Collective.
+void agreed(MPI_Comm comm, const std::function<void()>& check);
 
 // Wall time since `start` (MPI_Wtime) of the slowest rank. Collective.
 double slowest_seconds(MPI_Comm comm, double start);

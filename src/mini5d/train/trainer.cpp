@@ -63,10 +63,13 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", transport);
   tensor_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::t), "tp", transport);
   tp_ = std::make_unique<tp::TpComm>(*tensor_);
-  source_ = data::make_source(deck_);
-  if (source_->vocab() > deck_.model.vocab)
-    throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
-                     " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
+  // Agreed: a data file missing or unreadable on one node fails there only.
+  checkpoint::detail::agreed(grid_->cart().get(), [&] {
+    source_ = data::make_source(deck_);
+    if (source_->vocab() > deck_.model.vocab)
+      throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
+                       " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
+  });
   const int stage = deck_.parallel.zero;
   model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
