@@ -5,7 +5,9 @@
 // vocab-parallel cross-entropy). Each unit is also a ZeRO unit of the flat parameter
 // buffers laid out by ParamLayout. Under tensor parallelism every rank holds its part
 // of each layer and the layers call the TP layer (parallel/tp), never MPI; at t = 1
-// the same code runs the whole model on one rank.
+// the same code runs the whole model on one rank. Under context parallelism each rank
+// holds seq/c tokens of every sequence (parallel/cp/zigzag.hpp) and the attention core
+// is ring attention (parallel/cp/ring_attention.hpp).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -67,11 +69,12 @@ class Gpt {
   void init_params(std::uint64_t seed);
   void zero_grads();
 
-  // Forward on one micro-batch of micro_batch * seq tokens (row-major [b, t]) with
+  // Forward on one micro-batch of micro_batch * dims().seq tokens (row-major [b, t]; with
+  // context parallelism the rank's tokens of each sequence, dims().pos gives where) with
   // the loss; returns the summed token loss. The loss gradient, scaled by grad_scale
-  // per token, is kept for backward().                 collective over the t group
+  // per token, is kept for backward().       collective over the t group and the c ring
   double forward(CTokU inputs, CTokU targets, S grad_scale);
-  // Backward of the last forward; accumulates into grads.   collective over the t group
+  // Backward of the last forward; accumulates into grads.   collective over the t group and the c ring
   void backward();
 
   // Points unit `unit`'s parameter (or gradient) tensors at storage whose first
