@@ -8,7 +8,10 @@
 // a ring of one), 2 (two rings of two) and 4, and with c = 2 and 4 contiguous. Also: the
 // blocks each rank computes equal Split::blocks (zig-zag equal on every rank,
 // contiguous not), and the cp bytes of one forward and backward are the analytic
-// (c-1) K/V blocks forward and (c-1) K/V + (c-1) dK/dV blocks backward.
+// (c-1) K/V blocks forward and (c-1) K/V + (c-1) dK/dV blocks backward. And the whole
+// model in fp64 at c = 2 and 4 (and c2 x t2): the loss summed over the ring, and every
+// gradient summed over the ring, equal the single-rank model's (positions, the token
+// split, the ring and the per-token layers together).
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -18,6 +21,7 @@
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/kernels/attention.hpp"
+#include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mpi_util.hpp"
 
@@ -166,4 +170,103 @@ TEST_CASE("zig-zag balances the blocks; contiguous shows the imbalance; cp bytes
         std::printf("c=%d %s: blocks per rank %g..%g (imbalance %.1f%%), cp bytes %.0f\n", c,
                     zigzag ? "zigzag" : "contiguous", least, most, 100 * split.imbalance(), r.bytes);
     }
+}
+
+namespace {
+ModelConfig small_model() {
+  ModelConfig m;
+  m.vocab = 12;
+  m.d_model = 8;
+  m.layers = 2;
+  m.heads = 2;
+  m.seq = 16;
+  m.ffn = 16;
+  return m;
+}
+constexpr int kBatch = 2;
+
+Vec<int> tokens(const std::vector<int>& v) {
+  Vec<int> d("tokens", v.size());
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("the whole model in fp64: loss and gradients summed over the ring equal one rank's", "[cp][mpi][gradients]") {
+  const auto cfg = small_model();
+  const int n = kBatch * cfg.seq;
+  std::vector<int> in(n), tg(n);
+  for (int i = 0; i < n; ++i) {
+    in[std::size_t(i)] = (7 * i + 3) % cfg.vocab;
+    tg[std::size_t(i)] = (5 * i + 1) % cfg.vocab;
+  }
+  const double scale = 1.0 / n;
+  model::Gpt<double> whole(cfg, kBatch);
+  whole.init_params(5);
+  whole.zero_grads();
+  const double want_loss = whole.forward(tokens(in), tokens(tg), scale);
+  whole.backward();
+  auto want = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.grads);
+  struct Case {
+    int c, t;
+  };
+  for (const Case cs : {Case{2, 1}, Case{4, 1}, Case{2, 2}}) {
+    // Ranks [c, t] in groups of c*t, t fastest as in the grid.
+    Group g(cs.c * cs.t);
+    int r = 0;
+    MPI_Comm_rank(g.comm, &r);
+    MPI_Comm ring_mpi, tensor_mpi;
+    MPI_Comm_split(g.comm, r % cs.t, r, &ring_mpi);
+    MPI_Comm_split(g.comm, r / cs.t, r, &tensor_mpi);
+    comm::Communicator ring_comm(grid::CommHandle(ring_mpi), "cp", comm::Transport::staged);
+    comm::Communicator tensor_comm(grid::CommHandle(tensor_mpi), "tp", comm::Transport::staged);
+    cp::CpComm ring(ring_comm);
+    tp::TpComm tpc(tensor_comm);
+    model::ModelParallel par{&tpc, true, model::Recompute::none, &ring, true};
+    model::Gpt<double> part(cfg, kBatch, model::Gpt<double>::Owns::params_and_grads, par);
+    part.init_params(5);
+    part.zero_grads();
+    std::vector<int> lin, ltg;
+    cp::take_local(in, kBatch, cfg.seq, part.dims().pos, lin);
+    cp::take_local(tg, kBatch, cfg.seq, part.dims().pos, ltg);
+    double loss = part.forward(tokens(lin), tokens(ltg), scale);
+    part.backward();
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, ring_mpi);
+    // Every rank's gradient of its part, summed over the ring (each ring rank saw its
+    // own tokens), is the slice of the single-rank gradient; tensors replicated over t
+    // hold partial sums over the t group's token rows (sequence parallelism).
+    auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part.grads);
+    double worst_g = 0;
+    for (const auto& ts : part.layout().tensors()) {
+      std::vector<double> mine(std::size_t(ts.size()));
+      for (std::int64_t i = 0; i < ts.size(); ++i) mine[std::size_t(i)] = got(ts.offset + i);
+      MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, ring_mpi);
+      if (ts.replicated && cs.t > 1)
+        MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, tensor_mpi);
+      std::vector<ShardBlock> blocks;
+      model::append_part_blocks(ts, 0, ts.size(), 0, blocks);
+      const auto& w = whole.layout().at(ts.name);
+      const std::int64_t cols = ts.global_shape.size() == 2 ? ts.global_shape[1] : 1;
+      for (const auto& b : blocks) {
+        const bool two_d = b.offset.size() == 2;
+        const std::int64_t width = two_d ? b.extent[1] : 1;
+        for (std::int64_t i = 0; i < b.size(); ++i) {
+          const std::int64_t logical = two_d ? (b.offset[0] + i / width) * cols + b.offset[1] + i % width
+                                             : b.offset[0] + i;
+          const double ref = want(w.offset + logical), mine_i = mine[std::size_t(b.local_offset + i)];
+          worst_g = std::max(worst_g, std::abs(mine_i - ref) / std::max(1e-3, std::abs(ref)));
+        }
+      }
+    }
+    const double worst_loss = world_max(std::abs(loss - want_loss) / want_loss);
+    worst_g = world_max(worst_g);
+    INFO("c=" << cs.c << " t=" << cs.t << ": loss " << worst_loss << ", gradients " << worst_g);
+    CHECK(worst_loss < 1e-12);
+    CHECK(worst_g < 1e-10);
+    if (world_rank() == 0)
+      std::printf("fp64 model c=%d t=%d: loss %.15g (one rank %.15g, relative %.3g), worst gradient %.3g relative\n",
+                  cs.c, cs.t, loss, want_loss, worst_loss, worst_g);
+  }
 }
