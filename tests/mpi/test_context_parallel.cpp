@@ -129,6 +129,11 @@ TEST_CASE("activation memory equals the planner's formulas with c", "[cp][mpi][m
     INFO(l.name());
     CHECK(got.activations == want.activations);
     CHECK(got.workspace == want.workspace);
+    // The ring's comm buffers, as the planner's comm_buffer_bytes counts them: K/V in
+    // hand and arriving, dK/dV in hand and arriving, 2 * B * (T/c) * (D/t) floats each.
+    const auto& m = tr.deck().model;
+    const double block = 2.0 * kGlobalBatch * (m.seq / l.c) * (m.d_model / l.t) * sizeof(float);
+    CHECK(double(tr.model().ring()->comm_buffer_bytes()) == 4 * block);
   }
 }
 
