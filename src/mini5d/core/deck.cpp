@@ -132,6 +132,7 @@ const std::vector<Field>& schema() {
       text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"auto", "false", "true"}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),
       text_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {"true", "false"}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
       real_field("parallel", "bucket_mb", &Deck::parallel, &ParallelConfig::bucket_mb, 0.001, 1 << 20, "largest gradient all-reduce under ZeRO 0-1, in MiB: a unit larger than this (e.g. a big embedding) is reduced in several buckets"),
+      real_field("parallel", "collective_timeout_s", &Deck::parallel, &ParallelConfig::collective_timeout_s, 0, 1e9, "seconds a rank may wait in one blocking collective (or a checkpoint save) before it prints its rank, step, axis and operation and ends the job, instead of hanging until the batch limit; 0 disables"),
       text_field("parallel", "force_placement", &Deck::parallel, &ParallelConfig::force_placement, {"false", "true"}, "run even if tensor-parallel groups cross nodes"),
       int_field("train", "steps", &Deck::train, &TrainConfig::steps, 0, 1e12, "optimizer steps"),
       int_field("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1 << 20, "sequences per micro-batch per rank"),
