@@ -319,6 +319,8 @@ void apply(Deck& deck, const Field& f, const std::string& v, const std::string& 
 Deck default_deck() { return Deck{}; }
 
 namespace {
+std::string node_kind(const YAML::Node& n) { return n.IsMap() ? "map" : n.IsSequence() ? "list" : "null"; }
+
 // `empty_ok`: an empty text is the built-in default deck; a deck file must say something.
 Deck parse_deck_text(const std::string& text, const std::string& origin,
                      const std::vector<std::string>& overrides, bool empty_ok) {
@@ -331,7 +333,7 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(origin + ":" + std::to_string(e.mark.line + 1) +
-                     ": not valid YAML: " + e.msg);
+                     ": not valid YAML: " + printable(e.msg));  // yaml-cpp quotes the bad byte raw
   }
   if (!empty_ok && (!root.IsDefined() || root.IsNull()))
     throw InputError(origin + ": the deck is empty (expected a map of sections: " + sections_text() +
@@ -341,8 +343,12 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
       throw InputError(origin + ":1: a deck is a map of sections (" + sections_text() + ")");
     std::set<std::string> seen;
     for (const auto& sec : root) {
-      const std::string sname = sec.first.as<std::string>();
       const std::string at = origin + ":" + std::to_string(sec.first.Mark().line + 1);
+      if (!sec.first.IsScalar()) {  // "? [a, b]: ..." is YAML, not a deck
+        problems.push_back(at + ": expected a section name (" + sections_text() + "), got a " + node_kind(sec.first));
+        continue;
+      }
+      const std::string sname = sec.first.Scalar();
       if (!is_section(sname)) {
         problems.push_back(at + ": " + printable(sname) + ": unknown section (valid: " + sections_text() + ")");
         continue;
@@ -353,8 +359,13 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
         continue;
       }
       for (const auto& kv : sec.second) {
-        const std::string fname = kv.first.as<std::string>();
         const std::string fat = origin + ":" + std::to_string(kv.first.Mark().line + 1);
+        if (!kv.first.IsScalar()) {
+          problems.push_back(fat + ": " + sname + ": expected a field name (" + fields_of(sname) + "), got a " +
+                             node_kind(kv.first));
+          continue;
+        }
+        const std::string fname = kv.first.Scalar();
         const Field* f = find_field(sname, fname);
         if (!f) {
           problems.push_back(fat + ": " + sname + "." + printable(fname) + ": unknown field (valid in " +
@@ -367,8 +378,7 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
         }
         if (!kv.second.IsScalar()) {
           from.failed.insert(f->key());
-          problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) +
-                             ", got a " + (kv.second.IsMap() ? "map" : kv.second.IsSequence() ? "list" : "null"));
+          problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) + ", got a " + node_kind(kv.second));
           continue;
         }
         apply(deck, *f, kv.second.Scalar(), fat, problems, from);
