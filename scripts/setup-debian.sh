@@ -16,6 +16,7 @@ packages=(
   libyaml-cpp-dev                                         # input decks
   python3                                                 # perf scripts, JSON checks
   python3-h5py                                            # tests read checkpoints with h5py
+  clang libclang-rt-14-dev                                # tests: libFuzzer, ASan, UBSan (tests/fuzz)
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch libopenblas0-openmp)

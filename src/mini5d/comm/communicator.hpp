@@ -18,6 +18,7 @@
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/comm/staging.hpp"
+#include "mini5d/comm/watchdog.hpp"
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/kernels/views.hpp"
 
@@ -33,6 +34,7 @@ struct Pending {
   MPI_Request req = MPI_REQUEST_NULL;
   MPI_Request req2 = MPI_REQUEST_NULL;  // the receive of a send-receive pair
   std::string axis;
+  const char* op = "operation";     // named by the watchdog if its wait hangs
   Traffic traffic = Traffic::grads;
   double bytes = 0, posted_at = 0, exposed = 0;
   std::vector<int> counts, displs;  // argument arrays MPI may read until completion
