@@ -8,6 +8,7 @@
 #include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/train/trainer.hpp"
 
 using namespace mini5d;
 using Catch::Matchers::Contains;
@@ -41,6 +42,21 @@ TEST_CASE("shipped decks load with the documented sizes", "[deck]") {
   CHECK(gpt2.model.layers == 12);
   CHECK(gpt2.model.heads == 12);
   CHECK(gpt2.model.seq == 1024);
+}
+
+TEST_CASE("the long-context deck: over its activation budget at c = 1, within it at c = 2 and 4", "[deck][cp]") {
+  const Deck lc = load_deck(kDir + "long-context.yaml");
+  CHECK(lc.model.seq == 8192);
+  CHECK(lc.parallel.c == 4);
+  CHECK(lc.train.activation_budget_mib == 256);
+  CHECK(unsupported_features(lc).empty());
+  CHECK(train::activation_budget_problem(lc).empty());
+  CHECK(train::activation_budget_problem(load_deck(kDir + "long-context.yaml", {"parallel.c=2"})).empty());
+  CHECK_THAT(train::activation_budget_problem(load_deck(kDir + "long-context.yaml", {"parallel.c=1"})),
+             Contains("train.activation_budget_mib=256: the predicted activation memory per rank is 1664.4 MiB"));
+  // The prediction at c = 4 is under a fifth of the budget.
+  const auto p = train::predicted_activation_memory(lc);
+  CHECK((p.activations + p.workspace) / (1024.0 * 1024.0) < 50);
 }
 
 TEST_CASE("inputs/default.yaml is the built-in default deck", "[deck]") {
