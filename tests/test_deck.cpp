@@ -120,6 +120,14 @@ TEST_CASE("rules across fields are checked beside other problems and blame where
   CHECK_THAT(f, !Contains("must divide"));
 }
 
+TEST_CASE("sizes the kernels cannot index are refused", "[deck]") {
+  // Issue 14 item 9: token rows are 32-bit indices.
+  CHECK_THAT(error_of("", {"model.seq=1048576", "train.micro_batch=4096"}),
+             Contains("command line: train.micro_batch: train.micro_batch x model.seq must be at most 2^31-1 tokens "
+                      "per micro-batch, got 4294967296"));
+  CHECK(error_of("", {"model.seq=1048576", "train.micro_batch=2047"}) == "(no error)");
+}
+
 TEST_CASE("quoted input is truncated and its non-printable bytes escaped", "[deck]") {
   // Issue 14 item 17: a 10 MB value is not echoed in full, a binary byte not raw.
   const std::string big(10 * 1024 * 1024, 'x');

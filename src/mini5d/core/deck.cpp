@@ -263,6 +263,11 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
   if (d.model.d_model % d.model.heads != 0)
     bad("model.heads", "must divide model.d_model=" + std::to_string(d.model.d_model) +
                            ", got " + std::to_string(d.model.heads));
+  // The kernels index a micro-batch's token rows with 32-bit integers (every larger
+  // size, such as heads x seq^2 of the attention scores, is 64-bit).
+  if (std::int64_t(d.train.micro_batch) * d.model.seq > std::numeric_limits<int>::max())
+    bad("train.micro_batch", "train.micro_batch x model.seq must be at most 2^31-1 tokens per micro-batch, got " +
+                                 std::to_string(std::int64_t(d.train.micro_batch) * d.model.seq));
   if (d.train.min_lr > d.train.lr)
     bad("train.min_lr", "must be at most train.lr=" + fmt_real(d.train.lr) + ", got " +
                             fmt_real(d.train.min_lr));
