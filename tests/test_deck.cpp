@@ -82,10 +82,13 @@ TEST_CASE("bad decks: one message per problem, with file, line, field and range"
 
 TEST_CASE("valid decks this build cannot run yet are named, field by field", "[deck]") {
   const Deck d = parse_deck("parallel:\n  p: 2\n  c: 2\n  t: 2\ntrain:\n  recompute: full\n", "t.yaml");
-  const auto u = unsupported_features(d);  // tensor parallelism and recomputation run
-  REQUIRE(u.size() == 2);
-  CHECK(u[0] == "t.yaml: parallel.p=2: not implemented in this build (supported: 1)");
-  CHECK(u[1] == "t.yaml: parallel.c=2: not implemented in this build (supported: 1)");
+  const auto u = unsupported_features(d);  // tensor and pipeline parallelism and recomputation run
+  REQUIRE(u.size() == 1);
+  CHECK(u[0] == "t.yaml: parallel.c=2: not implemented in this build (supported: 1)");
+  // ZeRO-3 with a pipeline is refused in one line, with the reason.
+  const auto z = unsupported_features(parse_deck("parallel:\n  p: 2\n  zero: 3\n", "t.yaml"));
+  REQUIRE(z.size() == 1);
+  CHECK_THAT(z[0], Contains("t.yaml: parallel.zero=3 with parallel.p=2: not supported ("));
   CHECK(unsupported_features(load_deck(kDir + "tiny.yaml")).empty());
 }
 

@@ -31,6 +31,7 @@ struct ParallelConfig {
   std::string force_placement = "false";  // allow tensor groups that cross nodes
   double bucket_mb = 25;                  // largest gradient all-reduce (ZeRO 0-1), MiB
   std::string sp = "true";                // sequence parallelism when t > 1
+  std::string schedule = "1f1b";          // pipeline schedule: gpipe | 1f1b | interleaved
   int ranks() const { return d * t * p * c * e; }
 };
 
@@ -72,6 +73,7 @@ struct CheckpointConfig {
 struct OutputConfig {
   int log_every = 10;
   std::string report = "mini5d-report.json";
+  std::string trace;  // Chrome trace-event JSON of the pipeline schedule (Perfetto); "" for none
 };
 
 struct Deck {

@@ -218,7 +218,9 @@ double ZeroOptimizer::grad_norm() {
   if (stage_ >= 2) dp_.sum(ss, 2);  // stage 0-1: every rank holds the reduced sum
   double sharded = ss[0] - ss[1];
   if (tp_) tp_->allreduce_host(&sharded, 1);
-  return std::sqrt(sharded + ss[1]);
+  double total = sharded + ss[1];
+  if (pp_ && pp_->size() > 1) pp_->allreduce_host(&total, 1);  // every stage's units
+  return std::sqrt(total);
 }
 
 void ZeroOptimizer::clip(double norm, double max_norm) { clip_by_global_norm<float>(grad_buffer(), norm, max_norm); }

@@ -159,6 +159,20 @@ void print_summary(std::ostream& os, const Trainer& tr) {
     }
     os << "\n";
   }
+  if (const auto& ps = tr.pipeline_summary(); !ps.empty()) {
+    // One line per pipeline stage (the ranks at d = c = e = t = 0).
+    const auto& pl = tr.deck().parallel;
+    os << "pipeline (" << pl.schedule << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
+       << tr.deck().train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
+       << "formula; micro-batches in flight / planner; activations / planner\n";
+    for (const auto& r : ps) {
+      if (r.coords[0] || r.coords[2] || r.coords[3] || r.coords[4]) continue;
+      os << "  stage " << r.coords[1] << " (rank " << r.rank << "): bubble " << fmt("%.3f", r.bubble) << " / "
+         << fmt("%.3f", r.formula) << ", in flight " << fmt("%.2f", r.in_flight) << " / "
+         << fmt("%.2f", r.predicted_in_flight) << ", activations " << mib(r.activations) << " / "
+         << mib(r.predicted_activations) << "\n";
+    }
+  }
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
