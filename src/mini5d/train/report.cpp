@@ -238,7 +238,16 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << jnum(tr.predicted_activation_memory().workspace) << "}, \"activations_measured\": {\"kept\": "
     << jnum(tr.measured_activation_memory().activations) << ", \"workspace\": "
     << jnum(tr.measured_activation_memory().workspace) << "}},\n"
-    << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
+    << "  \"pipeline\": [";
+  // Every rank's pipeline figures (empty without a pipeline): measured beside predicted.
+  for (std::size_t i = 0; i < tr.pipeline_summary().size(); ++i) {
+    const auto& r = tr.pipeline_summary()[i];
+    o << (i ? ", " : "") << "{\"rank\": " << r.rank << ", \"stage\": " << r.coords[1] << ", \"bubble\": "
+      << jnum(r.bubble) << ", \"bubble_formula\": " << jnum(r.formula) << ", \"in_flight\": " << jnum(r.in_flight)
+      << ", \"in_flight_predicted\": " << jnum(r.predicted_in_flight) << ", \"activations\": "
+      << jnum(r.activations) << ", \"activations_predicted\": " << jnum(r.predicted_activations) << "}";
+  }
+  o << "],\n  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
     << ",\n  \"valid\": " << (fom_valid(tr) ? "true" : "false") << ", \"skipped_steps\": " << tr.skipped_steps()
     << ", \"halted\": " << (tr.halt_reason().empty() ? std::string("null") : jstr(tr.halt_reason()))
     << ",\n  \"stopped_by_signal\": " << tr.stopped_by()
