@@ -66,10 +66,13 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   pipe_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::p), "pp", transport);
   // A pipeline runs the step when p > 1, and at p = 1 when a trace of it is asked for.
   const bool pipelined = deck_.parallel.p > 1 || !deck_.output.trace.empty();
-  source_ = data::make_source(deck_);
-  if (source_->vocab() > deck_.model.vocab)
-    throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
-                     " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
+  // Agreed: a data file missing or unreadable on one node fails there only.
+  checkpoint::detail::agreed(grid_->cart().get(), [&] {
+    source_ = data::make_source(deck_);
+    if (source_->vocab() > deck_.model.vocab)
+      throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
+                       " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
+  });
   const int stage = deck_.parallel.zero;
   model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
   if (pipelined) mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
