@@ -6,6 +6,10 @@
 // micro-batch and receiving virtual stage, so every receive can be posted before the
 // step runs and matches exactly one send.
 #pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/kernels/views.hpp"
 
@@ -17,7 +21,15 @@ class PpComm {
  public:
   // `virtual_stages`: p * v; `micro_batches`: m (together they bound the tags).
   PpComm(comm::Communicator& group, int virtual_stages, int micro_batches)
-      : group_(group), P_(virtual_stages), m_(micro_batches) {}
+      : group_(group), P_(virtual_stages), m_(micro_batches) {
+    int* ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(group.get(), MPI_TAG_UB, &ub, &found);
+    if (found && ub && std::int64_t(2) * P_ * m_ > std::int64_t(*ub))
+      throw std::invalid_argument("mini5d: 2 * p * virtual_stages * train.accumulation = " +
+                                  std::to_string(2 * P_ * m_) + " exceeds this MPI's largest tag " +
+                                  std::to_string(*ub));
+  }
   int size() const { return group_.size(); }
   int rank() const { return group_.rank(); }
   comm::Request post_recv(VecU<float> buf, int from, Direction d, int mb, int to_virtual_stage) {

@@ -38,7 +38,7 @@ struct StepTimeline {
   int peak_in_flight() const {
     int now = 0, peak = 0;
     for (const auto& e : events) {
-      if (e.kind == Event::forward) peak = now + 1 > peak ? now + 1 : peak, ++now;
+      if (e.kind == Event::forward && ++now > peak) peak = now;
       if (e.kind == Event::backward) --now;
     }
     return peak;
