@@ -5,7 +5,10 @@
 // vocab-parallel cross-entropy). Each unit is also a ZeRO unit of the flat parameter
 // buffers laid out by ParamLayout. Under tensor parallelism every rank holds its part
 // of each layer and the layers call the TP layer (parallel/tp), never MPI; at t = 1
-// the same code runs the whole model on one rank.
+// the same code runs the whole model on one rank. Under pipeline parallelism a rank
+// holds a stage: chunks of consecutive units (StageSpec), whose forward and backward the
+// pipeline executor calls per micro-batch, each micro-batch in flight with its own set
+// of activations; the parameter layout then holds only the stage's units.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -85,6 +85,16 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "") << ", recompute "
      << d.train.recompute << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
+  if (const Pipeline* pl = tr.pipeline()) {
+    // Rank 0's stage: its chunks (virtual stages) and units.
+    const auto& sp = pl->spec();
+    os << "  pipeline: " << pp::to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
+       << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; stage 0 holds";
+    for (const auto& c : tr.model().chunks())
+      os << " [" << (c.embedding ? "embeddings, " : "") << "blocks " << c.first_block << ".."
+         << c.first_block + c.blocks - 1 << (c.head ? ", head" : "") << "]";
+    os << "\n";
+  }
 }
 
 void print_step(std::ostream& os, const StepStats& st, long total_steps) {
