@@ -51,6 +51,7 @@ struct TrainConfig {
   std::string recompute = "none";  // none | selective | full
   long max_skipped = 5;       // consecutive non-finite steps skipped before the run stops
   double spike_factor = 10;   // stop when a loss exceeds this x the running mean; 0: off
+  std::string allow_oversubscribe_memory = "false";  // start even if the predicted memory exceeds what is free
 };
 
 struct DataConfig {

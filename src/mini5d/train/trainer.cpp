@@ -10,6 +10,7 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
 #include "mini5d/plan/memory_model.hpp"
+#include "mini5d/train/memory_fit.hpp"
 #include "mini5d/train/stop_signal.hpp"
 
 namespace mini5d::train {
@@ -74,6 +75,7 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
                        " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
   });
   const int stage = deck_.parallel.zero;
+  refuse_if_memory_short();
   model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
   if (pipelined) mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
@@ -99,6 +101,23 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   staging_mem_ = mem::Charge(mem::Category::workspace, 2 * (std::int64_t(n) * std::int64_t(sizeof(int)) +
                                                             mem::view_bytes(h_in_) + mem::view_bytes(d_in_)) +
                                                            source_->memory_bytes());
+}
+
+void Trainer::refuse_if_memory_short() {
+  MemoryNeed need;
+  // The header's predictions, from the deck alone: nothing is allocated yet.
+  const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t));
+  const auto s = plan::zero_state_bytes(double(layout.total()), deck_.parallel.zero, dense_->size(),
+                                        plan::Precision::fp32);
+  need.state = s.weights + s.grads + s.optimizer;
+  const auto a = predicted_activation_memory();
+  need.activations = a.activations;
+  need.workspace = a.workspace;
+  const auto offer = memory_offer(grid_->cart().get(), need);
+  const std::string problem = memory_fit_problem(deck_.origin, need, offer);
+  std::vector<std::string> problems;
+  if (!problem.empty() && deck_.train.allow_oversubscribe_memory != "true") problems.push_back(problem);
+  checkpoint::detail::raise_if_any(grid_->cart().get(), problems, checkpoint::detail::ProblemKind::Input);
 }
 
 std::int64_t Trainer::global_sequences_per_step() const {
