@@ -117,7 +117,10 @@ std::vector<ChunkSpec> chunks_of(const ModelConfig& cfg, const StageSpec& st) {
   if (!st.chunks.empty()) return st.chunks;
   return {ChunkSpec{0, cfg.layers, true, true}};
 }
-std::vector<int> owned_units(const ModelConfig& cfg, const StageSpec& st) {
+
+}  // namespace
+
+std::vector<int> stage_units(const ModelConfig& cfg, const StageSpec& st) {
   if (st.chunks.empty()) return {};
   std::vector<int> u;
   for (const auto& c : st.chunks) {
@@ -129,6 +132,7 @@ std::vector<int> owned_units(const ModelConfig& cfg, const StageSpec& st) {
   return u;
 }
 
+namespace {
 int take(std::vector<int>& free, const char* what) {
   if (free.empty()) throw std::logic_error(std::string("mini5d: no free ") + what + " activation set (pipeline slots)");
   const int i = free.back();
@@ -141,7 +145,7 @@ template <class S>
 Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel par)
     : cfg_(cfg),
       batch_(micro_batch),
-      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, owned_units(cfg, par.stage)),
+      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, stage_units(cfg, par.stage)),
       pw_(cfg.layers),
       gw_(cfg.layers),
       chunks_(chunks_of(cfg, par.stage)) {

@@ -53,6 +53,10 @@ struct StageSpec {
   int block_slots = 0, embedding_slots = 1, head_slots = 1;  // block_slots 0: one per layer of the chunk
 };
 
+// The global units (ParamLayout's Unit::global) a stage's chunks hold, ascending; empty
+// for no chunks (the whole model).
+std::vector<int> stage_units(const ModelConfig& cfg, const StageSpec& st);
+
 // How this rank's model is split: the tensor-parallel group (none: t = 1), sequence
 // parallelism, activation recomputation, and the pipeline stage it holds.
 struct ModelParallel {

@@ -106,7 +106,11 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
 void Trainer::refuse_if_memory_short() {
   MemoryNeed need;
   // The header's predictions, from the deck alone: nothing is allocated yet.
-  const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t));
+  // (A pipeline rank holds only its stage's units.)
+  const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t),
+                                  deck_.parallel.p > 1 ? model::stage_units(deck_.model, pipeline_stage(
+                                                                              deck_, grid_->coord(grid::Axis::p)))
+                                                       : std::vector<int>{});
   const auto s = plan::zero_state_bytes(double(layout.total()), deck_.parallel.zero, dense_->size(),
                                         plan::Precision::fp32);
   need.state = s.weights + s.grads + s.optimizer;
@@ -145,7 +149,7 @@ ActivationMemory Trainer::predicted_activation_memory() const {
   s.sp = deck_.parallel.sp == "true" && s.t > 1;
   plan::Recompute r = plan::Recompute::none;
   plan::parse_recompute(deck_.train.recompute, r);
-  if (pipeline_) {
+  if (deck_.parallel.p > 1) {
     // The stage's layers, its embeddings or head, times the micro-batches in flight.
     const int p = deck_.parallel.p, stage = grid_->coord(grid::Axis::p);
     plan::Schedule sch = plan::Schedule::one_f_one_b;
