@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/parallel/pp/schedule.hpp"
 #include "mini5d/train/param_checksum.hpp"
@@ -160,6 +161,34 @@ TEST_CASE("activations and micro-batches in flight equal the planner's for GPipe
         CHECK(r.activations == r.predicted_activations);
       }
     }
+}
+
+TEST_CASE("pp bytes of a step equal the analytic bill", "[pp][mpi][np4]") {
+  // Each micro-batch crosses every boundary between virtual stages once forward (the
+  // activation) and once backward (its gradient), [rows, d_model] floats each; a rank
+  // accounts what it sends and what it receives. rows = B*T, or B*T/t with SP.
+  for (int t : {1, 2}) {
+    Layout l;
+    l.p = 2, l.t = t, l.v = t == 1 ? 2 : 1, l.layers = 4, l.m = 4;
+    Group g(l.ranks());
+    comm::accounts().clear();
+    train::Trainer tr(tiny(l, 1), g.comm);
+    tr.run();
+    const auto& m = tr.deck().model;
+    const double rows = double(kGlobalBatch / l.m) * m.seq / t, f = sizeof(float);
+    // Edges of this rank's chunks: every chunk but virtual stage 0 receives and every
+    // chunk but the last sends, forward and backward alike.
+    const int stage = tr.grid().coord(grid::Axis::p), P = l.p * l.v;
+    int edges = 0;
+    for (int c = 0; c < l.v; ++c) {
+      const int vs = c * l.p + stage;
+      edges += (vs > 0 ? 1 : 0) + (vs < P - 1 ? 1 : 0);
+    }
+    const double want = 2.0 * l.m * edges * rows * m.d_model * f;
+    const double got = comm::accounts().bytes("pp", comm::Traffic::activations);
+    INFO(l.name() << ": pp activation bytes " << got << ", want " << want);
+    CHECK(test::all_ranks(got == want));
+  }
 }
 
 TEST_CASE("the trace holds every rank's forwards and backwards, as many as the generator's", "[pp][mpi][np4]") {
