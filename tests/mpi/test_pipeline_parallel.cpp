@@ -3,7 +3,7 @@
 // the single-rank run (tests/mpi/invariance.hpp: losses, pre-clip gradient norms and
 // parameter checksums, on the tiny deck as it is and with clipping off and weight decay
 // on) for p = 2 and 4 under GPipe and 1F1B, p = 2 with v = 2 under all three
-// schedules, d2 x p2 at ZeRO 1 and 2, t2 x p2, and (on 8 ranks) d2 x t2 x p2; schedules
+// schedules, d2 x p2 at ZeRO 1, 2 and 3, t2 x p2, and (on 8 ranks) d2 x t2 x p2; schedules
 // with m = 1, m < p and m = p that must not deadlock; activation memory and
 // micro-batches in flight against the planner; the trace's events against the
 // generator's action counts; and a checkpoint saved at p = 2 resumed at p = 1 and 4.
@@ -108,9 +108,9 @@ TEST_CASE("layout invariance: p = 2 and 4 under GPipe and 1F1B, p = 2 v = 2 unde
   check_invariance(layouts, 4);
 }
 
-TEST_CASE("layout invariance: d2 x p2 at ZeRO 1 and 2, t2 x p2", "[pp][mpi][np4]") {
+TEST_CASE("layout invariance: d2 x p2 at ZeRO 1, 2 and 3, t2 x p2, p4 at ZeRO 3", "[pp][mpi][np4]") {
   std::vector<Layout> layouts;
-  for (int zero : {1, 2}) {
+  for (int zero : {1, 2, 3}) {
     Layout a;
     a.d = 2, a.p = 2, a.zero = zero;
     layouts.push_back(a);
@@ -118,6 +118,9 @@ TEST_CASE("layout invariance: d2 x p2 at ZeRO 1 and 2, t2 x p2", "[pp][mpi][np4]
   Layout t;
   t.t = 2, t.p = 2;
   layouts.push_back(t);
+  Layout z;  // ZeRO-3 on a group of one, every stage without the embeddings but one
+  z.p = 4, z.layers = 4, z.zero = 3;
+  layouts.push_back(z);
   check_invariance(layouts, 4);
 }
 

@@ -402,12 +402,6 @@ std::vector<std::string> unsupported_features(const Deck& d) {
   const int degs[] = {d.parallel.c, d.parallel.e};
   for (int i = 0; i < 2; ++i)
     if (degs[i] != 1) no(std::string("parallel.") + axes[i], std::to_string(degs[i]), "1");
-  // ZeRO-3 prefetches each unit's weights in one micro-batch's forward-then-backward
-  // order; a pipeline schedule interleaves micro-batches and chunks.
-  if (d.parallel.p > 1 && d.parallel.zero == 3)
-    out.push_back(d.origin + ": parallel.zero=3 with parallel.p=" + std::to_string(d.parallel.p) +
-                  ": not supported (ZeRO-3 gathers weights in one micro-batch's forward-then-backward order, which "
-                  "pipeline schedules interleave; use parallel.zero <= 2)");
   if (d.model.experts != 0) no("model.experts", std::to_string(d.model.experts), "0");
   if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
   return out;

@@ -60,6 +60,8 @@ double Pipeline::run_step(long step, float grad_scale) {
   Kokkos::deep_copy(targets_, h_tg_);
   grad_scale_ = grad_scale;
   loss_ = 0;
+  // ZeRO-3 drops the weights it gathered in the last step (the update made them stale).
+  zero_.begin_microbatch(false);
   pp::StepTimeline tl = exec_->run(*this, step + 1);
   BubbleStats b{step + 1, tl.busy(), tl.waiting(), tl.span, tl.bubble(), tl.peak_in_flight()};
   bubbles_.push_back(b);
