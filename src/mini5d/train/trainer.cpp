@@ -55,6 +55,9 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  comm::watchdog::start(deck_.parallel.collective_timeout_s, world_rank);
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
   // One identity for the run, chosen by rank 0 (a resume replaces it with the checkpoint's).
   run_id_ = checkpoint::detail::bcast_string(grid_->cart().get(), checkpoint::new_run_id(), 0);
@@ -190,6 +193,8 @@ StepStats Trainer::step(long s) {
   // a*B*shards + j*B + [0, B), so every layout trains on the same global batch.
   const std::uint64_t shards = std::uint64_t(grid_->data_shards()), j = std::uint64_t(grid_->data_index());
 
+  comm::watchdog::set_step(s + 1);
+  comm::watchdog::maybe_injected_sleep(s + 1);
   zero_->begin_step();
   double loss_sum = 0;
   if (pipeline_) {
