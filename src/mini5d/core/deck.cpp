@@ -129,6 +129,7 @@ const std::vector<Field>& schema() {
       int_field("parallel", "e", &Deck::parallel, &ParallelConfig::e, 1, 1 << 20, "expert-parallel degree"),
       int_field("parallel", "zero", &Deck::parallel, &ParallelConfig::zero, 0, 3, "ZeRO stage"),
       int_field("parallel", "virtual_stages", &Deck::parallel, &ParallelConfig::virtual_stages, 1, 1024, "interleaved pipeline chunks per stage"),
+      text_field("parallel", "schedule", &Deck::parallel, &ParallelConfig::schedule, {"1f1b", "gpipe", "interleaved"}, "pipeline schedule when p > 1: gpipe (all forwards, then all backwards), 1f1b (one forward, one backward after a warm-up), interleaved (1F1B over virtual_stages > 1 chunks per rank; needs train.accumulation divisible by p); micro-batches = train.accumulation"),
       int_field("parallel", "ranks_per_node", &Deck::parallel, &ParallelConfig::ranks_per_node, 0, 1 << 20, "ranks per node; 0 detects nodes, > 0 makes virtual nodes for testing"),
       text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"auto", "false", "true"}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),
       text_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {"true", "false"}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
@@ -165,6 +166,7 @@ const std::vector<Field>& schema() {
       text_field("checkpoint", "overwrite", &Deck::checkpoint, &CheckpointConfig::overwrite, {"false", "true"}, "let a fresh run (no resume) write into a checkpoint.dir that holds another run's checkpoints: same-step files are replaced and latest moves to this run; the other run's other files are never deleted"),
       int_field("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1 << 30, "steps between progress lines"),
       text_field("output", "report", &Deck::output, &OutputConfig::report, {}, "JSON report path; empty disables"),
+      text_field("output", "trace", &Deck::output, &OutputConfig::trace, {}, "Chrome trace-event JSON of every rank's pipeline schedule (the first steps), for Perfetto or chrome://tracing; empty disables"),
   };
   return fields;
 }
@@ -264,6 +266,11 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
   if (d.model.d_model % d.model.heads != 0)
     bad("model.heads", "must divide model.d_model=" + std::to_string(d.model.d_model) +
                            ", got " + std::to_string(d.model.heads));
+  // The kernels index a micro-batch's token rows with 32-bit integers (every larger
+  // size, such as heads x seq^2 of the attention scores, is 64-bit).
+  if (std::int64_t(d.train.micro_batch) * d.model.seq > std::numeric_limits<int>::max())
+    bad("train.micro_batch", "train.micro_batch x model.seq must be at most 2^31-1 tokens per micro-batch, got " +
+                                 std::to_string(std::int64_t(d.train.micro_batch) * d.model.seq));
   if (d.train.min_lr > d.train.lr)
     bad("train.min_lr", "must be at most train.lr=" + fmt_real(d.train.lr) + ", got " +
                             fmt_real(d.train.min_lr));
@@ -464,14 +471,12 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  // Data (with ZeRO), tensor and context parallelism are implemented; the other axes
-  // land later.
-  const char* axes[] = {"p", "e"};
-  const int degs[] = {d.parallel.p, d.parallel.e};
+  // Data (with ZeRO), tensor, pipeline and context parallelism are implemented; the
+  // expert axis lands later.
+  const char* axes[] = {"e"};
+  const int degs[] = {d.parallel.e};
   for (int i = 0; i < 2; ++i)
     if (degs[i] != 1) no(std::string("parallel.") + axes[i], std::to_string(degs[i]), "1");
-  if (d.parallel.virtual_stages != 1)
-    no("parallel.virtual_stages", std::to_string(d.parallel.virtual_stages), "1");
   if (d.model.experts != 0) no("model.experts", std::to_string(d.model.experts), "0");
   if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
   return out;

@@ -7,7 +7,8 @@
 
 namespace mini5d::model {
 
-ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank) : tp_size_(tp_size), tp_rank_(tp_rank) {
+ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned)
+    : tp_size_(tp_size), tp_rank_(tp_rank) {
   const std::int64_t V = m.vocab, D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with
@@ -36,11 +37,43 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank) : tp_si
   add("lnf.bias", {D}, Split::none, Init::Zeros, 0, false, false);
   add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
   close_unit("head");
+  for (const auto& t : tensors_) {
+    if (t.in_matmul) matmul_params_ += t.global_size();
+    global_total_ += t.global_size();
+  }
+  local_of_.assign(units_.size(), -1);
+  if (owned.empty()) {
+    for (int u = 0; u < int(units_.size()); ++u) local_of_[std::size_t(u)] = u;
+    return;
+  }
+  // A pipeline rank: keep only its units' tensors, packed in model order.
+  std::vector<TensorSpec> kept;
+  std::vector<Unit> kept_units;
+  std::int64_t at = 0;
+  for (int g : owned) {
+    const Unit u = units_.at(std::size_t(g));
+    Unit k{u.name, at, u.size, g};
+    for (const auto& t : tensors_)
+      if (t.offset >= u.offset && t.offset < u.offset + u.size) {
+        kept.push_back(t);
+        kept.back().offset = at + (t.offset - u.offset);
+      }
+    at += u.size;
+    local_of_[std::size_t(g)] = int(kept_units.size());
+    kept_units.push_back(k);
+  }
+  tensors_ = std::move(kept);
+  units_ = std::move(kept_units);
+  total_ = at;
+}
+
+int ParamLayout::local_unit(int global) const {
+  return global >= 0 && global < int(local_of_.size()) ? local_of_[std::size_t(global)] : -1;
 }
 
 void ParamLayout::close_unit(const std::string& name) {
   const std::int64_t begin = units_.empty() ? 0 : units_.back().offset + units_.back().size;
-  units_.push_back({name, begin, total_ - begin});
+  units_.push_back({name, begin, total_ - begin, int(units_.size())});
 }
 
 void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, Split split, Init init,
@@ -89,19 +122,6 @@ const TensorSpec& ParamLayout::at(const std::string& name) const {
   for (const auto& t : tensors_)
     if (t.name == name) return t;
   throw std::out_of_range("mini5d: no parameter tensor named " + name);
-}
-
-std::int64_t ParamLayout::matmul_params() const {
-  std::int64_t n = 0;
-  for (const auto& t : tensors_)
-    if (t.in_matmul) n += t.global_size();
-  return n;
-}
-
-std::int64_t ParamLayout::global_total() const {
-  std::int64_t n = 0;
-  for (const auto& t : tensors_) n += t.global_size();
-  return n;
 }
 
 void append_part_blocks(const TensorSpec& t, std::int64_t begin, std::int64_t end, std::int64_t local_offset,

@@ -87,6 +87,16 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << (d.parallel.c > 1 ? ", CP " + std::to_string(d.parallel.c) + " ring attention" : "") << ", recompute "
      << d.train.recompute << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
+  if (const Pipeline* pl = tr.pipeline()) {
+    // Rank 0's stage: its chunks (virtual stages) and units.
+    const auto& sp = pl->spec();
+    os << "  pipeline: " << pp::to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
+       << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; stage 0 holds";
+    for (const auto& c : tr.model().chunks())
+      os << " [" << (c.embedding ? "embeddings, " : "") << "blocks " << c.first_block << ".."
+         << c.first_block + c.blocks - 1 << (c.head ? ", head" : "") << "]";
+    os << "\n";
+  }
 }
 
 void print_step(std::ostream& os, const StepStats& st, long total_steps) {
@@ -160,6 +170,20 @@ void print_summary(std::ostream& os, const Trainer& tr) {
       os << " " << mem::to_string(c) << " " << mib(lo) << " / " << mib(hi) << ";";
     }
     os << "\n";
+  }
+  if (const auto& ps = tr.pipeline_summary(); !ps.empty()) {
+    // One line per pipeline stage (the ranks at d = c = e = t = 0).
+    const auto& pl = tr.deck().parallel;
+    os << "pipeline (" << pl.schedule << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
+       << tr.deck().train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
+       << "formula; micro-batches in flight / planner; activations / planner\n";
+    for (const auto& r : ps) {
+      if (r.coords[0] || r.coords[2] || r.coords[3] || r.coords[4]) continue;
+      os << "  stage " << r.coords[1] << " (rank " << r.rank << "): bubble " << fmt("%.3f", r.bubble) << " / "
+         << fmt("%.3f", r.formula) << ", in flight " << fmt("%.2f", r.in_flight) << " / "
+         << fmt("%.2f", r.predicted_in_flight) << ", activations " << mib(r.activations) << " / "
+         << mib(r.predicted_activations) << "\n";
+    }
   }
   if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
     // Ring attention's balance: blocks per layer and block compute time over the ranks.
@@ -248,7 +272,16 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << jnum(tr.predicted_activation_memory().workspace) << "}, \"activations_measured\": {\"kept\": "
     << jnum(tr.measured_activation_memory().activations) << ", \"workspace\": "
     << jnum(tr.measured_activation_memory().workspace) << "}},\n"
-    << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
+    << "  \"pipeline\": [";
+  // Every rank's pipeline figures (empty without a pipeline): measured beside predicted.
+  for (std::size_t i = 0; i < tr.pipeline_summary().size(); ++i) {
+    const auto& r = tr.pipeline_summary()[i];
+    o << (i ? ", " : "") << "{\"rank\": " << r.rank << ", \"stage\": " << r.coords[1] << ", \"bubble\": "
+      << jnum(r.bubble) << ", \"bubble_formula\": " << jnum(r.formula) << ", \"in_flight\": " << jnum(r.in_flight)
+      << ", \"in_flight_predicted\": " << jnum(r.predicted_in_flight) << ", \"activations\": "
+      << jnum(r.activations) << ", \"activations_predicted\": " << jnum(r.predicted_activations) << "}";
+  }
+  o << "],\n  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
     << ",\n  \"valid\": " << (fom_valid(tr) ? "true" : "false") << ", \"skipped_steps\": " << tr.skipped_steps()
     << ", \"halted\": " << (tr.halt_reason().empty() ? std::string("null") : jstr(tr.halt_reason()))
     << ",\n  \"stopped_by_signal\": " << tr.stopped_by()

@@ -55,7 +55,7 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 }
 }  // namespace
 
-ActivationMemory predicted_activation_memory(const Deck& deck) {
+ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
   const auto& m = deck.model;
   plan::ActShape s;
   s.micro_batch = deck.train.micro_batch;
@@ -69,6 +69,19 @@ ActivationMemory predicted_activation_memory(const Deck& deck) {
   s.sp = deck.parallel.sp == "true" && s.t > 1;
   plan::Recompute r = plan::Recompute::none;
   plan::parse_recompute(deck.train.recompute, r);
+  if (deck.parallel.p > 1) {
+    // The stage's layers, its embeddings or head, times the micro-batches in flight.
+    const int p = deck.parallel.p;
+    plan::Schedule sch = plan::Schedule::one_f_one_b;
+    if (deck.parallel.schedule == "gpipe") sch = plan::Schedule::gpipe;
+    if (deck.parallel.schedule == "interleaved") sch = plan::Schedule::interleaved;
+    double per_mb = double(m.layers / p) * plan::block_activation_bytes(s, r);
+    if (stage == 0) per_mb += plan::embedding_activation_bytes(s);
+    if (stage == p - 1) per_mb += plan::head_activation_bytes(s);
+    return {per_mb * plan::in_flight_microbatches(sch, p, deck.train.accumulation, deck.parallel.virtual_stages,
+                                                  stage),
+            plan::workspace_bytes(s, r)};
+  }
   return {m.layers * plan::block_activation_bytes(s, r) + plan::embedding_activation_bytes(s) +
               plan::head_activation_bytes(s),
           plan::workspace_bytes(s, r)};
@@ -77,7 +90,12 @@ ActivationMemory predicted_activation_memory(const Deck& deck) {
 std::string activation_budget_problem(const Deck& deck) {
   const double budget = deck.train.activation_budget_mib;
   if (budget <= 0) return "";
-  const auto p = predicted_activation_memory(deck);
+  // The fullest pipeline stage (the only one without a pipeline).
+  ActivationMemory p;
+  for (int stage = 0; stage < deck.parallel.p; ++stage) {
+    const auto q = predicted_activation_memory(deck, stage);
+    if (q.activations + q.workspace > p.activations + p.workspace) p = q;
+  }
   const double mib = 1024.0 * 1024.0, total = (p.activations + p.workspace) / mib;
   if (total <= budget) return "";
   char line[512];
@@ -109,6 +127,9 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   tp_ = std::make_unique<tp::TpComm>(*tensor_);
   context_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::c), "cp", transport);
   cp_ = std::make_unique<cp::CpComm>(*context_);
+  pipe_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::p), "pp", transport);
+  // A pipeline runs the step when p > 1, and at p = 1 when a trace of it is asked for.
+  const bool pipelined = deck_.parallel.p > 1 || !deck_.output.trace.empty();
   // Agreed: a data file missing or unreadable on one node fails there only.
   checkpoint::detail::agreed(grid_->cart().get(), [&] {
     source_ = data::make_source(deck_);
@@ -118,13 +139,21 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   });
   const int stage = deck_.parallel.zero;
   refuse_if_memory_short();
-  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute),
-                         cp_.get(), cp::split_from_env(deck_.parallel.c).zigzag};
+  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
+  if (pipelined) mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
+  mp.cp = cp_.get();
+  mp.zigzag = cp::split_from_env(deck_.parallel.c).zigzag;
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
                                                optim::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
   zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get());
+  if (pipelined) {
+    zero_->set_pipeline_group(pipe_.get());
+    pipeline_ = std::make_unique<Pipeline>(deck_, *pipe_, *model_, *zero_, *source_, grid_->data_index(),
+                                           grid_->data_shards());
+    pipeline_->keep_timelines(!deck_.output.trace.empty());
+  }
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
   // Whole sequences are sampled; with context parallelism the rank keeps n of their tokens.
   const int whole = deck_.train.micro_batch * deck_.model.seq, n = model_->dims().tokens;
@@ -148,7 +177,11 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
 void Trainer::refuse_if_memory_short() {
   MemoryNeed need;
   // The header's predictions, from the deck alone: nothing is allocated yet.
-  const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t));
+  // (A pipeline rank holds only its stage's units.)
+  const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t),
+                                  deck_.parallel.p > 1 ? model::stage_units(deck_.model, pipeline_stage(
+                                                                              deck_, grid_->coord(grid::Axis::p)))
+                                                       : std::vector<int>{});
   const auto s = plan::zero_state_bytes(double(layout.total()), deck_.parallel.zero, dense_->size(),
                                         plan::Precision::fp32);
   need.state = s.weights + s.grads + s.optimizer;
@@ -174,7 +207,9 @@ StateMemory Trainer::predicted_state_memory() const {
   return {b.weights, b.grads, b.optimizer};
 }
 
-ActivationMemory Trainer::predicted_activation_memory() const { return train::predicted_activation_memory(deck_); }
+ActivationMemory Trainer::predicted_activation_memory() const {
+  return train::predicted_activation_memory(deck_, grid_->coord(grid::Axis::p));
+}
 
 ActivationMemory Trainer::measured_activation_memory() const {
   return {double(model_->activation_bytes()), double(model_->workspace_bytes())};
@@ -203,7 +238,14 @@ StepStats Trainer::step(long s) {
   comm::watchdog::maybe_injected_sleep(s + 1);
   zero_->begin_step();
   double loss_sum = 0;
-  for (int a = 0; a < tc.accumulation; ++a) {
+  if (pipeline_) {
+    // The schedule runs every micro-batch's forward and backward (parallel/pp).
+    const double f0 = pipeline_->forward_seconds(), b0 = pipeline_->backward_seconds();
+    loss_sum = pipeline_->run_step(s, grad_scale);
+    phases_.forward += pipeline_->forward_seconds() - f0;
+    phases_.backward += pipeline_->backward_seconds() - b0;
+  }
+  for (int a = 0; !pipeline_ && a < tc.accumulation; ++a) {
     {
       Phase p("mini5d::train::data", phases_.data);
       data::fill_batch(*source_, std::uint64_t(s), (std::uint64_t(a) * shards + j) * B, B, T, inputs_, targets_);
@@ -244,6 +286,7 @@ StepStats Trainer::step(long s) {
     Phase p("mini5d::train::optimizer", phases_.optimizer);
     double loss = loss_sum;
     dense_->allreduce_host(&loss, 1);
+    if (pipeline_) pipe_->allreduce_host(&loss, 1);  // the last stage's loss
     st.loss = loss / tokens;
     st.grad_norm = zero_->grad_norm();
     st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
@@ -341,6 +384,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     save_if_finite("end of run");
   zero_->settle();
   total_seconds_ = timer.seconds();
+  if (pipeline_) summarise_pipeline();
   // Min / mean / max of each phase over the ranks: a slow rank shows up here.
   double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};
   double lo[5], hi[5], sum[5];

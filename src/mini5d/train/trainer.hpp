@@ -8,6 +8,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "mini5d/optim/zero_optimizer.hpp"
 #include "mini5d/parallel/cp/cp_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
+#include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/step_guard.hpp"
 
 namespace mini5d::train {
@@ -73,15 +75,27 @@ struct ActivationMemory {
   double activations = 0, workspace = 0;
 };
 
+// One rank's pipeline figures at the end of a run: the bubble measured (mean over the
+// steps after the first) and the formula's; the most micro-batches in flight (in units
+// of all the stage's layers: (micro-batch, chunk) pairs / v) measured and as the
+// planner predicts; the activation bytes the stage holds and the planner's prediction.
+struct PipelineRankSummary {
+  int rank = 0;
+  std::array<int, 5> coords{};  // d, p, c, e, t
+  double bubble = 0, formula = 0, in_flight = 0, predicted_in_flight = 0;
+  double activations = 0, predicted_activations = 0;
+};
+
 // Model FLOPs per trained token: 6 * N (N = parameters in matrix products) for the
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the
 // attention scores and their weighted sums.
 double model_flops_per_token(const ModelConfig& m, std::int64_t matmul_params);
 
-// The planner's prediction (plan/memory_model.hpp) of one micro-batch's activations and
-// work buffers on one rank, for the deck's t, SP, c and recompute; what the model
-// allocates is the same (Trainer::measured_activation_memory).
-ActivationMemory predicted_activation_memory(const Deck& deck);
+// The planner's prediction (plan/memory_model.hpp) of the activations (one micro-batch's,
+// times those in flight on a pipeline stage) and work buffers on one rank, for the
+// deck's t, SP, c, p and recompute; what the model allocates is the same
+// (Trainer::measured_activation_memory).
+ActivationMemory predicted_activation_memory(const Deck& deck, int pipeline_stage = 0);
 // "" if the prediction fits train.activation_budget_mib (or there is no budget), else
 // one line naming the field, the budget and the predicted memory.
 std::string activation_budget_problem(const Deck& deck);
@@ -143,6 +157,10 @@ class Trainer {
   ActivationMemory predicted_activation_memory() const;
   ActivationMemory measured_activation_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
+  // The pipeline (p > 1, or output.trace set); nullptr without one.
+  const Pipeline* pipeline() const { return pipeline_.get(); }
+  // Every rank's pipeline figures, gathered at the end of run() (empty without a pipeline).
+  const std::vector<PipelineRankSummary>& pipeline_summary() const { return pipeline_summary_; }
   const PhaseTimes& phases() const { return phases_; }
   const PhaseSpread& phase_spread() const { return spread_; }  // over every rank
   // Peak bytes per memory category (mem::Category order) of every rank, gathered at the
@@ -177,6 +195,10 @@ class Trainer {
   std::unique_ptr<tp::TpComm> tp_;
   std::unique_ptr<comm::Communicator> context_;  // the c ring, accounted as "cp"
   std::unique_ptr<cp::CpComm> cp_;
+  std::unique_ptr<comm::Communicator> pipe_;   // the p group, accounted as "pp"
+  std::unique_ptr<Pipeline> pipeline_;
+  std::vector<PipelineRankSummary> pipeline_summary_;
+  void summarise_pipeline();  // collective: fills pipeline_summary_, writes output.trace
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<optim::ZeroOptimizer> zero_;
