@@ -2,8 +2,8 @@
 // Context parallelism through the trainer, under mpiexec -n 4 (DESIGN.md §5): layout
 // invariance against the single-rank run through the shared oracle (losses and pre-clip
 // gradient norms step by step, parameter checksums at the end; the tiny deck as it is
-// and with clipping off and weight decay on) for c = 2, c = 4, c2 x t2 and c2 x d2 at
-// ZeRO 1 and 3; the cp bytes of a step against the analytic K/V bill; the activation
+// and with clipping off and weight decay on) for c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1
+// and 3, and c2 x p2 (the pipeline's boundary tensors are the rank's chunks); the cp bytes of a step against the analytic K/V bill; the activation
 // memory the model allocates against the planner's formulas; the ring's blocks per rank
 // (zig-zag equal, the contiguous test split not); and a checkpoint saved at c = 2
 // resumed at c = 1 and c = 4.
@@ -34,26 +34,29 @@ constexpr int kGlobalBatch = 16;
 struct Layout {
   int d = 1, c = 1, t = 1, zero = 0;
   std::string recompute = "none";
+  int p = 1;  // a pipeline runs 2 micro-batches of half the sequences (the same global batch)
   std::string name() const {
-    return "d" + std::to_string(d) + " c" + std::to_string(c) + " t" + std::to_string(t) + " zero" +
-           std::to_string(zero) + (recompute != "none" ? " recompute " + recompute : "");
+    return "d" + std::to_string(d) + " c" + std::to_string(c) + " t" + std::to_string(t) +
+           (p > 1 ? " p" + std::to_string(p) : "") + " zero" + std::to_string(zero) +
+           (recompute != "none" ? " recompute " + recompute : "");
   }
-  int ranks() const { return d * c * t; }
+  int ranks() const { return d * c * t * p; }
 };
 
 Deck tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
                                 "parallel.c=" + std::to_string(l.c), "parallel.t=" + std::to_string(l.t),
                                 "parallel.zero=" + std::to_string(l.zero), "train.recompute=" + l.recompute,
-                                "train.micro_batch=" + std::to_string(kGlobalBatch / l.d)};
+                                "parallel.p=" + std::to_string(l.p), "train.accumulation=" + std::to_string(l.p),
+                                "train.micro_batch=" + std::to_string(kGlobalBatch / l.d / l.p)};
   o.insert(o.end(), extra.begin(), extra.end());
   return load_deck(kTiny, o);
 }
 }  // namespace
 
-TEST_CASE("layout invariance: c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1 and 3", "[cp][mpi]") {
+TEST_CASE("layout invariance: c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1 and 3, c2 x p2", "[cp][mpi]") {
   REQUIRE(test::world_size() == 4);
-  const std::vector<Layout> layouts = {{1, 2}, {1, 4}, {1, 2, 2}, {2, 2, 1, 1}, {2, 2, 1, 3}};
+  const std::vector<Layout> layouts = {{1, 2}, {1, 4}, {1, 2, 2}, {2, 2, 1, 1}, {2, 2, 1, 3}, {1, 2, 1, 0, "none", 2}};
   for (const auto& cfg : test::configs()) {
     train::Trainer ref(tiny(Layout{}, 10, cfg.overrides), MPI_COMM_SELF);
     ref.run();
