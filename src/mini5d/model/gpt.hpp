@@ -32,10 +32,15 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
 
 // How this rank's model is split: the tensor-parallel group (none: t = 1), sequence
 // parallelism, and activation recomputation.
+// How this rank's model is split: the tensor-parallel group (none: t = 1), sequence
+// parallelism, activation recomputation, and the expert-parallel group (e x t; none:
+// every expert on this rank) with the MoE settings the deck's model does not carry.
 struct ModelParallel {
   tp::TpComm* tp = nullptr;
   bool sp = false;
   Recompute recompute = Recompute::none;
+  ep::EpComm* ep = nullptr;
+  double aux_loss_coef = 0;  // train.aux_loss_coef
 };
 
 template <class S>
@@ -67,6 +72,14 @@ class Gpt {
   double forward(CTokU inputs, CTokU targets, S grad_scale);
   // Backward of the last forward; accumulates into grads.   collective over the t group
   void backward();
+  // Mixture of experts: what the MoE layers counted since the last reset (token loads,
+  // dropped assignments, the load-balancing loss), and the load-balancing loss of the
+  // last forward in the units of its summed token loss: the objective whose gradient
+  // backward() computes is grad_scale * (forward() + last_aux_loss()).
+  const MoeStats& moe_stats() const { return ctx_.moe_stats; }
+  void reset_moe_stats() { ctx_.moe_stats = MoeStats{}; }
+  double last_aux_loss() const { return last_aux_; }
+  const Block<S>& block(int l) const { return blocks_[std::size_t(l)]; }
 
   // Points unit `unit`'s parameter (or gradient) tensors at storage whose first
   // element is the unit's first; nullptr leaves that side as it is.
@@ -81,6 +94,8 @@ class Gpt {
   ModelConfig cfg_;
   int batch_;
   tp::TpComm single_;  // the group of one, when no tensor parallelism is given
+  ep::EpComm single_ep_;  // likewise for expert parallelism
+  double last_aux_ = 0;
   ParamLayout layout_;
   UnitHooks no_hooks_;
   Context<S> ctx_;

@@ -7,7 +7,13 @@
 
 namespace mini5d::model {
 
-ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank) : tp_size_(tp_size), tp_rank_(tp_rank) {
+bool is_moe_block(const ModelConfig& m, int layer) {
+  return m.experts > 0 && (layer + 1) % std::max(1, m.moe_every) == 0;
+}
+
+ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, int ep_size, int ep_rank)
+    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank), top_k_(m.top_k),
+      experts_(m.experts) {
   const std::int64_t V = m.vocab, D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with
@@ -26,10 +32,21 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank) : tp_si
     add(b + "attn.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
     add(b + "ln2.weight", {D}, Split::none, Init::Ones, 0, false, false);
     add(b + "ln2.bias", {D}, Split::none, Init::Zeros, 0, false, false);
-    add(b + "mlp.fc.weight", {F, D}, Split::rows, Init::Normal, std0, true, true);
-    add(b + "mlp.fc.bias", {F}, Split::rows, Init::Zeros, 0, false, false);
-    add(b + "mlp.proj.weight", {D, F}, Split::cols, Init::Normal, std_res, true, true);
-    add(b + "mlp.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    if (is_moe_block(m, l)) {
+      // The router is dense (replicated over t, reduced over d x c x e); the experts
+      // come last in the unit, one [E, ...] tensor per kind (one logical dataset each).
+      const std::int64_t E = m.experts;
+      add(b + "moe.router.weight", {E, D}, Split::none, Init::Normal, std0, true, true);
+      add(b + "moe.experts.fc.weight", {E, F, D}, Split::experts, Init::Normal, std0, true, true);
+      add(b + "moe.experts.fc.bias", {E, F}, Split::experts, Init::Zeros, 0, false, false);
+      add(b + "moe.experts.proj.weight", {E, D, F}, Split::experts, Init::Normal, std_res, true, true);
+      add(b + "moe.experts.proj.bias", {E, D}, Split::experts, Init::Zeros, 0, false, false);
+    } else {
+      add(b + "mlp.fc.weight", {F, D}, Split::rows, Init::Normal, std0, true, true);
+      add(b + "mlp.fc.bias", {F}, Split::rows, Init::Zeros, 0, false, false);
+      add(b + "mlp.proj.weight", {D, F}, Split::cols, Init::Normal, std_res, true, true);
+      add(b + "mlp.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    }
     close_unit("blocks." + std::to_string(l));
   }
   add("lnf.weight", {D}, Split::none, Init::Ones, 0, false, false);
@@ -40,7 +57,9 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank) : tp_si
 
 void ParamLayout::close_unit(const std::string& name) {
   const std::int64_t begin = units_.empty() ? 0 : units_.back().offset + units_.back().size;
-  units_.push_back({name, begin, total_ - begin});
+  const std::int64_t size = total_ - begin;
+  units_.push_back({name, begin, size, expert_begin_ < 0 ? size : expert_begin_ - begin});
+  expert_begin_ = -1;
 }
 
 void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, Split split, Init init,
@@ -55,6 +74,21 @@ void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, 
   t.in_matmul = in_matmul;
   const std::int64_t n = tp_size_, r = tp_rank_;
   Piece whole{std::vector<std::int64_t>(shape.size(), 0), shape};
+  if (split == Split::experts) {  // whole experts ep_rank*E/P .. over the e x t group
+    if (expert_begin_ < 0) expert_begin_ = total_;
+    t.expert = true;
+    Piece p = whole;
+    p.extent[0] = shape[0] / ep_size_;
+    p.offset[0] = ep_rank_ * p.extent[0];
+    t.pieces.push_back(p);
+    t.shape[0] = p.extent[0];
+    // Not held whole by every tensor rank once t > 1: each holds other experts.
+    t.replicated = n == 1;
+    t.offset = total_;
+    total_ += t.size();
+    tensors_.push_back(std::move(t));
+    return;
+  }
   if (n == 1 || split == Split::none) {
     t.pieces.push_back(whole);
   } else if (split == Split::rows) {  // rows r*n0/t .. of the leading dimension
@@ -91,10 +125,25 @@ const TensorSpec& ParamLayout::at(const std::string& name) const {
   throw std::out_of_range("mini5d: no parameter tensor named " + name);
 }
 
+const TensorSpec* ParamLayout::find(const std::string& name) const {
+  for (const auto& t : tensors_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
 std::int64_t ParamLayout::matmul_params() const {
+  // An expert's weights act on the top_k / E of the tokens routed to it: per token,
+  // top_k experts' worth of them take part (the "active" parameters).
   std::int64_t n = 0;
   for (const auto& t : tensors_)
-    if (t.in_matmul) n += t.global_size();
+    if (t.in_matmul) n += t.expert ? t.global_size() / experts_ * top_k_ : t.global_size();
+  return n;
+}
+
+std::int64_t ParamLayout::expert_total() const {
+  std::int64_t n = 0;
+  for (const auto& t : tensors_)
+    if (t.expert) n += t.size();
   return n;
 }
 
