@@ -77,7 +77,8 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   ep::router_softmax_topk<S>(probs_, ep::IVecU(idx_.data(), idx_.extent(0)), w_);
   auto idx_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), idx_);
   auto probs_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probs_);
-  const std::vector<int> chosen(idx_h.data(), idx_h.data() + idx_h.extent(0));
+  chosen_.assign(idx_h.data(), idx_h.data() + idx_h.extent(0));
+  const std::vector<int>& chosen = chosen_;
   send_ = ep::plan_send(chosen, R, k, E, P, ep::expert_capacity(m.capacity_factor, R, k, E));
   auto& st = ctx.moe_stats;
   if (st.load.size() != std::size_t(E)) st.load.assign(std::size_t(E), 0.0);

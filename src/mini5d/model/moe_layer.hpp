@@ -54,6 +54,7 @@ class MoeLayer {
   // The last forward's routing (tests).
   const ep::SendPlan& send_plan() const { return send_; }
   const ep::ReceivePlan& receive_plan() const { return recv_; }
+  const std::vector<int>& chosen() const { return chosen_; }  // [rows * k] experts picked
 
  private:
   Mat<S> probs_, w_, aux_;  // [rows, E], [rows, k], [batch, E] (dL/dp from the aux loss)
@@ -62,6 +63,7 @@ class MoeLayer {
   mem::Charge routed_;
   ep::SendPlan send_;
   ep::ReceivePlan recv_;
+  std::vector<int> chosen_;
 };
 
 }  // namespace mini5d::model
