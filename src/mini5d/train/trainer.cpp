@@ -63,17 +63,22 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", transport);
   tensor_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::t), "tp", transport);
   tp_ = std::make_unique<tp::TpComm>(*tensor_);
+  expert_dp_ = std::make_unique<comm::Communicator>(grid_->expert_grad(), "dp_expert", transport);
+  expert_ = std::make_unique<comm::Communicator>(grid_->expert_parallel(), "ep", transport);
+  ep_ = std::make_unique<ep::EpComm>(*expert_);
   source_ = data::make_source(deck_);
   if (source_->vocab() > deck_.model.vocab)
     throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
                      " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
   const int stage = deck_.parallel.zero;
-  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
+  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute),
+                          ep_.get(), deck_.train.aux_loss_coef};
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
                                                optim::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
-  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get());
+  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get(),
+                                                 expert_dp_.get(), ep_.get());
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
   const int n = deck_.train.micro_batch * deck_.model.seq;
   h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);
@@ -95,9 +100,14 @@ std::int64_t Trainer::global_sequences_per_step() const {
 std::int64_t Trainer::tokens_per_step() const { return global_sequences_per_step() * deck_.model.seq; }
 
 StateMemory Trainer::predicted_state_memory() const {
-  const auto b = plan::zero_state_bytes(double(model_->layout().total()), deck_.parallel.zero,
+  // Dense tensors sharded over the dense-gradient group, expert tensors over the
+  // expert-gradient group (the planner's split: plan/memory_model.cpp).
+  const double experts = double(model_->layout().expert_total());
+  const auto b = plan::zero_state_bytes(double(model_->layout().total()) - experts, deck_.parallel.zero,
                                         zero_->partition().group_size(), plan::Precision::fp32);
-  return {b.weights, b.grads, b.optimizer};
+  const auto e = plan::zero_state_bytes(experts, deck_.parallel.zero, zero_->partition().expert_group_size(),
+                                        plan::Precision::fp32);
+  return {b.weights + e.weights, b.grads + e.grads, b.optimizer + e.optimizer};
 }
 
 ActivationMemory Trainer::predicted_activation_memory() const {
@@ -142,6 +152,7 @@ StepStats Trainer::step(long s) {
   const std::uint64_t shards = std::uint64_t(grid_->data_shards()), j = std::uint64_t(grid_->data_index());
 
   zero_->begin_step();
+  model_->reset_moe_stats();
   double loss_sum = 0;
   for (int a = 0; a < tc.accumulation; ++a) {
     {
@@ -190,6 +201,25 @@ StepStats Trainer::step(long s) {
       st.skipped = verdict_ == StepGuard::Verdict::Skip;
       st.note = guard_->why();
     }
+  }
+  if (deck_.model.experts > 0) {
+    // [load per expert, dropped, aux] over every rank (each routed its own rows).
+    const auto& ms = model_->moe_stats();
+    const int E = deck_.model.experts;
+    std::vector<double> v(std::size_t(E) + 2, 0.0);
+    for (int e = 0; e < E && e < int(ms.load.size()); ++e) v[std::size_t(e)] = ms.load[std::size_t(e)];
+    v[std::size_t(E)] = ms.dropped;
+    v[std::size_t(E) + 1] = ms.aux;
+    all_->allreduce_host(v.data(), int(v.size()));
+    st.expert_load.assign(v.begin(), v.begin() + E);
+    double mx = 0, sum = 0;
+    for (double l : st.expert_load) {
+      mx = std::max(mx, l);
+      sum += l;
+    }
+    st.imbalance = sum > 0 ? mx / (sum / E) : 0;
+    st.dropped = v[std::size_t(E)];
+    st.aux_loss = v[std::size_t(E) + 1] / tokens;
   }
   Kokkos::fence();
   st.seconds = timer.seconds();

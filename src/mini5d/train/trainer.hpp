@@ -21,6 +21,7 @@
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/zero_optimizer.hpp"
+#include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
 #include "mini5d/train/step_guard.hpp"
 
@@ -42,6 +43,14 @@ struct StepStats {
   // step was skipped or stopped the run ("" for a step applied as usual).
   bool skipped = false;
   std::string note;
+  // Mixture of experts (model.experts > 0; empty / 0 otherwise), over the global batch:
+  // rows each expert computed (summed over MoE layers and micro-batches), their max /
+  // mean, assignments dropped in capacity mode, and the load-balancing loss (added to
+  // the objective, not to `loss`, which stays the token cross-entropy).
+  std::vector<double> expert_load;
+  double imbalance = 0;
+  double dropped = 0;
+  double aux_loss = 0;
 };
 
 struct PhaseTimes {
@@ -160,6 +169,9 @@ class Trainer {
   std::unique_ptr<comm::Communicator> all_;    // every rank (stop flags, timings), as "world"
   std::unique_ptr<comm::Communicator> tensor_; // the t group, accounted as "tp"
   std::unique_ptr<tp::TpComm> tp_;
+  std::unique_ptr<comm::Communicator> expert_dp_;  // the expert-gradient group (d x c), as "dp_expert"
+  std::unique_ptr<comm::Communicator> expert_;     // the expert-parallel group (e x t), as "ep"
+  std::unique_ptr<ep::EpComm> ep_;
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<optim::ZeroOptimizer> zero_;

@@ -22,6 +22,11 @@ class EpComm {
   int size() const { return group_ ? group_->size() : 1; }
   int rank() const { return group_ ? group_->rank() : 0; }
 
+  // Sums host scalars over the group, in place (squared norms of the expert
+  // gradients).                                                    collective over the group
+  void allreduce_host(double* values, int n) {
+    if (size() > 1) group_->allreduce_host(values, n);
+  }
   // all [size() * n] <- every rank's `mine` [n], in rank order.  collective over the group
   void exchange_counts(const std::vector<double>& mine, std::vector<double>& all);
   // Rows of width `width`: send_rows[q] consecutive rows of `send` (in rank order) go
