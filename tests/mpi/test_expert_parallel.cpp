@@ -137,6 +137,7 @@ TEST_CASE("training state memory: dense tensors over d x c x e, experts over d x
     const auto& m = tr.deck().model;
     const double one_expert = 2.0 * m.ffn * m.d_model + m.ffn + m.d_model;
     CHECK(double(tr.model().layout().expert_total()) == m.layers * one_expert * m.experts / (l.e * l.t));
+    CHECK(tr.measured_expert_params() == tr.predicted_expert_params());  // the planner's formula
   }
 }
 

@@ -128,6 +128,21 @@ ActivationMemory Trainer::predicted_activation_memory() const {
           plan::workspace_bytes(s, r)};
 }
 
+double Trainer::predicted_expert_params() const {
+  const auto& m = deck_.model;
+  if (m.experts == 0) return 0;
+  plan::ModelDesc md;
+  md.vocab = m.vocab, md.d_model = m.d_model, md.layers = m.layers, md.heads = m.heads, md.seq = m.seq;
+  md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
+  plan::Layout l;
+  l.d = deck_.parallel.d, l.t = deck_.parallel.t, l.e = deck_.parallel.e, l.c = deck_.parallel.c;
+  int moe_blocks = 0;
+  for (int b = 0; b < m.layers; ++b) moe_blocks += model::is_moe_block(m, b) ? 1 : 0;
+  return moe_blocks * plan::block_params(md, l).expert;
+}
+
+double Trainer::measured_expert_params() const { return double(model_->layout().expert_total()); }
+
 ActivationMemory Trainer::measured_activation_memory() const {
   return {double(model_->activation_bytes()), double(model_->workspace_bytes())};
 }

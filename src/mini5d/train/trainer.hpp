@@ -141,6 +141,10 @@ class Trainer {
   // formulas (plan/memory_model.hpp) for this deck's t, SP and recompute, and what the
   // model allocated.
   ActivationMemory predicted_activation_memory() const;
+  // Expert parameters on this rank (elements): the planner's block formula
+  // (plan::block_params, times the MoE blocks) and the model's layout.
+  double predicted_expert_params() const;
+  double measured_expert_params() const;
   ActivationMemory measured_activation_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
   const PhaseTimes& phases() const { return phases_; }
