@@ -8,7 +8,8 @@
 //   mini5d version
 // Input problems print once (rank 0), one line each, and exit with status 2. A run
 // that stops because it diverged, or whose report cannot be written, says why once and
-// exits with status 1. Any other failure prints one whole line per failing rank
+// exits with status 1, as does a failure every rank found together (a checkpoint save
+// on a full disk). Any other failure prints one whole line per failing rank
 // ("mini5d: rank N: fatal: ...") and ends the job. For tests, MINI5D_FAIL=fatal makes
 // every rank fail that way right after start-up.
 #include <mpi.h>
@@ -36,6 +37,7 @@
 #include "mini5d/train/output_paths.hpp"
 #include "mini5d/train/platform.hpp"
 #include "mini5d/train/report.hpp"
+#include "mini5d/train/same_deck.hpp"
 #include "mini5d/train/stop_signal.hpp"
 #include "mini5d/train/trainer.hpp"
 
@@ -87,12 +89,17 @@ struct Prepared {
 
 Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   using namespace mini5d;
-  Prepared p{resolve_deck(a), {}, nullptr};
+  Prepared p;
   // Every layout rule and every feature this build lacks, all reported at once and
-  // before anything is allocated.
-  auto problems = grid::layout_problems(p.deck, ranks);
-  for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
-  if (!problems.empty()) throw InputError::from_list(problems);
+  // before anything is allocated; agreed over the ranks, since a deck file missing on
+  // one node fails there only.
+  checkpoint::detail::agreed(world, [&] {
+    p.deck = resolve_deck(a);
+    auto problems = grid::layout_problems(p.deck, ranks);
+    for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
+    if (!problems.empty()) throw InputError::from_list(problems);
+  });
+  train::require_same_deck(world, p.deck);
   // Where the run writes, checked before it trains: checkpoint.dir locked for this run
   // and free of another run's checkpoints, output.report writable.
   p.lock = train::claim_output_paths(world, p.deck);
@@ -115,7 +122,8 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   }
   if (a.command == "check") {
     if (a.deck.empty()) throw InputError(std::string("check needs a deck file\n") + kUsage);
-    const Deck d = resolve_deck(a);
+    Deck d;
+    checkpoint::detail::agreed(world, [&] { d = resolve_deck(a); });
     // The layout rules too, for the rank count the deck asks for (or, under mpiexec,
     // the one started), so a batch job's deck can be checked before it queues.
     if (auto problems = grid::layout_problems(d, ranks > 1 ? ranks : d.parallel.ranks()); !problems.empty())
@@ -232,6 +240,11 @@ int main(int argc, char** argv) {
       std::cout.flush();
       if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
       status = 2;
+    } catch (const mini5d::AgreedError& e) {
+      // Found and thrown by every rank together (e.g. a checkpoint save on a full disk).
+      std::cout.flush();
+      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
+      status = 1;
     } catch (const std::exception& e) {
       std::cout.flush();
       const std::string line = "mini5d: rank " + std::to_string(rank) + ": fatal: " + e.what();

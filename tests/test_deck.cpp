@@ -104,6 +104,35 @@ TEST_CASE("bad overrides name the command line", "[deck]") {
              Contains("command line: train.steps: expected an integer in [0, 1000000000000], got \"-4\""));
 }
 
+TEST_CASE("rules across fields are checked beside other problems and blame where the value came from", "[deck]") {
+  // Issue 14 item 18: the relation is reported with an unrelated field error...
+  const std::string e = error_of("model:\n  heads: 5\n  layers: x\n");
+  CHECK_THAT(e, Contains("t.yaml:3: model.layers: expected an integer"));
+  CHECK_THAT(e, Contains("t.yaml: model.heads: must divide model.d_model=128, got 5"));
+  // ...blamed on the command line when a field it names was overridden there...
+  CHECK(error_of("", {"model.heads=5"}) == "command line: model.heads: must divide model.d_model=128, got 5");
+  CHECK(error_of("model:\n  heads: 5\n", {"model.d_model=96"}) ==
+        "command line: model.heads: must divide model.d_model=96, got 5");
+  CHECK_THAT(error_of("train:\n  lr: 0.1\n", {"train.min_lr=1"}), Contains("command line: train.min_lr: must be at most"));
+  // ...and not checked against a default when a field it names failed its own check.
+  const std::string f = error_of("", {"model.heads=5", "model.d_model=x"});
+  CHECK_THAT(f, Contains("command line: model.d_model: expected an integer"));
+  CHECK_THAT(f, !Contains("must divide"));
+}
+
+TEST_CASE("quoted input is truncated and its non-printable bytes escaped", "[deck]") {
+  // Issue 14 item 17: a 10 MB value is not echoed in full, a binary byte not raw.
+  const std::string big(10 * 1024 * 1024, 'x');
+  const std::string e = error_of("model:\n  vocab: " + big + "\n");
+  CHECK(e.size() < 200);
+  CHECK_THAT(e, Contains("got \"" + std::string(64, 'x') + "... (10485760 bytes)\""));
+  const std::string b = error_of(std::string("model:\n  vocab: a\xff\x01" "b\n"));
+  CHECK_THAT(b, Contains("got \"a\\xff\\x01b\""));
+  for (char c : b) CHECK((c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)));
+  const std::string o = error_of("", {std::string("model.\x1b[31mred=1")});
+  CHECK_THAT(o, Contains("model.\\x1b[31mred: unknown field"));
+}
+
 TEST_CASE("a missing deck file names the file", "[deck]") {
   try {
     load_deck("/nonexistent/deck.yaml");

@@ -86,10 +86,14 @@ std::string dataset_path(const std::string& root, const std::string& tensor_name
 // "<dir>/latest" at it (second line: "run <meta.run_id>"), then deletes all but the
 // newest `keep_last` checkpoints of the same run (meta.run_id; other runs' files are
 // never deleted; 0 keeps all) and stale .tmp files. Creates `dir` if needed. A rank may
-// leave out datasets it holds nothing of. Refuses (std::runtime_error on every rank,
-// nothing written) data holding NaN or infinite values. Failure injection for tests: the environment
-// variable MINI5D_CKPT_FAIL=mid_write or =after_write aborts the job half-way through
-// the datasets or after the file is complete but before the rename.
+// leave out datasets it holds nothing of. Refuses (an error on every rank, nothing
+// written) data holding NaN or infinite values. The temporary file is created at full
+// size first, so a disk without room fails before any collective write; any failure
+// after that is agreed by every rank after each dataset, the temporary is removed and
+// the previous checkpoints and `latest` stay as they were. Failure injection for tests:
+// the environment variable MINI5D_CKPT_FAIL=mid_write or =after_write aborts the job
+// half-way through the datasets or after the file is complete but before the rename;
+// =write_error makes the last rank alone report a failed write half-way through.
 IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
                         const CheckpointMeta& meta, const std::vector<TensorShard>& shards,
                         int keep_last);

@@ -2,6 +2,7 @@
 // See collective.hpp.
 #include "mini5d/checkpoint/collective.hpp"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -54,7 +55,71 @@ void raise_if_any(MPI_Comm comm, const std::vector<std::string>& problems, Probl
     unique.push_back("... and " + std::to_string(more) + " more");
   }
   if (kind == ProblemKind::Input) throw InputError::from_list(unique);
+  // Agreed over the whole job: every rank throws this together and can end cleanly.
+  // Over part of it, the others may wait for these ranks: a plain failure, which the
+  // app turns into an abort of the job.
+  int size = 0, world = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (size == world) throw AgreedError(InputError::from_list(unique).what());
   throw std::runtime_error(InputError::from_list(unique).what());
+}
+
+bool any_rank(MPI_Comm comm, bool mine) {
+  int any = mine ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+  return any != 0;
+}
+
+namespace {
+// "rank 1" or "ranks 1, 3, 5".
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+}  // namespace
+
+void agreed(MPI_Comm comm, const std::function<void()>& check) {
+  // This rank's outcome: "" (fine), or 'I' / 'R' (input or run-time) and the message.
+  std::string mine;
+  try {
+    check();
+  } catch (const InputError& e) {
+    mine = std::string("I") + e.what();
+  } catch (const std::exception& e) {
+    mine = std::string("R") + e.what();
+  }
+  const auto all = allgather_strings(comm, {mine});
+  bool any = false, input = false;
+  std::vector<std::pair<std::string, std::vector<int>>> messages;  // in order of first rank
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    any = true;
+    input = input || all[r][0] == 'I';
+    const std::string text = all[r].substr(1);
+    auto it = std::find_if(messages.begin(), messages.end(), [&](const auto& m) { return m.first == text; });
+    if (it == messages.end()) messages.push_back({text, {int(r)}});
+    else it->second.push_back(int(r));
+  }
+  if (!any) return;
+  std::vector<std::string> lines;
+  for (const auto& [text, ranks] : messages) {
+    if (ranks.size() == all.size()) {
+      lines.push_back(text);
+      continue;
+    }
+    // Every line of a multi-line message says whose it is.
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+      const auto end = std::min(text.find('\n', begin), text.size());
+      lines.push_back(rank_list(ranks) + ": " + text.substr(begin, end - begin));
+      begin = end + 1;
+    }
+  }
+  // Every rank has the same lines: raise_if_any's agreement costs one more allreduce,
+  // which start-up can afford, and keeps one way of throwing.
+  raise_if_any(comm, lines, input ? ProblemKind::Input : ProblemKind::Runtime);
 }
 
 double slowest_seconds(MPI_Comm comm, double start) {

@@ -121,6 +121,28 @@ std::vector<std::string> ensure_directory(const std::string& dir) {
   return {};
 }
 
+std::vector<std::string> reserve_space(const std::string& tmp, std::int64_t bytes) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return {"cannot create " + tmp + ": " + errno_text()};
+  // posix_fallocate returns the error number instead of setting errno.
+  const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  const bool closed = ::close(fd) == 0;
+  if (err != 0 || !closed) {
+    const std::string why = err != 0 ? std::strerror(err) : errno_text();
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    char size[32];
+    std::snprintf(size, sizeof size, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    return {tmp + ": " + why + " (the checkpoint needs up to " + size + "; the previous checkpoints are kept)"};
+  }
+  return {};
+}
+
+void discard_temp(const std::string& tmp) {
+  std::error_code ec;
+  fs::remove(tmp, ec);
+}
+
 std::vector<std::string> commit(const std::string& dir, const std::string& name, int keep_last,
                                 const std::string& run_id) {
   const std::string tmp = temp_file(dir, name), fin = final_file(dir, name);
@@ -140,6 +162,7 @@ FailPoint fail_point_from_env() {
   const std::string s = v;
   if (s == "mid_write") return FailPoint::MidWrite;
   if (s == "after_write") return FailPoint::AfterWrite;
+  if (s == "write_error") return FailPoint::WriteError;
   return FailPoint::None;
 }
 

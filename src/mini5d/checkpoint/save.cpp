@@ -103,6 +103,16 @@ void write_meta(hid_t file, const CheckpointMeta& meta) {
   for (const auto& [k, v] : meta.extra) write_attr(file, "extra." + k, v);
 }
 
+// An upper bound on the file's size: the data, and for the metadata (object headers,
+// B-trees, the attributes, the deck text) a generous allowance per dataset and per file.
+std::int64_t file_size_bound(const CheckpointMeta& meta, const std::map<std::string, Target>& targets,
+                             double data_bytes) {
+  std::int64_t extra = 0;
+  for (const auto& [k, v] : meta.extra) extra += static_cast<std::int64_t>(k.size() + v.size());
+  return static_cast<std::int64_t>(data_bytes) + 1024 * static_cast<std::int64_t>(targets.size() + 1) + 16384 +
+         static_cast<std::int64_t>(meta.deck_yaml.size() + meta.layout.size()) + extra;
+}
+
 }  // namespace
 
 IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
@@ -110,8 +120,9 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
                         int keep_last) {
   QuietH5Errors quiet;
   const double t0 = MPI_Wtime();
-  int rank = 0;
+  int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   if (auto p = name_problem(name); !p.empty()) throw std::invalid_argument("checkpoint save: " + p);
   auto targets = agree_on_datasets(comm, shards);
 
@@ -149,9 +160,12 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
   }
   raise_if_any(comm, problems, ProblemKind::Runtime);
 
-  if (rank == 0) problems = ensure_directory(dir);
-  raise_if_any(comm, problems, ProblemKind::Runtime);
   const std::string tmp = temp_file(dir, name);
+  if (rank == 0) {
+    problems = ensure_directory(dir);
+    if (problems.empty()) problems = reserve_space(tmp, file_size_bound(meta, targets, bytes));
+  }
+  raise_if_any(comm, problems, ProblemKind::Runtime);
   const FailPoint fail = fail_point_from_env();
   {
     std::string detail;
@@ -196,12 +210,21 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
           problems.push_back(tmp + ": writing " + path + " failed: " + h5_error_detail());
       }
       ++i;
+      if (fail == FailPoint::WriteError && i == (n + 1) / 2 && rank == size - 1)
+        problems.push_back(tmp + ": writing " + path + " failed on rank " + std::to_string(rank) +
+                           ": MINI5D_CKPT_FAIL=write_error (injected)");
+      // The ranks agree after every dataset: a write that failed on one rank only
+      // (a disk that filled up after the reservation) stops them all here together.
+      if (any_rank(comm, !problems.empty())) break;
       if (fail == FailPoint::MidWrite && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
     }
     // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 || file.close() < 0)
       problems.push_back(tmp + ": cannot flush and close: " + h5_error_detail());
   }
+  // Every rank has closed the file (the handles above): a failed save leaves no
+  // temporary behind, and the previous checkpoint and `latest` untouched.
+  if (any_rank(comm, !problems.empty()) && rank == 0) discard_temp(tmp);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   MPI_Barrier(comm);  // every rank has closed the file
   if (fail == FailPoint::AfterWrite) inject_failure(comm, "after writing, before the rename");

@@ -42,9 +42,12 @@ bool Request::test() {
 
 void Request::wait() {
   if (!p_) return;
-  const double t0 = MPI_Wtime();
-  MPI_Wait(&p_->req, MPI_STATUS_IGNORE);
-  p_->exposed += MPI_Wtime() - t0;
+  {
+    watchdog::Scope waiting(p_->axis, p_->op);
+    const double t0 = MPI_Wtime();
+    MPI_Wait(&p_->req, MPI_STATUS_IGNORE);
+    p_->exposed += MPI_Wtime() - t0;
+  }
   complete();
 }
 
@@ -74,6 +77,7 @@ void Communicator::account_blocking(Traffic t, double bytes, double t0) const {
 void Communicator::allreduce_host(double* values, int n, Op op, Traffic t) {
   if (size_ == 1) return;
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "allreduce");
   const MPI_Op mop = op == Op::sum ? MPI_SUM : op == Op::min ? MPI_MIN : MPI_MAX;
   MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, mop, get());
   account_blocking(t, double(n) * sizeof(double), t0);
@@ -85,6 +89,7 @@ void Communicator::allgather_host(const double* mine, int n, double* all, Traffi
     return;
   }
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "allgather");
   MPI_Allgather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, get());
   account_blocking(t, double(n) * size_ * sizeof(double), t0);
 }

@@ -18,6 +18,7 @@
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/comm/staging.hpp"
+#include "mini5d/comm/watchdog.hpp"
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/kernels/views.hpp"
 
@@ -32,6 +33,7 @@ template <> inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
 struct Pending {
   MPI_Request req = MPI_REQUEST_NULL;
   std::string axis;
+  const char* op = "operation";     // named by the watchdog if its wait hangs
   Traffic traffic = Traffic::grads;
   double bytes = 0, posted_at = 0, exposed = 0;
   std::vector<int> counts, displs;  // argument arrays MPI may read until completion

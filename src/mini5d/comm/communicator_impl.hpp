@@ -28,6 +28,7 @@ template <class T>
 void Communicator::allreduce(VecU<T> buf, Traffic t) {
   if (size_ == 1) return;
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "allreduce");
   auto a = addressable(buf, true);
   MPI_Allreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get());
   if (a.copy_back) a.copy_back();
@@ -41,6 +42,7 @@ Request Communicator::iallreduce(VecU<T> buf, Traffic t) {
   auto a = addressable(buf, true);
   p->finish = a.copy_back;
   p->staging = {a.hold};
+  p->op = "allreduce";
   p->posted_at = MPI_Wtime();
   MPI_Iallreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get(), &p->req);
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
@@ -53,6 +55,7 @@ void Communicator::reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<
     return;
   }
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "reduce-scatter");
   auto s = addressable(send, true);
   auto r = addressable(recv, false);
   MPI_Reduce_scatter(s.ptr, r.ptr, counts.data(), mpi_type<T>(), MPI_SUM, get());
@@ -73,6 +76,7 @@ Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vec
   auto r = addressable(recv, false);
   p->finish = r.copy_back;
   p->staging = {s.hold, r.hold};  // both staged buffers stay busy until completion
+  p->op = "reduce-scatter";
   p->posted_at = MPI_Wtime();
   MPI_Ireduce_scatter(s.ptr, r.ptr, p->counts.data(), mpi_type<T>(), MPI_SUM, get(), &p->req);
   const long total = std::accumulate(counts.begin(), counts.end(), 0L);
@@ -86,6 +90,7 @@ void Communicator::reduce_scatter_block(VecU<T> send, VecU<T> recv, Traffic t) {
     return;
   }
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "reduce-scatter");
   auto s = addressable(send, true);
   auto r = addressable(recv, false);
   MPI_Reduce_scatter_block(s.ptr, r.ptr, int(recv.extent(0)), mpi_type<T>(), MPI_SUM, get());
@@ -97,6 +102,7 @@ template <class T>
 void Communicator::allgather(VecU<T> buf, Traffic t) {
   if (size_ == 1) return;  // this rank's part is all there is
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "allgather");
   auto a = addressable(buf, true);
   MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, int(buf.extent(0)) / size_, mpi_type<T>(), get());
   if (a.copy_back) a.copy_back();
@@ -107,6 +113,7 @@ template <class T>
 void Communicator::allgatherv(VecU<T> buf, const std::vector<int>& counts, const std::vector<int>& displs, Traffic t) {
   if (size_ == 1) return;  // this rank's part is all there is
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "allgather");
   auto a = addressable(buf, true);
   MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, counts.data(), displs.data(), mpi_type<T>(), get());
   if (a.copy_back) a.copy_back();
@@ -123,6 +130,7 @@ Request Communicator::iallgatherv(VecU<T> buf, const std::vector<int>& counts, c
   auto a = addressable(buf, true);
   p->finish = a.copy_back;
   p->staging = {a.hold};
+  p->op = "allgather";
   p->posted_at = MPI_Wtime();
   MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.ptr, p->counts.data(), p->displs.data(),
                   mpi_type<T>(), get(), &p->req);
@@ -135,6 +143,7 @@ void Communicator::alltoallv(VecU<T> send, const std::vector<int>& send_counts, 
                              VecU<T> recv, const std::vector<int>& recv_counts, const std::vector<int>& recv_displs,
                              Traffic t) {
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "alltoallv");
   auto s = addressable(send, true);
   auto r = addressable(recv, false);
   MPI_Alltoallv(s.ptr, send_counts.data(), send_displs.data(), mpi_type<T>(), r.ptr, recv_counts.data(),
@@ -147,6 +156,7 @@ void Communicator::alltoallv(VecU<T> send, const std::vector<int>& send_counts, 
 template <class T>
 void Communicator::send(VecU<T> buf, int dest, int tag, Traffic t) {
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "send");
   auto a = addressable(buf, true);
   MPI_Send(a.ptr, int(buf.extent(0)), mpi_type<T>(), dest, tag, get());
   account_blocking(t, double(buf.extent(0)) * sizeof(T), t0);
@@ -155,6 +165,7 @@ void Communicator::send(VecU<T> buf, int dest, int tag, Traffic t) {
 template <class T>
 void Communicator::recv(VecU<T> buf, int src, int tag, Traffic t) {
   const double t0 = MPI_Wtime();
+  watchdog::Scope waiting(axis_, "recv");
   auto a = addressable(buf, false);
   MPI_Recv(a.ptr, int(buf.extent(0)), mpi_type<T>(), src, tag, get(), MPI_STATUS_IGNORE);
   if (a.copy_back) a.copy_back();
@@ -166,6 +177,7 @@ Request Communicator::isend(VecU<T> buf, int dest, int tag, Traffic t) {
   auto p = std::make_unique<Pending>();
   auto a = addressable(buf, true);
   p->staging = {a.hold};  // a staged copy stays busy until the send completes
+  p->op = "send";
   p->posted_at = MPI_Wtime();
   MPI_Isend(a.ptr, int(buf.extent(0)), mpi_type<T>(), dest, tag, get(), &p->req);
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
@@ -177,6 +189,7 @@ Request Communicator::irecv(VecU<T> buf, int src, int tag, Traffic t) {
   auto a = addressable(buf, false);
   p->finish = a.copy_back;
   p->staging = {a.hold};
+  p->op = "recv";
   p->posted_at = MPI_Wtime();
   MPI_Irecv(a.ptr, int(buf.extent(0)), mpi_type<T>(), src, tag, get(), &p->req);
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));

@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -134,6 +135,7 @@ const std::vector<Field>& schema() {
       text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"auto", "false", "true"}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),
       text_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {"true", "false"}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
       real_field("parallel", "bucket_mb", &Deck::parallel, &ParallelConfig::bucket_mb, 0.001, 1 << 20, "largest gradient all-reduce under ZeRO 0-1, in MiB: a unit larger than this (e.g. a big embedding) is reduced in several buckets"),
+      real_field("parallel", "collective_timeout_s", &Deck::parallel, &ParallelConfig::collective_timeout_s, 0, 1e9, "seconds a rank may wait in one blocking collective (or a checkpoint save) before it prints its rank, step, axis and operation and ends the job, instead of hanging until the batch limit; 0 disables"),
       text_field("parallel", "force_placement", &Deck::parallel, &ParallelConfig::force_placement, {"false", "true"}, "run even if tensor-parallel groups cross nodes"),
       int_field("train", "steps", &Deck::train, &TrainConfig::steps, 0, 1e12, "optimizer steps"),
       int_field("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1 << 20, "sequences per micro-batch per rank"),
@@ -150,6 +152,7 @@ const std::vector<Field>& schema() {
       real_field("train", "aux_loss_coef", &Deck::train, &TrainConfig::aux_loss_coef, 0, 1e6, "weight of the mixture-of-experts load-balancing (Switch/GShard) loss, added to the training loss and reported separately"),
       int_field("train", "max_skipped", &Deck::train, &TrainConfig::max_skipped, 0, 1e12, "consecutive steps with a non-finite loss or gradient norm that are skipped (parameters and moments untouched) before the run stops; 0 stops at the first"),
       real_field("train", "spike_factor", &Deck::train, &TrainConfig::spike_factor, 0, 1e30, "stop the run when a step's loss exceeds this many times the mean of the previous (up to 20) steps' losses; 0 disables"),
+      text_field("train", "allow_oversubscribe_memory", &Deck::train, &TrainConfig::allow_oversubscribe_memory, {"false", "true"}, "start even when the predicted memory per rank (training state, activations, workspace) exceeds the free memory of its node or device; by default such a run is refused before anything is allocated"),
       text_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {"none", "selective", "full"}, "activation recomputation in the backward"),
       text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
       text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
@@ -195,9 +198,29 @@ std::string sections_text() {
   return s;
 }
 
+// User text as a message may quote it: non-printable bytes (control characters, bytes
+// of a binary file, invalid UTF-8 is not decoded) as \xNN, and at most 64 bytes of it,
+// so that a 10 MB value or a binary "deck" still gives one readable line.
+std::string printable(const std::string& v) {
+  constexpr std::size_t kMax = 64;
+  std::string out;
+  for (std::size_t i = 0; i < v.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(v[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  if (v.size() > kMax) out += "... (" + std::to_string(v.size()) + " bytes)";
+  return out;
+}
+
 // Checks one scalar against its field; returns "" when valid, else what is wrong.
 std::string check_value(const Field& f, const std::string& v) {
-  const std::string want = "expected " + range_text(f) + ", got \"" + v + "\"";
+  const std::string want = "expected " + range_text(f) + ", got \"" + printable(v) + "\"";
   if (f.kind == Kind::Text) return "";
   if (f.kind == Kind::Choice) {
     for (const auto& c : f.choices)
@@ -221,9 +244,24 @@ std::string check_value(const Field& f, const std::string& v) {
 
 // Rules that tie fields together; the layout rules of the parallel axes arrive with
 // their axes.
-void check_relations(const Deck& d, const std::string& origin, std::vector<std::string>& out) {
+// Where each field's value came from, for the rules that tie fields together: a rule is
+// not checked when a field it names failed its own check (it would judge a default the
+// user never chose), and it is blamed on the command line when a field it names was
+// overridden there.
+struct Provenance {
+  std::set<std::string> failed, overridden;
+  // The fields a problem is about: `field` and every "section.field" its text names.
+  std::vector<std::string> named(const std::string& field, const std::string& what) const;
+};
+
+void check_relations(const Deck& d, const std::string& origin, const Provenance& from, std::vector<std::string>& out) {
   auto bad = [&](const std::string& field, const std::string& what) {
-    out.push_back(origin + ": " + field + ": " + what);
+    bool overridden = false;
+    for (const auto& k : from.named(field, what)) {
+      if (from.failed.count(k)) return;
+      overridden = overridden || from.overridden.count(k) > 0;
+    }
+    out.push_back((overridden ? std::string("command line") : origin) + ": " + field + ": " + what);
   };
   if (d.model.d_model % d.model.heads != 0)
     bad("model.heads", "must divide model.d_model=" + std::to_string(d.model.d_model) +
@@ -254,13 +292,32 @@ void check_relations(const Deck& d, const std::string& origin, std::vector<std::
                            "], got " + std::to_string(d.model.top_k));
 }
 
+std::vector<std::string> Provenance::named(const std::string& field, const std::string& what) const {
+  std::vector<std::string> keys{field};
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  for (const auto& f : schema()) {
+    const std::string k = f.key();
+    // Whole names only: parallel.c is not named by parallel.collective_timeout_s.
+    for (auto at = what.find(k); at != std::string::npos; at = what.find(k, at + 1))
+      if ((at == 0 || !word(what[at - 1])) && (at + k.size() == what.size() || !word(what[at + k.size()]))) {
+        keys.push_back(k);
+        break;
+      }
+  }
+  return keys;
+}
+
 void apply(Deck& deck, const Field& f, const std::string& v, const std::string& where,
-           std::vector<std::string>& problems) {
+           std::vector<std::string>& problems, Provenance& from) {
   const std::string err = check_value(f, v);
-  if (!err.empty())
+  if (where == "command line") from.overridden.insert(f.key());
+  if (!err.empty()) {
     problems.push_back(where + ": " + f.key() + ": " + err);
-  else
+    from.failed.insert(f.key());
+  } else {
+    from.failed.erase(f.key());  // an override that fixes a bad deck value
     f.set(deck, v);
+  }
 }
 
 }  // namespace
@@ -274,6 +331,7 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
   Deck deck;
   deck.origin = origin;
   std::vector<std::string> problems;
+  Provenance from;
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -292,7 +350,7 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
       const std::string sname = sec.first.as<std::string>();
       const std::string at = origin + ":" + std::to_string(sec.first.Mark().line + 1);
       if (!is_section(sname)) {
-        problems.push_back(at + ": " + sname + ": unknown section (valid: " + sections_text() + ")");
+        problems.push_back(at + ": " + printable(sname) + ": unknown section (valid: " + sections_text() + ")");
         continue;
       }
       if (sec.second.IsNull()) continue;
@@ -305,7 +363,7 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
         const std::string fat = origin + ":" + std::to_string(kv.first.Mark().line + 1);
         const Field* f = find_field(sname, fname);
         if (!f) {
-          problems.push_back(fat + ": " + sname + "." + fname + ": unknown field (valid in " +
+          problems.push_back(fat + ": " + sname + "." + printable(fname) + ": unknown field (valid in " +
                              sname + ": " + fields_of(sname) + ")");
           continue;
         }
@@ -314,11 +372,12 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
           continue;
         }
         if (!kv.second.IsScalar()) {
+          from.failed.insert(f->key());
           problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) +
                              ", got a " + (kv.second.IsMap() ? "map" : kv.second.IsSequence() ? "list" : "null"));
           continue;
         }
-        apply(deck, *f, kv.second.Scalar(), fat, problems);
+        apply(deck, *f, kv.second.Scalar(), fat, problems, from);
       }
     }
   }
@@ -327,20 +386,20 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
     const auto dot = o.find('.');
     const std::string where = "command line";
     if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
-      problems.push_back(where + ": \"" + o + "\": an override is section.field=value, e.g. train.steps=10");
+      problems.push_back(where + ": \"" + printable(o) + "\": an override is section.field=value, e.g. train.steps=10");
       continue;
     }
     const std::string sname = o.substr(0, dot), fname = o.substr(dot + 1, eq - dot - 1);
     const Field* f = find_field(sname, fname);
     if (!f) {
-      problems.push_back(where + ": " + sname + "." + fname + ": unknown field" +
+      problems.push_back(where + ": " + printable(sname) + "." + printable(fname) + ": unknown field" +
                          (is_section(sname) ? " (valid in " + sname + ": " + fields_of(sname) + ")"
                                             : " (sections: " + sections_text() + ")"));
       continue;
     }
-    apply(deck, *f, o.substr(eq + 1), where, problems);
+    apply(deck, *f, o.substr(eq + 1), where, problems, from);
   }
-  if (problems.empty()) check_relations(deck, origin, problems);
+  check_relations(deck, origin, from, problems);
   if (!problems.empty()) throw InputError::from_list(problems);
   return deck;
 }

@@ -32,6 +32,7 @@ struct ParallelConfig {
   std::string gpu_aware_mpi = "auto";     // pass device pointers to MPI: auto|true|false (comm/device_mpi.hpp)
   std::string force_placement = "false";  // allow tensor groups that cross nodes
   double bucket_mb = 25;                  // largest gradient all-reduce (ZeRO 0-1), MiB
+  double collective_timeout_s = 600;      // a blocking collective that lasts longer ends the job; 0: never
   std::string sp = "true";                // sequence parallelism when t > 1
   int ranks() const { return d * t * p * c * e; }
 };
@@ -53,6 +54,7 @@ struct TrainConfig {
   std::string recompute = "none";  // none | selective | full
   long max_skipped = 5;       // consecutive non-finite steps skipped before the run stops
   double spike_factor = 10;   // stop when a loss exceeds this x the running mean; 0: off
+  std::string allow_oversubscribe_memory = "false";  // start even if the predicted memory exceeds what is free
 };
 
 struct DataConfig {

@@ -19,4 +19,12 @@ class InputError : public std::runtime_error {
   }
 };
 
+// AgreedError: a run-time failure (a full disk, an unwritable file) that every rank of
+// the job found together and throws together, with the same text. The app prints it
+// once and exits with status 1, cleanly: no rank is left waiting, so no MPI_Abort.
+class AgreedError : public std::runtime_error {
+ public:
+  explicit AgreedError(const std::string& msg) : std::runtime_error(msg) {}
+};
+
 }  // namespace mini5d

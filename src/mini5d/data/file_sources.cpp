@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/data/file_sources.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -15,12 +20,6 @@ namespace {
 constexpr char kMagic[8] = {'M', 'I', 'N', 'I', '5', 'D', 'T', 'K'};
 constexpr std::uint64_t kWindowStream = 0x77696e646f77ULL;  // "window"
 
-std::vector<char> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open data file (" + std::strerror(errno) + ")");
-  return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 template <class T>
 T read_le(const char* p) {
   T v = 0;
@@ -33,62 +32,94 @@ void put_le(std::ostream& os, T v) {
 }
 }  // namespace
 
-WindowSource::WindowSource(std::vector<int> tokens, int vocab, std::uint64_t seed, std::string what)
-    : tokens_(std::move(tokens)), vocab_(vocab), seed_(seed), what_(std::move(what)) {}
+MappedFile::MappedFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open data file (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool dir = S_ISDIR(st.st_mode);
+    ::close(fd);
+    throw InputError(path + (dir ? ": data.path is a directory, not a data file" : ": data.path is not a regular file"));
+  }
+  size_ = std::size_t(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw InputError(path + ": cannot map data file (" + why + ")");
+    }
+    data_ = static_cast<const unsigned char*>(p);
+  }
+  ::close(fd);  // the mapping keeps the file
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+WindowSource::WindowSource(std::shared_ptr<const MappedFile> file, std::size_t offset, int width, std::uint64_t count,
+                           int vocab, std::uint64_t seed, std::string what)
+    : file_(std::move(file)), base_(file_->data() + offset), width_(width), count_(count), vocab_(vocab), seed_(seed),
+      what_(std::move(what)) {}
+
+int WindowSource::token(std::uint64_t i) const {
+  const char* p = reinterpret_cast<const char*>(base_ + i * std::uint64_t(width_));
+  if (width_ == 1) return int(static_cast<unsigned char>(*p));
+  return width_ == 2 ? int(read_le<std::uint16_t>(p)) : int(read_le<std::uint32_t>(p));
+}
 
 void WindowSource::sequence(std::uint64_t step, std::uint64_t index, int length, int* out) const {
-  const std::uint64_t starts = tokens_.size() - std::size_t(length) + 1;
+  const std::uint64_t starts = count_ - std::uint64_t(length) + 1;
   const std::uint64_t at = rng::key(rng::key(seed_, kWindowStream, step), index, 0) % starts;
-  for (int i = 0; i < length; ++i) out[i] = tokens_[at + std::size_t(i)];
+  for (int i = 0; i < length; ++i) out[i] = token(at + std::uint64_t(i));
 }
 
 std::unique_ptr<WindowSource> load_text_file(const std::string& path, int seq, std::uint64_t seed) {
-  const auto bytes = read_all(path);
-  if (bytes.empty()) throw InputError(path + ": data file is empty");
-  if (bytes.size() < std::size_t(seq) + 1)
-    throw InputError(path + ": data file has " + std::to_string(bytes.size()) +
-                     " bytes, fewer than model.seq + 1 = " + std::to_string(seq + 1));
-  std::vector<int> toks(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) toks[i] = static_cast<unsigned char>(bytes[i]);
-  return std::make_unique<WindowSource>(std::move(toks), 256, seed,
-                                        "text(" + path + ", " + std::to_string(bytes.size()) + " bytes)");
+  auto file = std::make_shared<const MappedFile>(path);
+  const std::size_t n = file->size();
+  if (n == 0) throw InputError(path + ": data file is empty");
+  if (n < std::size_t(seq) + 1)
+    throw InputError(path + ": data file has " + std::to_string(n) + " bytes, fewer than model.seq + 1 = " +
+                     std::to_string(seq + 1));
+  return std::make_unique<WindowSource>(file, 0, 1, n, 256, seed,
+                                        "text(" + path + ", " + std::to_string(n) + " bytes, mapped)");
 }
 
 std::unique_ptr<WindowSource> load_token_file(const std::string& path, int seq, int model_vocab,
                                               std::uint64_t seed) {
-  const auto bytes = read_all(path);
-  if (bytes.empty()) throw InputError(path + ": token file is empty");
-  if (bytes.size() < 32 || std::memcmp(bytes.data(), kMagic, 8) != 0)
+  auto file = std::make_shared<const MappedFile>(path);
+  const std::size_t size = file->size();
+  const char* bytes = reinterpret_cast<const char*>(file->data());
+  if (size == 0) throw InputError(path + ": token file is empty");
+  if (size < 32 || std::memcmp(bytes, kMagic, 8) != 0)
     throw InputError(path + ": not a mini5d token file (expected the 32-byte header starting \"MINI5DTK\")");
-  const auto version = read_le<std::uint32_t>(&bytes[8]);
-  const auto width = read_le<std::uint32_t>(&bytes[12]);
-  const auto count = read_le<std::uint64_t>(&bytes[16]);
-  const auto vocab = read_le<std::uint32_t>(&bytes[24]);
+  const auto version = read_le<std::uint32_t>(bytes + 8);
+  const auto width = read_le<std::uint32_t>(bytes + 12);
+  const auto count = read_le<std::uint64_t>(bytes + 16);
+  const auto vocab = read_le<std::uint32_t>(bytes + 24);
   if (version != 1)
     throw InputError(path + ": token file version " + std::to_string(version) + ", this build reads version 1");
   if (width != 2 && width != 4)
     throw InputError(path + ": bytes per token is " + std::to_string(width) + ", expected 2 or 4");
-  if (count > (bytes.size() - 32) / width || bytes.size() != 32 + count * width)
-    throw InputError(path + ": header says " + std::to_string(count) + " tokens of " +
-                     std::to_string(width) + " bytes, but the file holds " +
-                     std::to_string(bytes.size() - 32) + " bytes of tokens (truncated or corrupt)");
+  if (count > (size - 32) / width || size != 32 + count * width)
+    throw InputError(path + ": header says " + std::to_string(count) + " tokens of " + std::to_string(width) +
+                     " bytes, but the file holds " + std::to_string(size - 32) +
+                     " bytes of tokens (truncated or corrupt)");
   if (vocab == 0 || vocab > std::uint32_t(model_vocab))
-    throw InputError(path + ": vocabulary size " + std::to_string(vocab) +
-                     " must be in [1, model.vocab=" + std::to_string(model_vocab) + "]");
+    throw InputError(path + ": vocabulary size " + std::to_string(vocab) + " must be in [1, model.vocab=" +
+                     std::to_string(model_vocab) + "]");
   if (count < std::uint64_t(seq) + 1)
     throw InputError(path + ": holds " + std::to_string(count) + " tokens, fewer than model.seq + 1 = " +
                      std::to_string(seq + 1));
-  std::vector<int> toks(count);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const char* p = &bytes[32 + i * width];
-    const std::uint32_t t = width == 2 ? read_le<std::uint16_t>(p) : read_le<std::uint32_t>(p);
-    if (t >= vocab)
-      throw InputError(path + ": token " + std::to_string(i) + " is " + std::to_string(t) +
+  auto src = std::make_unique<WindowSource>(file, 32, int(width), count, int(vocab), seed,
+                                            "tokens(" + path + ", " + std::to_string(count) + " tokens, mapped)");
+  // One sequential pass over the map: every token in range (the file's vocabulary).
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (std::uint32_t(src->token(i)) >= vocab)
+      throw InputError(path + ": token " + std::to_string(i) + " is " + std::to_string(std::uint32_t(src->token(i))) +
                        ", outside the file's vocabulary [0, " + std::to_string(vocab - 1) + "]");
-    toks[i] = int(t);
-  }
-  return std::make_unique<WindowSource>(std::move(toks), int(vocab), seed,
-                                        "tokens(" + path + ", " + std::to_string(count) + " tokens)");
+  return src;
 }
 
 void write_token_file(const std::string& path, const std::vector<std::uint32_t>& tokens, int vocab,

@@ -10,6 +10,7 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
 #include "mini5d/plan/memory_model.hpp"
+#include "mini5d/train/memory_fit.hpp"
 #include "mini5d/train/stop_signal.hpp"
 
 namespace mini5d::train {
@@ -54,6 +55,9 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  comm::watchdog::start(deck_.parallel.collective_timeout_s, world_rank);
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
   // One identity for the run, chosen by rank 0 (a resume replaces it with the checkpoint's).
   run_id_ = checkpoint::detail::bcast_string(grid_->cart().get(), checkpoint::new_run_id(), 0);
@@ -66,11 +70,15 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   expert_dp_ = std::make_unique<comm::Communicator>(grid_->expert_grad(), "dp_expert", transport);
   expert_ = std::make_unique<comm::Communicator>(grid_->expert_parallel(), "ep", transport);
   ep_ = std::make_unique<ep::EpComm>(*expert_);
-  source_ = data::make_source(deck_);
-  if (source_->vocab() > deck_.model.vocab)
-    throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
-                     " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
+  // Agreed: a data file missing or unreadable on one node fails there only.
+  checkpoint::detail::agreed(grid_->cart().get(), [&] {
+    source_ = data::make_source(deck_);
+    if (source_->vocab() > deck_.model.vocab)
+      throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
+                       " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
+  });
   const int stage = deck_.parallel.zero;
+  refuse_if_memory_short();
   model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute),
                           ep_.get(), deck_.train.aux_loss_coef};
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
@@ -91,6 +99,27 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   staging_mem_ = mem::Charge(mem::Category::workspace, 2 * (std::int64_t(n) * std::int64_t(sizeof(int)) +
                                                             mem::view_bytes(h_in_) + mem::view_bytes(d_in_)) +
                                                            source_->memory_bytes());
+}
+
+void Trainer::refuse_if_memory_short() {
+  MemoryNeed need;
+  // The header's predictions, from the deck alone: nothing is allocated yet.
+  const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t),
+                                  expert_->size(), expert_->rank());
+  // Dense tensors sharded over the dense-gradient group, experts over the expert one.
+  const double experts = double(layout.expert_total());
+  const auto s = plan::zero_state_bytes(double(layout.total()) - experts, deck_.parallel.zero, dense_->size(),
+                                        plan::Precision::fp32);
+  const auto x = plan::zero_state_bytes(experts, deck_.parallel.zero, expert_dp_->size(), plan::Precision::fp32);
+  need.state = s.weights + s.grads + s.optimizer + x.weights + x.grads + x.optimizer;
+  const auto a = predicted_activation_memory();
+  need.activations = a.activations;
+  need.workspace = a.workspace;
+  const auto offer = memory_offer(grid_->cart().get(), need);
+  const std::string problem = memory_fit_problem(deck_.origin, need, offer);
+  std::vector<std::string> problems;
+  if (!problem.empty() && deck_.train.allow_oversubscribe_memory != "true") problems.push_back(problem);
+  checkpoint::detail::raise_if_any(grid_->cart().get(), problems, checkpoint::detail::ProblemKind::Input);
 }
 
 std::int64_t Trainer::global_sequences_per_step() const {
@@ -166,6 +195,8 @@ StepStats Trainer::step(long s) {
   // a*B*shards + j*B + [0, B), so every layout trains on the same global batch.
   const std::uint64_t shards = std::uint64_t(grid_->data_shards()), j = std::uint64_t(grid_->data_index());
 
+  comm::watchdog::set_step(s + 1);
+  comm::watchdog::maybe_injected_sleep(s + 1);
   zero_->begin_step();
   model_->reset_moe_stats();
   double loss_sum = 0;

@@ -157,6 +157,9 @@ class Trainer {
   double flops_per_token() const { return flops_per_token_; }
 
  private:
+  // Refuses (InputError on every rank) a run whose predicted memory per rank exceeds
+  // what its node or device has free, unless train.allow_oversubscribe_memory=true.
+  void refuse_if_memory_short();
   StepStats step(long s);
   bool stop_requested();  // collective: has any rank received a stop signal?
   bool state_is_finite();  // collective: weights and moments free of NaN and infinity?

@@ -19,6 +19,8 @@ std::string layout_json(const Deck& d) {
 }  // namespace
 
 CheckpointEvent Trainer::save(const std::string& reason) {
+  static const std::string kAxis = "checkpoint";
+  comm::watchdog::Scope saving(kAxis, "save");  // HDF5's collectives, which the comm layer does not see
   zero_->settle();  // the weights of this step, not half-gathered ones
   checkpoint::CheckpointMeta meta;
   meta.step = next_step_;

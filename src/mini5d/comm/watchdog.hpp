@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The collective watchdog (issue 14 item 8). A rank waiting in a collective that another
+// rank never joins (a node that hangs, a rank stuck in I/O) would wait until the batch
+// system's time limit, burning the allocation and saying nothing. While a rank is inside
+// a blocking operation of the communication layer (or a checkpoint save) it is marked
+// here; a background thread checks the mark, and once one has lasted longer than
+// parallel.collective_timeout_s it prints one line naming the rank, step, axis and
+// operation, and ends the process, which makes the launcher end the job.
+//
+// The thread calls no MPI function (MPI is initialised without thread support): it
+// leaves the job with _Exit, and mpiexec (or srun) kills the other ranks.
+#pragma once
+#include <string>
+
+namespace mini5d::comm::watchdog {
+
+// Starts the watchdog thread (once per process; later calls change the timeout).
+// timeout_s <= 0 disables it.
+void start(double timeout_s, int world_rank);
+// The training step reported by a timeout message.
+void set_step(long step);
+
+// Marks this rank as inside a blocking operation for its lifetime. `axis` and `op`
+// must outlive the scope (string literals, or a communicator's axis name).
+class Scope {
+ public:
+  Scope(const std::string& axis, const char* op);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  bool counted_ = false;  // the watchdog was running when the scope opened
+};
+
+// For tests: MINI5D_FAULT_SLEEP="rank=R,step=S,seconds=T" makes world rank R sleep T
+// seconds before step S's first collective, so that the others wait in it.
+void maybe_injected_sleep(long step);
+
+}  // namespace mini5d::comm::watchdog
