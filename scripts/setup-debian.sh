@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages mini5d needs to build, test and run its demo,
 # skipping those already installed. Run as root (or with sudo available).
-# Usage: scripts/setup-debian.sh [--bench]   (--bench adds the PyTorch peer)
+# Usage: scripts/setup-debian.sh [--bench]   (--bench adds the PyTorch peer and matplotlib for perf/plot_*.py)
 set -euo pipefail
 
 packages=(
@@ -16,9 +16,10 @@ packages=(
   libyaml-cpp-dev                                         # input decks
   python3                                                 # perf scripts, JSON checks
   python3-h5py                                            # tests read checkpoints with h5py
+  clang libclang-rt-14-dev                                # tests: libFuzzer, ASan, UBSan (tests/fuzz)
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch libopenblas0-openmp)
+  packages+=(python3-torch libopenblas0-openmp python3-matplotlib)
 fi
 
 missing=()

@@ -82,10 +82,11 @@ TEST_CASE("bad decks: one message per problem, with file, line, field and range"
 
 TEST_CASE("valid decks this build cannot run yet are named, field by field", "[deck]") {
   const Deck d = parse_deck("parallel:\n  p: 2\n  c: 2\n  t: 2\ntrain:\n  recompute: full\n", "t.yaml");
-  const auto u = unsupported_features(d);  // tensor parallelism and recomputation run
-  REQUIRE(u.size() == 2);
-  CHECK(u[0] == "t.yaml: parallel.p=2: not implemented in this build (supported: 1)");
-  CHECK(u[1] == "t.yaml: parallel.c=2: not implemented in this build (supported: 1)");
+  const auto u = unsupported_features(d);  // tensor and pipeline parallelism and recomputation run
+  REQUIRE(u.size() == 1);
+  CHECK(u[0] == "t.yaml: parallel.c=2: not implemented in this build (supported: 1)");
+  // ZeRO 3 runs with a pipeline too.
+  CHECK(unsupported_features(parse_deck("parallel:\n  p: 2\n  zero: 3\n", "t.yaml")).empty());
   CHECK(unsupported_features(load_deck(kDir + "tiny.yaml")).empty());
 }
 
@@ -118,6 +119,14 @@ TEST_CASE("rules across fields are checked beside other problems and blame where
   const std::string f = error_of("", {"model.heads=5", "model.d_model=x"});
   CHECK_THAT(f, Contains("command line: model.d_model: expected an integer"));
   CHECK_THAT(f, !Contains("must divide"));
+}
+
+TEST_CASE("sizes the kernels cannot index are refused", "[deck]") {
+  // Issue 14 item 9: token rows are 32-bit indices.
+  CHECK_THAT(error_of("", {"model.seq=1048576", "train.micro_batch=4096"}),
+             Contains("command line: train.micro_batch: train.micro_batch x model.seq must be at most 2^31-1 tokens "
+                      "per micro-batch, got 4294967296"));
+  CHECK(error_of("", {"model.seq=1048576", "train.micro_batch=2047"}) == "(no error)");
 }
 
 TEST_CASE("quoted input is truncated and its non-printable bytes escaped", "[deck]") {

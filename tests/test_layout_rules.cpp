@@ -39,6 +39,11 @@ TEST_CASE("each layout rule names its field, value and what it must divide", "[g
   CHECK(grid::layout_problems(parse_deck(kModel + "parallel:\n  p: 3\n  virtual_stages: 2\n", "l.yaml"), 3).empty());
   CHECK(only_problem(kModel + "parallel:\n  virtual_stages: 2\n", 1) ==
         "l.yaml: parallel.virtual_stages=2: interleaving needs parallel.p > 1");
+  // The interleaved schedule needs chunks to interleave, and micro-batches in groups of p.
+  CHECK(only_problem(kModel + "parallel:\n  p: 2\n  schedule: interleaved\ntrain:\n  accumulation: 2\n", 2) ==
+        "l.yaml: parallel.schedule=interleaved needs parallel.virtual_stages > 1 (got 1)");
+  CHECK(only_problem(kModel + "parallel:\n  p: 3\n  virtual_stages: 2\n  schedule: interleaved\ntrain:\n  accumulation: 4\n", 3) ==
+        "l.yaml: parallel.schedule=interleaved needs train.accumulation=4 (the micro-batches) divisible by parallel.p=3");
   CHECK(only_problem("model:\n  seq: 36\nparallel:\n  c: 4\n", 4) ==
         "l.yaml: parallel.c=4: 2*c=8 must divide model.seq=36");
   CHECK(only_problem(kModel + "parallel:\n  e: 2\n", 2) ==

@@ -131,6 +131,7 @@ const std::vector<Field>& schema() {
       int_field("parallel", "e", &Deck::parallel, &ParallelConfig::e, 1, 1 << 20, "expert-parallel degree"),
       int_field("parallel", "zero", &Deck::parallel, &ParallelConfig::zero, 0, 3, "ZeRO stage"),
       int_field("parallel", "virtual_stages", &Deck::parallel, &ParallelConfig::virtual_stages, 1, 1024, "interleaved pipeline chunks per stage"),
+      text_field("parallel", "schedule", &Deck::parallel, &ParallelConfig::schedule, {"1f1b", "gpipe", "interleaved"}, "pipeline schedule when p > 1: gpipe (all forwards, then all backwards), 1f1b (one forward, one backward after a warm-up), interleaved (1F1B over virtual_stages > 1 chunks per rank; needs train.accumulation divisible by p); micro-batches = train.accumulation"),
       int_field("parallel", "ranks_per_node", &Deck::parallel, &ParallelConfig::ranks_per_node, 0, 1 << 20, "ranks per node; 0 detects nodes, > 0 makes virtual nodes for testing"),
       text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"auto", "false", "true"}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),
       text_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {"true", "false"}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
@@ -167,6 +168,7 @@ const std::vector<Field>& schema() {
       text_field("checkpoint", "overwrite", &Deck::checkpoint, &CheckpointConfig::overwrite, {"false", "true"}, "let a fresh run (no resume) write into a checkpoint.dir that holds another run's checkpoints: same-step files are replaced and latest moves to this run; the other run's other files are never deleted"),
       int_field("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1 << 30, "steps between progress lines"),
       text_field("output", "report", &Deck::output, &OutputConfig::report, {}, "JSON report path; empty disables"),
+      text_field("output", "trace", &Deck::output, &OutputConfig::trace, {}, "Chrome trace-event JSON of every rank's pipeline schedule (the first steps), for Perfetto or chrome://tracing; empty disables"),
   };
   return fields;
 }
@@ -266,6 +268,11 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
   if (d.model.d_model % d.model.heads != 0)
     bad("model.heads", "must divide model.d_model=" + std::to_string(d.model.d_model) +
                            ", got " + std::to_string(d.model.heads));
+  // The kernels index a micro-batch's token rows with 32-bit integers (every larger
+  // size, such as heads x seq^2 of the attention scores, is 64-bit).
+  if (std::int64_t(d.train.micro_batch) * d.model.seq > std::numeric_limits<int>::max())
+    bad("train.micro_batch", "train.micro_batch x model.seq must be at most 2^31-1 tokens per micro-batch, got " +
+                                 std::to_string(std::int64_t(d.train.micro_batch) * d.model.seq));
   if (d.train.min_lr > d.train.lr)
     bad("train.min_lr", "must be at most train.lr=" + fmt_real(d.train.lr) + ", got " +
                             fmt_real(d.train.min_lr));
@@ -325,6 +332,8 @@ void apply(Deck& deck, const Field& f, const std::string& v, const std::string& 
 Deck default_deck() { return Deck{}; }
 
 namespace {
+std::string node_kind(const YAML::Node& n) { return n.IsMap() ? "map" : n.IsSequence() ? "list" : "null"; }
+
 // `empty_ok`: an empty text is the built-in default deck; a deck file must say something.
 Deck parse_deck_text(const std::string& text, const std::string& origin,
                      const std::vector<std::string>& overrides, bool empty_ok) {
@@ -337,7 +346,7 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(origin + ":" + std::to_string(e.mark.line + 1) +
-                     ": not valid YAML: " + e.msg);
+                     ": not valid YAML: " + printable(e.msg));  // yaml-cpp quotes the bad byte raw
   }
   if (!empty_ok && (!root.IsDefined() || root.IsNull()))
     throw InputError(origin + ": the deck is empty (expected a map of sections: " + sections_text() +
@@ -347,8 +356,12 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
       throw InputError(origin + ":1: a deck is a map of sections (" + sections_text() + ")");
     std::set<std::string> seen;
     for (const auto& sec : root) {
-      const std::string sname = sec.first.as<std::string>();
       const std::string at = origin + ":" + std::to_string(sec.first.Mark().line + 1);
+      if (!sec.first.IsScalar()) {  // "? [a, b]: ..." is YAML, not a deck
+        problems.push_back(at + ": expected a section name (" + sections_text() + "), got a " + node_kind(sec.first));
+        continue;
+      }
+      const std::string sname = sec.first.Scalar();
       if (!is_section(sname)) {
         problems.push_back(at + ": " + printable(sname) + ": unknown section (valid: " + sections_text() + ")");
         continue;
@@ -359,8 +372,13 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
         continue;
       }
       for (const auto& kv : sec.second) {
-        const std::string fname = kv.first.as<std::string>();
         const std::string fat = origin + ":" + std::to_string(kv.first.Mark().line + 1);
+        if (!kv.first.IsScalar()) {
+          problems.push_back(fat + ": " + sname + ": expected a field name (" + fields_of(sname) + "), got a " +
+                             node_kind(kv.first));
+          continue;
+        }
+        const std::string fname = kv.first.Scalar();
         const Field* f = find_field(sname, fname);
         if (!f) {
           problems.push_back(fat + ": " + sname + "." + printable(fname) + ": unknown field (valid in " +
@@ -373,8 +391,7 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
         }
         if (!kv.second.IsScalar()) {
           from.failed.insert(f->key());
-          problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) +
-                             ", got a " + (kv.second.IsMap() ? "map" : kv.second.IsSequence() ? "list" : "null"));
+          problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) + ", got a " + node_kind(kv.second));
           continue;
         }
         apply(deck, *f, kv.second.Scalar(), fat, problems, from);
@@ -459,13 +476,9 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  // Data (with ZeRO), tensor and expert parallelism are implemented; the other axes land later.
-  const char* axes[] = {"p", "c"};
-  const int degs[] = {d.parallel.p, d.parallel.c};
-  for (int i = 0; i < 2; ++i)
-    if (degs[i] != 1) no(std::string("parallel.") + axes[i], std::to_string(degs[i]), "1");
-  if (d.parallel.virtual_stages != 1)
-    no("parallel.virtual_stages", std::to_string(d.parallel.virtual_stages), "1");
+  // Data (with ZeRO), tensor, pipeline and expert parallelism are implemented; the
+  // context axis lands later.
+  if (d.parallel.c != 1) no("parallel.c", std::to_string(d.parallel.c), "1");
   // A fully recomputed MoE block would route, exchange and count its tokens twice.
   if (d.model.experts != 0 && d.train.recompute == "full")
     out.push_back(d.origin + ": train.recompute=full: not implemented with model.experts > 0 in this build "

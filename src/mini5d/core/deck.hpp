@@ -34,6 +34,7 @@ struct ParallelConfig {
   double bucket_mb = 25;                  // largest gradient all-reduce (ZeRO 0-1), MiB
   double collective_timeout_s = 600;      // a blocking collective that lasts longer ends the job; 0: never
   std::string sp = "true";                // sequence parallelism when t > 1
+  std::string schedule = "1f1b";          // pipeline schedule: gpipe | 1f1b | interleaved
   int ranks() const { return d * t * p * c * e; }
 };
 
@@ -77,6 +78,7 @@ struct CheckpointConfig {
 struct OutputConfig {
   int log_every = 10;
   std::string report = "mini5d-report.json";
+  std::string trace;  // Chrome trace-event JSON of the pipeline schedule (Perfetto); "" for none
 };
 
 struct Deck {

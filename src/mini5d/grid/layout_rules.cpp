@@ -35,6 +35,14 @@ std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
                       " must divide model.layers=" + std::to_string(m.layers));
   if (p.virtual_stages > 1 && p.p == 1)
     bad("virtual_stages", p.virtual_stages, "interleaving needs parallel.p > 1");
+  // Megatron's interleaved 1F1B cycles through the chunks in groups of p micro-batches.
+  if (p.schedule == "interleaved" && p.virtual_stages < 2)
+    out.push_back(deck.origin + ": parallel.schedule=interleaved needs parallel.virtual_stages > 1 (got " +
+                  std::to_string(p.virtual_stages) + ")");
+  if (p.schedule == "interleaved" && deck.train.accumulation % p.p != 0)
+    out.push_back(deck.origin + ": parallel.schedule=interleaved needs train.accumulation=" +
+                  std::to_string(deck.train.accumulation) + " (the micro-batches) divisible by parallel.p=" +
+                  std::to_string(p.p));
   // Zig-zag ring attention gives each context rank two chunks of the sequence.
   if (p.c > 1 && m.seq % (2 * p.c) != 0)
     bad("c", p.c, "2*c=" + std::to_string(2 * p.c) + " must divide model.seq=" + std::to_string(m.seq));

@@ -11,9 +11,9 @@ namespace mini5d::model {
 namespace k = mini5d::kernels;
 
 template <class S>
-Block<S>::Block(Context<S>& ctx, Alloc& kept, bool moe) {
+Block<S>::Block(Context<S>& ctx, Alloc& kept, bool moe, bool dense) {
   const Dims& d = ctx.dims;
-  if (ctx.recompute != Recompute::full) own_.allocate(kept, d, ctx.recompute == Recompute::none, !moe);
+  if (ctx.recompute != Recompute::full) own_.allocate(kept, d, ctx.recompute == Recompute::none, dense);
   if (moe) moe_ = std::make_unique<MoeLayer<S>>(ctx, kept);
   if (ctx.recompute == Recompute::selective) own_.attn.core = ctx.ws.core;
   own_.res3 = kept.mat<S>("mini5d::model::res3", d.rows, d.d_model);
@@ -34,7 +34,7 @@ void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in)
   k::accumulate<S>(a.res2, x_in);
   ctx.hooks->progress();  // lets a prefetched gather (ZeRO-3) advance
   k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
-  if (moe_)
+  if (w.moe.router_w.data())
     moe_->forward(ctx, w.moe, a.res3, a.ln2);
   else
     MlpLayer<S>::forward(ctx, a.mlp, w.mlp, a.res3, a.ln2);
@@ -47,7 +47,7 @@ void Block<S>::backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<
   auto& a = acts(ctx);
   auto& ws = ctx.ws;
   // MLP branch: res3 = res2 + mlp(ln2(res2)); dres holds dL/dres3.
-  if (moe_)
+  if (w.moe.router_w.data())
     moe_->backward(ctx, w.moe, g.moe, ws.dln, ws.dres, a.ln2);
   else
     MlpLayer<S>::backward(ctx, a.mlp, w.mlp, g.mlp, ws.dln, ws.dres, a.ln2);

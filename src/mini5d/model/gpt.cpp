@@ -113,16 +113,45 @@ void bind_views(const ParamLayout& layout, int unit, S* base, std::vector<BlockT
                 OuterTensors<S>& outer) {
   const auto& u = layout.units()[unit];
   const int layers = int(blocks.size());
-  if (unit == 0) {
+  if (u.global == 0) {
     outer.wte = mat_of(base, u.offset, layout.at("wte"));
     outer.wpe = mat_of(base, u.offset, layout.at("wpe"));
-  } else if (unit <= layers) {
-    blocks[unit - 1] = block_views(layout, base, u.offset, unit - 1);
+  } else if (u.global <= layers) {
+    blocks[u.global - 1] = block_views(layout, base, u.offset, u.global - 1);
   } else {
     outer.lnf_w = vec_of(base, u.offset, layout.at("lnf.weight"));
     outer.lnf_b = vec_of(base, u.offset, layout.at("lnf.bias"));
     outer.lm_head = mat_of(base, u.offset, layout.at("lm_head.weight"));
   }
+}
+
+// The chunks of a stage (the whole model when none are given), and the global units
+// they hold, in model order.
+std::vector<ChunkSpec> chunks_of(const ModelConfig& cfg, const StageSpec& st) {
+  if (!st.chunks.empty()) return st.chunks;
+  return {ChunkSpec{0, cfg.layers, true, true}};
+}
+
+}  // namespace
+
+std::vector<int> stage_units(const ModelConfig& cfg, const StageSpec& st) {
+  if (st.chunks.empty()) return {};
+  std::vector<int> u;
+  for (const auto& c : st.chunks) {
+    if (c.embedding) u.push_back(0);
+    for (int l = c.first_block; l < c.first_block + c.blocks; ++l) u.push_back(l + 1);
+    if (c.head) u.push_back(cfg.layers + 1);
+  }
+  std::sort(u.begin(), u.end());
+  return u;
+}
+
+namespace {
+int take(std::vector<int>& free, const char* what) {
+  if (free.empty()) throw std::logic_error(std::string("mini5d: no free ") + what + " activation set (pipeline slots)");
+  const int i = free.back();
+  free.pop_back();
+  return i;
 }
 }  // namespace
 
@@ -130,10 +159,11 @@ template <class S>
 Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel par)
     : cfg_(cfg),
       batch_(micro_batch),
-      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, par.ep ? par.ep->size() : 1,
-              par.ep ? par.ep->rank() : 0),
+      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, stage_units(cfg, par.stage),
+              par.ep ? par.ep->size() : 1, par.ep ? par.ep->rank() : 0),
       pw_(cfg.layers),
-      gw_(cfg.layers) {
+      gw_(cfg.layers),
+      chunks_(chunks_of(cfg, par.stage)) {
   tp::TpComm* tpc = par.tp ? par.tp : &single_;
   const int t = tpc->size();
   ctx_.dims = dims_of(cfg, micro_batch, t, tpc->rank(), par.sp);
@@ -166,12 +196,32 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
   Alloc kept, work;
   ctx_.ws = make_workspace<S>(work, ctx_.dims, ctx_.region.sequence_split(), ctx_.recompute);
   ctx_.region.gathered = ctx_.ws.gathered;
-  embedding_ = std::make_unique<EmbeddingLayer<S>>(ctx_, kept);
-  blocks_.reserve(std::size_t(cfg.layers));
-  for (int l = 0; l < cfg.layers; ++l) blocks_.emplace_back(ctx_, kept, is_moe_block(cfg, l));
-  head_ = std::make_unique<HeadLayer<S>>(ctx_, kept, work);
-  inputs_ = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace>("mini5d::model::inputs", ctx_.dims.tokens);
-  work.bytes += std::int64_t(ctx_.dims.tokens) * std::int64_t(sizeof(int));
+  // As many activation sets as micro-batches in flight (one of each without a pipeline).
+  bool any_embedding = false, any_head = false;
+  int most_blocks = 0;
+  for (const auto& c : chunks_) {
+    any_embedding = any_embedding || c.embedding;
+    any_head = any_head || c.head;
+    most_blocks = std::max(most_blocks, c.blocks);
+  }
+  const int n_blocks = par.stage.block_slots > 0 ? par.stage.block_slots : most_blocks;
+  for (int i = 0; any_embedding && i < par.stage.embedding_slots; ++i) {
+    embeddings_.push_back(std::make_unique<EmbeddingLayer<S>>(ctx_, kept));
+    tokens_.emplace_back("mini5d::model::inputs", ctx_.dims.tokens);
+    work.bytes += std::int64_t(ctx_.dims.tokens) * std::int64_t(sizeof(int));
+  }
+  blocks_.reserve(std::size_t(n_blocks));
+  // An activation set serves any block: it keeps an MoE layer's buffers if the model
+  // has MoE blocks, and the dense MLP's if it has dense ones.
+  bool any_moe = false, any_dense = false;
+  for (int l = 0; l < cfg.layers; ++l) (is_moe_block(cfg, l) ? any_moe : any_dense) = true;
+  for (int i = 0; i < n_blocks; ++i) blocks_.emplace_back(ctx_, kept, any_moe, any_dense);
+  for (int i = 0; any_head && i < par.stage.head_slots; ++i)
+    heads_.push_back(std::make_unique<HeadLayer<S>>(ctx_, kept, work));
+  // Taken from the back: set 0 first.
+  for (int i = int(embeddings_.size()) - 1; i >= 0; --i) free_embeddings_.push_back(i);
+  for (int i = n_blocks - 1; i >= 0; --i) free_blocks_.push_back(i);
+  for (int i = int(heads_.size()) - 1; i >= 0; --i) free_heads_.push_back(i);
   acts_mem_ = mem::Charge(mem::Category::activations, kept.bytes);
   work_mem_ = mem::Charge(mem::Category::workspace, work.bytes);
 }
@@ -239,44 +289,109 @@ void Gpt<S>::zero_grads() {
 
 template <class S>
 double Gpt<S>::forward(CTokU inputs, CTokU targets, S grad_scale) {
-  const int head = cfg_.layers + 1;
+  if (chunks_.size() != 1 || !chunks_[0].embedding || !chunks_[0].head)
+    throw std::logic_error("mini5d: Gpt::forward on a pipeline stage (use forward_chunk)");
+  return forward_chunk(0, 0, inputs, CMatU<S>(), targets, grad_scale);
+}
+
+template <class S>
+void Gpt<S>::backward() {
+  backward_chunk(0, 0, CMatU<S>());
+}
+
+template <class S>
+double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTokU targets, S grad_scale) {
+  const ChunkSpec& c = chunks_.at(std::size_t(chunk));
   UnitHooks& h = *ctx_.hooks;
   ctx_.grad_scale = double(grad_scale);
   const double aux_before = ctx_.moe_stats.aux;
-  Kokkos::deep_copy(inputs_, inputs);
-  h.before_forward(0);
-  embedding_->forward(ctx_, po_, inputs_);
-  h.after_forward(0);
-  CMatU<S> x = embedding_->out();
-  for (int l = 0; l < cfg_.layers; ++l) {
-    h.before_forward(l + 1);
-    blocks_[std::size_t(l)].forward(ctx_, pw_[std::size_t(l)], x);
-    x = blocks_[std::size_t(l)].out();
-    h.after_forward(l + 1);
+  auto local = [&](int global) { return layout_.local_unit(global); };
+  // A forward again without its backward (finite differences, evaluation) reuses the sets.
+  if (const auto was = in_flight_.find({chunk, mb}); was != in_flight_.end()) {
+    if (was->second.embedding >= 0) free_embeddings_.push_back(was->second.embedding);
+    for (int b : was->second.blocks) free_blocks_.push_back(b);
+    if (was->second.head >= 0) free_heads_.push_back(was->second.head);
+    in_flight_.erase(was);
   }
-  h.before_forward(head);
-  const double loss = head_->forward(ctx_, po_, x, targets, grad_scale);
-  h.after_forward(head);
+  InFlight f;
+  f.x_in = x_in;
+  CMatU<S> x = x_in;
+  if (c.embedding) {
+    f.embedding = take(free_embeddings_, "embedding");
+    auto tokens = tokens_[std::size_t(f.embedding)];
+    Kokkos::deep_copy(tokens, inputs);
+    h.before_forward(local(0));
+    embeddings_[std::size_t(f.embedding)]->forward(ctx_, po_, tokens);
+    h.after_forward(local(0));
+    x = embeddings_[std::size_t(f.embedding)]->out();
+  }
+  for (int l = c.first_block; l < c.first_block + c.blocks; ++l) {
+    const int b = take(free_blocks_, "block");
+    f.blocks.push_back(b);
+    h.before_forward(local(l + 1));
+    blocks_[std::size_t(b)].forward(ctx_, pw_[std::size_t(l)], x);
+    x = blocks_[std::size_t(b)].out();
+    h.after_forward(local(l + 1));
+  }
+  double loss = 0;
+  if (c.head) {
+    f.head = take(free_heads_, "head");
+    const int u = local(cfg_.layers + 1);
+    h.before_forward(u);
+    loss = heads_[std::size_t(f.head)]->forward(ctx_, po_, x, targets, grad_scale);
+    h.after_forward(u);
+  }
+  in_flight_[{chunk, mb}] = std::move(f);
   last_aux_ = ctx_.moe_stats.aux - aux_before;
   return loss;
 }
 
 template <class S>
-void Gpt<S>::backward() {
-  const int head = cfg_.layers + 1;
+CMatU<S> Gpt<S>::chunk_output(int chunk, int mb) const {
+  const auto& f = in_flight_.at({chunk, mb});
+  if (!f.blocks.empty()) return blocks_[std::size_t(f.blocks.back())].out();
+  if (f.embedding >= 0) return embeddings_[std::size_t(f.embedding)]->out();
+  return f.x_in;
+}
+
+template <class S>
+CMatU<S> Gpt<S>::backward_chunk(int chunk, int mb, CMatU<S> dy) {
+  const ChunkSpec& c = chunks_.at(std::size_t(chunk));
+  const auto it = in_flight_.find({chunk, mb});
+  if (it == in_flight_.end()) throw std::logic_error("mini5d: backward of a micro-batch with no forward");
+  const InFlight f = std::move(it->second);
+  in_flight_.erase(it);
   UnitHooks& h = *ctx_.hooks;
-  auto input_of = [&](int l) { return l == 0 ? embedding_->out() : blocks_[std::size_t(l - 1)].out(); };
-  h.before_backward(head);
-  head_->backward(ctx_, po_, go_, input_of(cfg_.layers));
-  h.after_backward(head);
-  for (int l = cfg_.layers - 1; l >= 0; --l) {
-    h.before_backward(l + 1);
-    blocks_[std::size_t(l)].backward(ctx_, pw_[std::size_t(l)], gw_[std::size_t(l)], input_of(l));
-    h.after_backward(l + 1);
+  auto local = [&](int global) { return layout_.local_unit(global); };
+  // The input of the chunk's i-th block (i = blocks: the head's input).
+  auto input_of = [&](int i) -> CMatU<S> {
+    if (i > 0) return blocks_[std::size_t(f.blocks[std::size_t(i - 1)])].out();
+    return f.embedding >= 0 ? embeddings_[std::size_t(f.embedding)]->out() : f.x_in;
+  };
+  if (c.head) {
+    const int u = local(cfg_.layers + 1);
+    h.before_backward(u);
+    heads_[std::size_t(f.head)]->backward(ctx_, po_, go_, input_of(c.blocks));
+    h.after_backward(u);
+    free_heads_.push_back(f.head);
+  } else {
+    Kokkos::deep_copy(ctx_.ws.dres, dy);
   }
-  h.before_backward(0);
-  embedding_->backward(ctx_, go_, ctx_.ws.dres, inputs_);
-  h.after_backward(0);
+  for (int i = c.blocks - 1; i >= 0; --i) {
+    const int l = c.first_block + i;
+    h.before_backward(local(l + 1));
+    blocks_[std::size_t(f.blocks[std::size_t(i)])].backward(ctx_, pw_[std::size_t(l)], gw_[std::size_t(l)], input_of(i));
+    h.after_backward(local(l + 1));
+  }
+  for (int b : f.blocks) free_blocks_.push_back(b);
+  if (c.embedding) {
+    h.before_backward(local(0));
+    embeddings_[std::size_t(f.embedding)]->backward(ctx_, go_, ctx_.ws.dres, tokens_[std::size_t(f.embedding)]);
+    h.after_backward(local(0));
+    free_embeddings_.push_back(f.embedding);
+    return CMatU<S>();
+  }
+  return ctx_.ws.dres;
 }
 
 template class Gpt<float>;

@@ -5,11 +5,16 @@
 // vocab-parallel cross-entropy). Each unit is also a ZeRO unit of the flat parameter
 // buffers laid out by ParamLayout. Under tensor parallelism every rank holds its part
 // of each layer and the layers call the TP layer (parallel/tp), never MPI; at t = 1
-// the same code runs the whole model on one rank.
+// the same code runs the whole model on one rank. Under pipeline parallelism a rank
+// holds a stage: chunks of consecutive units (StageSpec), whose forward and backward the
+// pipeline executor calls per micro-batch, each micro-batch in flight with its own set
+// of activations; the parameter layout then holds only the stage's units.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mini5d/core/deck.hpp"
@@ -30,15 +35,37 @@ template <class S>
 void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst,
                       std::int64_t begin, std::int64_t end);
 
+// A chunk of consecutive units a pipeline rank runs as one (DESIGN.md §5.1): blocks
+// [first_block, first_block + blocks), after the embeddings and before the head if it
+// holds them.
+struct ChunkSpec {
+  int first_block = 0, blocks = 0;
+  bool embedding = false, head = false;
+};
+
+// What a pipeline rank holds: its chunks (local chunk j is virtual stage j*p + rank),
+// and how many micro-batches' activations it keeps at once: block_slots sets of one
+// block's activations shared by every chunk (all blocks have the same shape), and
+// embedding_slots / head_slots for the chunks with those units. Empty chunks: the
+// whole model as one chunk, one set of each (no pipeline).
+struct StageSpec {
+  std::vector<ChunkSpec> chunks;
+  int block_slots = 0, embedding_slots = 1, head_slots = 1;  // block_slots 0: one per layer of the chunk
+};
+
+// The global units (ParamLayout's Unit::global) a stage's chunks hold, ascending; empty
+// for no chunks (the whole model).
+std::vector<int> stage_units(const ModelConfig& cfg, const StageSpec& st);
+
 // How this rank's model is split: the tensor-parallel group (none: t = 1), sequence
-// parallelism, and activation recomputation.
-// How this rank's model is split: the tensor-parallel group (none: t = 1), sequence
-// parallelism, activation recomputation, and the expert-parallel group (e x t; none:
-// every expert on this rank) with the MoE settings the deck's model does not carry.
+// parallelism, activation recomputation, the pipeline stage it holds, and the
+// expert-parallel group (e x t; none: every expert on this rank) with the MoE settings
+// the deck's model does not carry.
 struct ModelParallel {
   tp::TpComm* tp = nullptr;
   bool sp = false;
   Recompute recompute = Recompute::none;
+  StageSpec stage = {};
   ep::EpComm* ep = nullptr;
   double aux_loss_coef = 0;  // train.aux_loss_coef
 };
@@ -81,6 +108,20 @@ class Gpt {
   double last_aux_loss() const { return last_aux_; }
   const Block<S>& block(int l) const { return blocks_[std::size_t(l)]; }
 
+  // Pipeline parallelism: forward of micro-batch `mb` on local chunk `chunk`, from the
+  // token ids (the chunk with the embeddings) or from x_in, the previous chunk's output
+  // ([rows, d_model], which the caller keeps until backward_chunk). Returns the summed
+  // token loss on the chunk with the head, else 0. The chunk keeps its activations
+  // until backward_chunk(chunk, mb).                    collective over the t group
+  double forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTokU targets, S grad_scale);
+  // The output of a forward not yet backpropagated (chunks without the head).
+  CMatU<S> chunk_output(int chunk, int mb) const;
+  // Backward of micro-batch `mb` on `chunk`; dy = dL/d(chunk_output) (ignored by the
+  // chunk with the head). Returns dL/d(x_in) for a chunk without the embeddings, in a
+  // shared buffer valid until the next backward.        collective over the t group
+  CMatU<S> backward_chunk(int chunk, int mb, CMatU<S> dy);
+  const std::vector<ChunkSpec>& chunks() const { return chunks_; }
+
   // Points unit `unit`'s parameter (or gradient) tensors at storage whose first
   // element is the unit's first; nullptr leaves that side as it is.
   void bind_unit(int unit, S* params_base, S* grads_base);
@@ -102,10 +143,21 @@ class Gpt {
   mem::Charge params_mem_, grads_mem_, acts_mem_, work_mem_;
   std::vector<BlockTensors<S>> pw_, gw_;  // parameter / gradient views per block
   OuterTensors<S> po_, go_;
-  std::unique_ptr<EmbeddingLayer<S>> embedding_;
+  std::vector<ChunkSpec> chunks_;
+  // Pools of layer objects (each holds one micro-batch's activations of its unit),
+  // taken by a forward and given back by its backward; the token ids stay with the
+  // embeddings' set (their backward reads them).
+  std::vector<std::unique_ptr<EmbeddingLayer<S>>> embeddings_;
+  std::vector<Kokkos::View<int*, Kokkos::LayoutRight, MemSpace>> tokens_;
   std::vector<Block<S>> blocks_;
-  std::unique_ptr<HeadLayer<S>> head_;
-  Kokkos::View<int*, Kokkos::LayoutRight, MemSpace> inputs_;
+  std::vector<std::unique_ptr<HeadLayer<S>>> heads_;
+  std::vector<int> free_embeddings_, free_blocks_, free_heads_;
+  struct InFlight {
+    int embedding = -1, head = -1;
+    std::vector<int> blocks;
+    CMatU<S> x_in;
+  };
+  std::map<std::pair<int, int>, InFlight> in_flight_;  // (chunk, micro-batch)
 };
 
 }  // namespace mini5d::model

@@ -11,9 +11,9 @@ bool is_moe_block(const ModelConfig& m, int layer) {
   return m.experts > 0 && (layer + 1) % std::max(1, m.moe_every) == 0;
 }
 
-ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, int ep_size, int ep_rank)
-    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank), top_k_(m.top_k),
-      experts_(m.experts) {
+ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned, int ep_size,
+                         int ep_rank)
+    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank) {
   const std::int64_t V = m.vocab, D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with
@@ -53,12 +53,46 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, int ep_
   add("lnf.bias", {D}, Split::none, Init::Zeros, 0, false, false);
   add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
   close_unit("head");
+  for (const auto& t : tensors_) {
+    // An expert's weights act on the top_k / E of the tokens routed to it: per token,
+    // top_k experts' worth of them take part (the "active" parameters).
+    if (t.in_matmul) matmul_params_ += t.expert ? t.global_size() / m.experts * m.top_k : t.global_size();
+    global_total_ += t.global_size();
+  }
+  local_of_.assign(units_.size(), -1);
+  if (owned.empty()) {
+    for (int u = 0; u < int(units_.size()); ++u) local_of_[std::size_t(u)] = u;
+    return;
+  }
+  // A pipeline rank: keep only its units' tensors, packed in model order.
+  std::vector<TensorSpec> kept;
+  std::vector<Unit> kept_units;
+  std::int64_t at = 0;
+  for (int g : owned) {
+    const Unit u = units_.at(std::size_t(g));
+    Unit k{u.name, at, u.size, g, u.expert_begin};
+    for (const auto& t : tensors_)
+      if (t.offset >= u.offset && t.offset < u.offset + u.size) {
+        kept.push_back(t);
+        kept.back().offset = at + (t.offset - u.offset);
+      }
+    at += u.size;
+    local_of_[std::size_t(g)] = int(kept_units.size());
+    kept_units.push_back(k);
+  }
+  tensors_ = std::move(kept);
+  units_ = std::move(kept_units);
+  total_ = at;
+}
+
+int ParamLayout::local_unit(int global) const {
+  return global >= 0 && global < int(local_of_.size()) ? local_of_[std::size_t(global)] : -1;
 }
 
 void ParamLayout::close_unit(const std::string& name) {
   const std::int64_t begin = units_.empty() ? 0 : units_.back().offset + units_.back().size;
   const std::int64_t size = total_ - begin;
-  units_.push_back({name, begin, size, expert_begin_ < 0 ? size : expert_begin_ - begin});
+  units_.push_back({name, begin, size, int(units_.size()), expert_begin_ < 0 ? size : expert_begin_ - begin});
   expert_begin_ = -1;
 }
 
@@ -131,25 +165,10 @@ const TensorSpec* ParamLayout::find(const std::string& name) const {
   return nullptr;
 }
 
-std::int64_t ParamLayout::matmul_params() const {
-  // An expert's weights act on the top_k / E of the tokens routed to it: per token,
-  // top_k experts' worth of them take part (the "active" parameters).
-  std::int64_t n = 0;
-  for (const auto& t : tensors_)
-    if (t.in_matmul) n += t.expert ? t.global_size() / experts_ * top_k_ : t.global_size();
-  return n;
-}
-
 std::int64_t ParamLayout::expert_total() const {
   std::int64_t n = 0;
   for (const auto& t : tensors_)
     if (t.expert) n += t.size();
-  return n;
-}
-
-std::int64_t ParamLayout::global_total() const {
-  std::int64_t n = 0;
-  for (const auto& t : tensors_) n += t.global_size();
   return n;
 }
 

@@ -70,6 +70,7 @@ void append_part_blocks(const TensorSpec& t, std::int64_t begin, std::int64_t en
 struct Unit {
   std::string name;  // "embeddings", "blocks.3", "head"
   std::int64_t offset = 0, size = 0;
+  int global = 0;    // index in the whole model: 0 embeddings, 1 + l block l, layers + 1 head
   // Unit-local offset where the unit's expert tensors begin (they come last); == size
   // when it has none. ZeRO shards [0, expert_begin) over the dense-gradient group and
   // [expert_begin, size) over the expert-gradient group.
@@ -84,19 +85,24 @@ bool is_moe_block(const ModelConfig& m, int layer);
 
 class ParamLayout {
  public:
-  // The part of the model tensor-parallel rank tp_rank of tp_size holds; expert tensors
-  // ([E, ...]) are split by experts over the expert-parallel group (e x t) instead:
-  // rank ep_rank of ep_size holds experts ep_rank*E/ep_size .. .
-  explicit ParamLayout(const ModelConfig& m, int tp_size = 1, int tp_rank = 0, int ep_size = 1, int ep_rank = 0);
+  // The part of the model tensor-parallel rank tp_rank of tp_size holds. `owned`: the
+  // global units (Unit::global, ascending) a pipeline rank holds; empty for all. The
+  // flat buffer, tensors() and units() then cover only those units, in model order.
+  // Expert tensors ([E, ...]) are split by experts over the expert-parallel group
+  // (e x t) instead: rank ep_rank of ep_size holds experts ep_rank*E/ep_size .. .
+  explicit ParamLayout(const ModelConfig& m, int tp_size = 1, int tp_rank = 0, std::vector<int> owned = {},
+                       int ep_size = 1, int ep_rank = 0);
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
   const TensorSpec& at(const std::string& name) const;
   const TensorSpec* find(const std::string& name) const;  // nullptr if none
   std::int64_t total() const { return total_; }  // elements of this rank's flat buffer
   // Parameters of the whole (logical) model that take part in matrix products (the N of
-  // 6*N*tokens).
-  std::int64_t matmul_params() const;
+  // 6*N*tokens), whatever units this rank owns.
+  std::int64_t matmul_params() const { return matmul_params_; }
   // Elements of the whole logical model.
-  std::int64_t global_total() const;
+  std::int64_t global_total() const { return global_total_; }
+  // This rank's index of global unit g in units(), or -1 if it does not hold it.
+  int local_unit(int global) const;
   const std::vector<Unit>& units() const { return units_; }
   int tp_size() const { return tp_size_; }
   int tp_rank() const { return tp_rank_; }
@@ -112,9 +118,9 @@ class ParamLayout {
   void close_unit(const std::string& name);
   std::vector<TensorSpec> tensors_;
   std::vector<Unit> units_;
-  std::int64_t total_ = 0;
+  std::int64_t total_ = 0, matmul_params_ = 0, global_total_ = 0;
   int tp_size_ = 1, tp_rank_ = 0, ep_size_ = 1, ep_rank_ = 0;
-  int top_k_ = 1, experts_ = 0;
+  std::vector<int> local_of_;  // [global unit] -> index in units_, or -1
   std::int64_t expert_begin_ = -1;  // flat offset of the open unit's first expert tensor
 };
 

@@ -86,7 +86,9 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
     }
     const int n_units = part_.units();
     for (int u = 0; u < n_units; ++u) uses_.push_back(u);       // forward
-    for (int u = n_units - 1; u >= 1; --u) uses_.push_back(u);  // backward: head, blocks
+    // Backward: head, blocks (not the embeddings; a pipeline stage without them from its unit 0).
+    const int last_used = layout.units().front().global == 0 ? 1 : 0;
+    for (int u = n_units - 1; u >= last_used; --u) uses_.push_back(u);
     // (The embeddings' backward reads no weights; the head and the last block are still
     // in the two buffers when their backward comes, and are not gathered again.)
     const auto& units = layout.units();
@@ -174,7 +176,7 @@ void ZeroOptimizer::before_forward(int unit) {
 
 void ZeroOptimizer::before_backward(int unit) {
   // The embeddings' backward reads no weights, only the token ids.
-  if (stage_ >= 3 && unit != 0) need_weights(unit);
+  if (stage_ >= 3 && model_.layout().units()[unit].global != 0) need_weights(unit);
   if (stage_ >= 2) {
     Slot& s = slots_[next_slot_];
     drain(s);
@@ -261,7 +263,9 @@ double ZeroOptimizer::grad_norm() {
   if (tp_) tp_->allreduce_host(&sharded, 1);
   // Each rank of the expert-parallel group (e x t) holds other experts.
   if (ep_) ep_->allreduce_host(&ess, 1);
-  return std::sqrt(sharded + ss[1] + ess);
+  double total = sharded + ss[1] + ess;
+  if (pp_ && pp_->size() > 1) pp_->allreduce_host(&total, 1);  // every stage's units
+  return std::sqrt(total);
 }
 
 void ZeroOptimizer::clip(double norm, double max_norm) { clip_by_global_norm<float>(grad_buffer(), norm, max_norm); }

@@ -59,6 +59,9 @@ class ZeroOptimizer : public model::UnitHooks {
   ~ZeroOptimizer() override;
 
   int stage() const { return stage_; }
+  // Pipeline parallelism: each pipeline rank holds other units, so the global norm adds
+  // the squares over the p group too (nullptr: no pipeline).
+  void set_pipeline_group(comm::Communicator* pp) { pp_ = pp; }
   // Stage 3: unit gathers started ahead of their use (prefetched) and on demand.
   long prefetched_gathers() const { return prefetched_; }
   long blocking_gathers() const { return blocking_; }
@@ -109,6 +112,7 @@ class ZeroOptimizer : public model::UnitHooks {
   model::Gpt<float>& model_;
   int stage_;
   tp::TpComm* tp_;
+  comm::Communicator* pp_ = nullptr;
   std::vector<Span> replicated_;  // replicated tensors in grad_buffer() (tensor parallelism)
   std::vector<Span> experts_;     // expert tensors in grad_buffer()
   ep::EpComm* ep_;

@@ -80,6 +80,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
     sl.d = sl.t = sl.p = sl.c = sl.e = 1;
     sl.zero = 0;
     sl.virtual_stages = 1;
+    sl.schedule = Schedule::one_f_one_b;
     sl.micro_batch = std::min(l.micro_batch, 4);
     sl.accumulation = std::min(l.accumulation, 2);
   }
@@ -100,6 +101,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
                            {"e", std::to_string(sl.e)},
                            {"zero", std::to_string(sl.zero)},
                            {"virtual_stages", std::to_string(sl.virtual_stages)},
+                           {"schedule", to_string(sl.schedule)},
                            {"ranks_per_node", std::to_string(scale_down ? 1 : cl.devices_per_node)}};
   for (const auto& [k, v] : par) os << "  " << k << ": " << v << "\n";
   if (scale_down)

@@ -95,6 +95,16 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "") << ", recompute "
      << d.train.recompute << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
+  if (const Pipeline* pl = tr.pipeline()) {
+    // Rank 0's stage: its chunks (virtual stages) and units.
+    const auto& sp = pl->spec();
+    os << "  pipeline: " << pp::to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
+       << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; stage 0 holds";
+    for (const auto& c : tr.model().chunks())
+      os << " [" << (c.embedding ? "embeddings, " : "") << "blocks " << c.first_block << ".."
+         << c.first_block + c.blocks - 1 << (c.head ? ", head" : "") << "]";
+    os << "\n";
+  }
 }
 
 void print_step(std::ostream& os, const StepStats& st, long total_steps) {
@@ -188,6 +198,20 @@ void print_summary(std::ostream& os, const Trainer& tr) {
     os << "], imbalance (max/mean) mean " << fmt("%.3f", imb_sum / double(h.size())) << " worst " << fmt("%.3f", imb_max)
        << ", dropped " << fmt("%.0f", dropped) << ", final aux loss " << fmt("%.6f", h.back().aux_loss) << "\n";
   }
+  if (const auto& ps = tr.pipeline_summary(); !ps.empty()) {
+    // One line per pipeline stage (the ranks at d = c = e = t = 0).
+    const auto& pl = tr.deck().parallel;
+    os << "pipeline (" << pl.schedule << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
+       << tr.deck().train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
+       << "formula; micro-batches in flight / planner; activations / planner\n";
+    for (const auto& r : ps) {
+      if (r.coords[0] || r.coords[2] || r.coords[3] || r.coords[4]) continue;
+      os << "  stage " << r.coords[1] << " (rank " << r.rank << "): bubble " << fmt("%.3f", r.bubble) << " / "
+         << fmt("%.3f", r.formula) << ", in flight " << fmt("%.2f", r.in_flight) << " / "
+         << fmt("%.2f", r.predicted_in_flight) << ", activations " << mib(r.activations) << " / "
+         << mib(r.predicted_activations) << "\n";
+    }
+  }
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
@@ -255,7 +279,16 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << jnum(tr.measured_activation_memory().workspace) << "}, \"expert_params_predicted\": "
     << jnum(tr.predicted_expert_params()) << ", \"expert_params_measured\": " << jnum(tr.measured_expert_params())
     << "},\n"
-    << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
+    << "  \"pipeline\": [";
+  // Every rank's pipeline figures (empty without a pipeline): measured beside predicted.
+  for (std::size_t i = 0; i < tr.pipeline_summary().size(); ++i) {
+    const auto& r = tr.pipeline_summary()[i];
+    o << (i ? ", " : "") << "{\"rank\": " << r.rank << ", \"stage\": " << r.coords[1] << ", \"bubble\": "
+      << jnum(r.bubble) << ", \"bubble_formula\": " << jnum(r.formula) << ", \"in_flight\": " << jnum(r.in_flight)
+      << ", \"in_flight_predicted\": " << jnum(r.predicted_in_flight) << ", \"activations\": "
+      << jnum(r.activations) << ", \"activations_predicted\": " << jnum(r.predicted_activations) << "}";
+  }
+  o << "],\n  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
     << ",\n  \"valid\": " << (fom_valid(tr) ? "true" : "false") << ", \"skipped_steps\": " << tr.skipped_steps()
     << ", \"halted\": " << (tr.halt_reason().empty() ? std::string("null") : jstr(tr.halt_reason()))
     << ",\n  \"stopped_by_signal\": " << tr.stopped_by()

@@ -70,6 +70,9 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   expert_dp_ = std::make_unique<comm::Communicator>(grid_->expert_grad(), "dp_expert", transport);
   expert_ = std::make_unique<comm::Communicator>(grid_->expert_parallel(), "ep", transport);
   ep_ = std::make_unique<ep::EpComm>(*expert_);
+  pipe_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::p), "pp", transport);
+  // A pipeline runs the step when p > 1, and at p = 1 when a trace of it is asked for.
+  const bool pipelined = deck_.parallel.p > 1 || !deck_.output.trace.empty();
   // Agreed: a data file missing or unreadable on one node fails there only.
   checkpoint::detail::agreed(grid_->cart().get(), [&] {
     source_ = data::make_source(deck_);
@@ -79,14 +82,22 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   });
   const int stage = deck_.parallel.zero;
   refuse_if_memory_short();
-  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute),
-                          ep_.get(), deck_.train.aux_loss_coef};
+  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
+  if (pipelined) mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
+  mp.ep = ep_.get();
+  mp.aux_loss_coef = deck_.train.aux_loss_coef;
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
                                                optim::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
   zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get(),
                                                  expert_dp_.get(), ep_.get());
+  if (pipelined) {
+    zero_->set_pipeline_group(pipe_.get());
+    pipeline_ = std::make_unique<Pipeline>(deck_, *pipe_, *model_, *zero_, *source_, grid_->data_index(),
+                                           grid_->data_shards());
+    pipeline_->keep_timelines(!deck_.output.trace.empty());
+  }
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
   const int n = deck_.train.micro_batch * deck_.model.seq;
   h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);
@@ -104,7 +115,11 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
 void Trainer::refuse_if_memory_short() {
   MemoryNeed need;
   // The header's predictions, from the deck alone: nothing is allocated yet.
+  // (A pipeline rank holds only its stage's units.)
   const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t),
+                                  deck_.parallel.p > 1 ? model::stage_units(deck_.model, pipeline_stage(
+                                                                              deck_, grid_->coord(grid::Axis::p)))
+                                                       : std::vector<int>{},
                                   expert_->size(), expert_->rank());
   // Dense tensors sharded over the dense-gradient group, experts over the expert one.
   const double experts = double(layout.expert_total());
@@ -152,6 +167,19 @@ ActivationMemory Trainer::predicted_activation_memory() const {
   s.sp = deck_.parallel.sp == "true" && s.t > 1;
   plan::Recompute r = plan::Recompute::none;
   plan::parse_recompute(deck_.train.recompute, r);
+  if (deck_.parallel.p > 1) {
+    // The stage's layers, its embeddings or head, times the micro-batches in flight.
+    const int p = deck_.parallel.p, stage = grid_->coord(grid::Axis::p);
+    plan::Schedule sch = plan::Schedule::one_f_one_b;
+    if (deck_.parallel.schedule == "gpipe") sch = plan::Schedule::gpipe;
+    if (deck_.parallel.schedule == "interleaved") sch = plan::Schedule::interleaved;
+    double per_mb = double(m.layers / p) * plan::block_activation_bytes(s, r);
+    if (stage == 0) per_mb += plan::embedding_activation_bytes(s);
+    if (stage == p - 1) per_mb += plan::head_activation_bytes(s);
+    return {per_mb * plan::in_flight_microbatches(sch, p, deck_.train.accumulation, deck_.parallel.virtual_stages,
+                                                  stage),
+            plan::workspace_bytes(s, r)};
+  }
   return {m.layers * plan::block_activation_bytes(s, r) + plan::embedding_activation_bytes(s) +
               plan::head_activation_bytes(s),
           plan::workspace_bytes(s, r)};
@@ -165,8 +193,9 @@ double Trainer::predicted_expert_params() const {
   md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
   plan::Layout l;
   l.d = deck_.parallel.d, l.t = deck_.parallel.t, l.e = deck_.parallel.e, l.c = deck_.parallel.c;
-  int moe_blocks = 0;
-  for (int b = 0; b < m.layers; ++b) moe_blocks += model::is_moe_block(m, b) ? 1 : 0;
+  int moe_blocks = 0;  // of this pipeline stage's units
+  for (const auto& u : model_->layout().units())
+    if (u.global >= 1 && u.global <= m.layers && model::is_moe_block(m, u.global - 1)) ++moe_blocks;
   return moe_blocks * plan::block_params(md, l).expert;
 }
 
@@ -200,7 +229,14 @@ StepStats Trainer::step(long s) {
   zero_->begin_step();
   model_->reset_moe_stats();
   double loss_sum = 0;
-  for (int a = 0; a < tc.accumulation; ++a) {
+  if (pipeline_) {
+    // The schedule runs every micro-batch's forward and backward (parallel/pp).
+    const double f0 = pipeline_->forward_seconds(), b0 = pipeline_->backward_seconds();
+    loss_sum = pipeline_->run_step(s, grad_scale);
+    phases_.forward += pipeline_->forward_seconds() - f0;
+    phases_.backward += pipeline_->backward_seconds() - b0;
+  }
+  for (int a = 0; !pipeline_ && a < tc.accumulation; ++a) {
     {
       Phase p("mini5d::train::data", phases_.data);
       data::fill_batch(*source_, std::uint64_t(s), (std::uint64_t(a) * shards + j) * B, B, T, inputs_, targets_);
@@ -231,6 +267,7 @@ StepStats Trainer::step(long s) {
     Phase p("mini5d::train::optimizer", phases_.optimizer);
     double loss = loss_sum;
     dense_->allreduce_host(&loss, 1);
+    if (pipeline_) pipe_->allreduce_host(&loss, 1);  // the last stage's loss
     st.loss = loss / tokens;
     st.grad_norm = zero_->grad_norm();
     st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
@@ -347,6 +384,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     save_if_finite("end of run");
   zero_->settle();
   total_seconds_ = timer.seconds();
+  if (pipeline_) summarise_pipeline();
   // Min / mean / max of each phase over the ranks: a slow rank shows up here.
   double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};
   double lo[5], hi[5], sum[5];

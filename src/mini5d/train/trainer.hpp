@@ -8,6 +8,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "mini5d/optim/zero_optimizer.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
+#include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/step_guard.hpp"
 
 namespace mini5d::train {
@@ -79,6 +81,17 @@ struct StateMemory {
 // Bytes of one micro-batch's activations on one rank.
 struct ActivationMemory {
   double activations = 0, workspace = 0;
+};
+
+// One rank's pipeline figures at the end of a run: the bubble measured (mean over the
+// steps after the first) and the formula's; the most micro-batches in flight (in units
+// of all the stage's layers: (micro-batch, chunk) pairs / v) measured and as the
+// planner predicts; the activation bytes the stage holds and the planner's prediction.
+struct PipelineRankSummary {
+  int rank = 0;
+  std::array<int, 5> coords{};  // d, p, c, e, t
+  double bubble = 0, formula = 0, in_flight = 0, predicted_in_flight = 0;
+  double activations = 0, predicted_activations = 0;
 };
 
 // Model FLOPs per trained token: 6 * N (N = parameters in matrix products) for the
@@ -147,6 +160,10 @@ class Trainer {
   double measured_expert_params() const;
   ActivationMemory measured_activation_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
+  // The pipeline (p > 1, or output.trace set); nullptr without one.
+  const Pipeline* pipeline() const { return pipeline_.get(); }
+  // Every rank's pipeline figures, gathered at the end of run() (empty without a pipeline).
+  const std::vector<PipelineRankSummary>& pipeline_summary() const { return pipeline_summary_; }
   const PhaseTimes& phases() const { return phases_; }
   const PhaseSpread& phase_spread() const { return spread_; }  // over every rank
   // Peak bytes per memory category (mem::Category order) of every rank, gathered at the
@@ -179,6 +196,10 @@ class Trainer {
   std::unique_ptr<comm::Communicator> expert_dp_;  // the expert-gradient group (d x c), as "dp_expert"
   std::unique_ptr<comm::Communicator> expert_;     // the expert-parallel group (e x t), as "ep"
   std::unique_ptr<ep::EpComm> ep_;
+  std::unique_ptr<comm::Communicator> pipe_;   // the p group, accounted as "pp"
+  std::unique_ptr<Pipeline> pipeline_;
+  std::vector<PipelineRankSummary> pipeline_summary_;
+  void summarise_pipeline();  // collective: fills pipeline_summary_, writes output.trace
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<optim::ZeroOptimizer> zero_;

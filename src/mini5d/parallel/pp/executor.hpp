@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Runs one pipeline rank's schedule (schedule.hpp) for a step against a Stage. Every
+// receive of the step is posted before the first action, into its own buffer, so a
+// rank never waits on a peer that is itself waiting to post: no schedule can
+// deadlock, whatever m is against p. Sends are non-blocking, from a copy the stage
+// wrote, and complete in the background (tested between actions, waited for at the
+// end of the step). A received activation stays in its buffer until the backward of
+// its micro-batch on that chunk, because the chunk's first layer reads it again there.
+#pragma once
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/parallel/pp/pp_comm.hpp"
+#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/parallel/pp/stage.hpp"
+#include "mini5d/parallel/pp/timeline.hpp"
+
+namespace mini5d::pp {
+
+class Executor {
+ public:
+  // `boundary_elements`: the size of one boundary tensor.
+  Executor(const Spec& spec, PpComm& comm, std::int64_t boundary_elements);
+  const Spec& spec() const { return spec_; }
+  const std::vector<Action>& actions() const { return actions_; }
+  // Runs the step's actions; collective over the pipeline group. Returns what this rank
+  // did, with `span` agreed over the group.
+  StepTimeline run(Stage& stage, long step);
+
+ private:
+  VecU<float> take();          // a boundary buffer from the pool
+  void give(VecU<float> buf);  // back to the pool
+  void progress_sends(bool wait);
+
+  Spec spec_;
+  int rank_;
+  PpComm& comm_;
+  std::int64_t n_;
+  std::vector<Action> actions_;
+  std::vector<Vec<float>> pool_;
+  std::vector<float*> free_;
+  mem::Charge buffers_mem_;
+  struct Send {
+    comm::Request req;
+    VecU<float> buf;
+  };
+  std::vector<Send> sends_;
+};
+
+}  // namespace mini5d::pp

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What a pipeline schedule drives (DESIGN.md §5.1, §11): the forward and backward of
+// one micro-batch on one of this rank's chunks. The schedule and the executor know
+// nothing of the model; the trainer ties the model's stage to this interface.
+// Boundary tensors are flat float buffers of Stage::boundary_elements() (a [rows,
+// d_model] activation, or its gradient: with sequence parallelism the rank's rows).
+#pragma once
+#include <cstdint>
+
+#include "mini5d/kernels/views.hpp"
+
+namespace mini5d::pp {
+
+class Stage {
+ public:
+  virtual ~Stage() = default;
+  // Forward of micro-batch `mb` on local chunk `chunk`. `input`: the activation from
+  // the previous virtual stage (empty on virtual stage 0); it stays untouched until
+  // this micro-batch's backward on the chunk. `output`: where to write the activation
+  // for the next virtual stage (empty on the last).
+  virtual void forward(int mb, int chunk, CVecU<float> input, VecU<float> output) = 0;
+  // Backward of micro-batch `mb` on `chunk`. `grad_output`: dL/d(output) from the next
+  // virtual stage (empty on the last); `grad_input`: where to write dL/d(input) (empty
+  // on virtual stage 0).
+  virtual void backward(int mb, int chunk, CVecU<float> grad_output, VecU<float> grad_input) = 0;
+};
+
+}  // namespace mini5d::pp

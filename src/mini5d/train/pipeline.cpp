@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/train/pipeline.hpp"
+
+#include <algorithm>
+
+namespace mini5d::train {
+
+pp::Spec pipeline_spec(const Deck& deck) {
+  return {pp::parse_kind(deck.parallel.schedule), deck.parallel.p, deck.parallel.virtual_stages,
+          deck.train.accumulation};
+}
+
+model::StageSpec pipeline_stage(const Deck& deck, int stage) {
+  const pp::Spec s = pipeline_spec(deck);
+  const int P = s.p * s.v, per = deck.model.layers / P;
+  model::StageSpec st;
+  for (int c = 0; c < s.v; ++c) {
+    const int vs = pp::virtual_stage(s, stage, c);
+    st.chunks.push_back({vs * per, per, vs == 0, vs == P - 1});
+  }
+  // Activation sets: the schedule's peak of (micro-batch, chunk) pairs in flight, each
+  // a chunk's blocks; the embeddings and the head follow their own chunk's peak.
+  std::vector<int> per_chunk;
+  const int peak = pp::peak_in_flight(pp::schedule(s, stage), s.v, &per_chunk);
+  st.block_slots = peak * per;
+  st.embedding_slots = stage == 0 ? per_chunk.front() : 0;
+  st.head_slots = stage == s.p - 1 ? per_chunk.back() : 0;
+  return st;
+}
+
+Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, optim::ZeroOptimizer& zero,
+                   const data::Source& source, int data_index, int data_shards)
+    : deck_(deck), model_(model), zero_(zero), source_(source), data_index_(data_index), data_shards_(data_shards) {
+  const pp::Spec s = pipeline_spec(deck);
+  comm_ = std::make_unique<pp::PpComm>(pipe, s.p * s.v, s.m);
+  const auto& d = model.dims();
+  exec_ = std::make_unique<pp::Executor>(s, *comm_, std::int64_t(d.rows) * d.d_model);
+  tokens_ = deck.train.micro_batch * deck.model.seq;
+  const std::int64_t all = std::int64_t(tokens_) * s.m;
+  inputs_ = Vec<int>("mini5d::train::pipeline_inputs", all);
+  targets_ = Vec<int>("mini5d::train::pipeline_targets", all);
+  h_in_ = decltype(h_in_)("mini5d::train::pipeline_inputs_host", all);
+  h_tg_ = decltype(h_tg_)("mini5d::train::pipeline_targets_host", all);
+  tokens_mem_ = mem::Charge(mem::Category::workspace, 2 * (mem::view_bytes(inputs_) + mem::view_bytes(h_in_)));
+}
+
+double Pipeline::run_step(long step, float grad_scale) {
+  const pp::Spec& s = spec();
+  const int B = deck_.train.micro_batch, T = deck_.model.seq;
+  // Micro-batch a of data shard j holds global sequences a*B*shards + j*B + [0, B), as
+  // in the trainer's own loop, so every layout trains on the same global batch.
+  for (int a = 0; a < s.m; ++a) {
+    data::fill_batch(source_, std::uint64_t(step),
+                     (std::uint64_t(a) * std::uint64_t(data_shards_) + std::uint64_t(data_index_)) * std::uint64_t(B),
+                     B, T, in_, tg_);
+    std::copy(in_.begin(), in_.end(), h_in_.data() + std::int64_t(a) * tokens_);
+    std::copy(tg_.begin(), tg_.end(), h_tg_.data() + std::int64_t(a) * tokens_);
+  }
+  Kokkos::deep_copy(inputs_, h_in_);
+  Kokkos::deep_copy(targets_, h_tg_);
+  grad_scale_ = grad_scale;
+  loss_ = 0;
+  // ZeRO-3 drops the weights it gathered in the last step (the update made them stale).
+  zero_.begin_microbatch(false);
+  pp::StepTimeline tl = exec_->run(*this, step + 1);
+  BubbleStats b{step + 1, tl.busy(), tl.waiting(), tl.span, tl.bubble(), tl.peak_in_flight()};
+  bubbles_.push_back(b);
+  for (const auto& e : tl.events) {
+    if (e.kind == pp::Event::forward) forward_s_ += e.t1 - e.t0;
+    if (e.kind == pp::Event::backward) backward_s_ += e.t1 - e.t0;
+  }
+  if (keep_ && int(timelines_.size()) < kTraceSteps) timelines_.push_back(std::move(tl));
+  return loss_;
+}
+
+namespace {
+CMatU<float> as_mat(CVecU<float> v, int cols) {
+  return v.data() ? CMatU<float>(v.data(), v.extent(0) / std::size_t(cols), std::size_t(cols)) : CMatU<float>();
+}
+}  // namespace
+
+void Pipeline::forward(int mb, int chunk, CVecU<float> input, VecU<float> output) {
+  const int D = model_.dims().d_model;
+  const auto at = std::make_pair(std::int64_t(mb) * tokens_, std::int64_t(mb + 1) * tokens_);
+  CTokU in = Kokkos::subview(inputs_, at), tg = Kokkos::subview(targets_, at);
+  loss_ += model_.forward_chunk(chunk, mb, in, as_mat(input, D), tg, grad_scale_);
+  if (output.data()) {
+    const CMatU<float> y = model_.chunk_output(chunk, mb);
+    Kokkos::deep_copy(MatU<float>(output.data(), y.extent(0), y.extent(1)), y);
+  }
+}
+
+void Pipeline::backward(int mb, int chunk, CVecU<float> grad_output, VecU<float> grad_input) {
+  const int D = model_.dims().d_model;
+  // ZeRO 0-1 start a unit's reduction after its last micro-batch's backward (every
+  // schedule runs a chunk's backwards in micro-batch order).
+  zero_.begin_microbatch(mb == spec().m - 1);
+  const CMatU<float> dx = model_.backward_chunk(chunk, mb, as_mat(grad_output, D));
+  if (grad_input.data()) Kokkos::deep_copy(MatU<float>(grad_input.data(), dx.extent(0), dx.extent(1)), dx);
+}
+
+}  // namespace mini5d::train

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The trainer's side of pipeline parallelism (DESIGN.md §5.1, §6): ties the model's
+// stage (its chunks, Gpt::forward_chunk / backward_chunk) and ZeRO to the schedule
+// executor of parallel/pp, which knows neither. A step samples all m micro-batches
+// (m = train.accumulation), runs this rank's action list, and keeps what the executor
+// recorded: the bubble per step, and the events for the trace (output.trace).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "mini5d/comm/communicator.hpp"
+#include "mini5d/core/deck.hpp"
+#include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/data/source.hpp"
+#include "mini5d/model/gpt.hpp"
+#include "mini5d/optim/zero_optimizer.hpp"
+#include "mini5d/parallel/pp/executor.hpp"
+
+namespace mini5d::train {
+
+// The schedule of the deck (parallel.schedule, p, virtual_stages, accumulation).
+pp::Spec pipeline_spec(const Deck& deck);
+// Pipeline rank `stage`'s chunks (local chunk j is virtual stage j*p + stage, with
+// layers/(p*v) blocks; the embeddings on virtual stage 0, the head on the last) and
+// the activation sets its schedule needs at once.
+model::StageSpec pipeline_stage(const Deck& deck, int stage);
+
+// A step's bubble on this rank: the idle share of the slowest pipeline rank's step.
+struct BubbleStats {
+  long step = 0;
+  double busy = 0, waiting = 0, span = 0, bubble = 0;
+  int peak_in_flight = 0;
+};
+
+class Pipeline : public pp::Stage {
+ public:
+  // Collective over nothing; `pipe`: the p communicator (accounted as "pp").
+  Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, optim::ZeroOptimizer& zero,
+           const data::Source& source, int data_index, int data_shards);
+  // One step's forwards and backwards; returns this rank's summed token loss (the
+  // last stage's; 0 elsewhere).                        collective over the p group
+  double run_step(long step, float grad_scale);
+  const pp::Spec& spec() const { return exec_->spec(); }
+  const std::vector<BubbleStats>& bubbles() const { return bubbles_; }
+  // The first steps' timelines, kept for the trace (at most kTraceSteps).
+  static constexpr int kTraceSteps = 20;
+  const std::vector<pp::StepTimeline>& timelines() const { return timelines_; }
+  const std::vector<pp::Action>& actions() const { return exec_->actions(); }
+  double forward_seconds() const { return forward_s_; }
+  double backward_seconds() const { return backward_s_; }
+  void keep_timelines(bool on) { keep_ = on; }
+
+  void forward(int mb, int chunk, CVecU<float> input, VecU<float> output) override;
+  void backward(int mb, int chunk, CVecU<float> grad_output, VecU<float> grad_input) override;
+
+ private:
+  const Deck& deck_;
+  model::Gpt<float>& model_;
+  optim::ZeroOptimizer& zero_;
+  const data::Source& source_;
+  int data_index_, data_shards_;
+  std::unique_ptr<pp::PpComm> comm_;
+  std::unique_ptr<pp::Executor> exec_;
+  int tokens_ = 0;  // per micro-batch: micro_batch * seq
+  Vec<int> inputs_, targets_;  // all m micro-batches of the step
+  Kokkos::View<int*, Kokkos::LayoutRight, Kokkos::HostSpace> h_in_, h_tg_;
+  std::vector<int> in_, tg_;
+  mem::Charge tokens_mem_;
+  float grad_scale_ = 0;
+  double loss_ = 0, forward_s_ = 0, backward_s_ = 0;
+  bool keep_ = false;
+  std::vector<BubbleStats> bubbles_;
+  std::vector<pp::StepTimeline> timelines_;
+};
+
+}  // namespace mini5d::train

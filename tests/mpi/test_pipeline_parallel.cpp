@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Pipeline parallelism through the trainer (DESIGN.md §6): layout invariance against
+// the single-rank run (tests/mpi/invariance.hpp: losses, pre-clip gradient norms and
+// parameter checksums, on the tiny deck as it is and with clipping off and weight decay
+// on) for p = 2 and 4 under GPipe and 1F1B, p = 2 with v = 2 under all three
+// schedules, d2 x p2 at ZeRO 1, 2 and 3, t2 x p2, and (on 8 ranks) d2 x t2 x p2; schedules
+// with m = 1, m < p and m = p that must not deadlock; activation memory and
+// micro-batches in flight against the planner; the trace's events against the
+// generator's action counts; and a checkpoint saved at p = 2 resumed at p = 1 and 4.
+#include <mpi.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mini5d/comm/accounts.hpp"
+#include "mini5d/core/deck.hpp"
+#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/train/param_checksum.hpp"
+#include "mini5d/train/trainer.hpp"
+#include "invariance.hpp"
+#include "mpi_util.hpp"
+
+using namespace mini5d;
+namespace fs = std::filesystem;
+using test::Group;
+using test::world_max;
+using test::world_rank;
+
+namespace {
+const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
+constexpr int kGlobalBatch = 16;  // sequences per step, in every layout
+
+struct Layout {
+  int d = 1, t = 1, p = 1, v = 1, zero = 0, m = 4, layers = 2;
+  std::string schedule = "1f1b";
+  std::string name() const {
+    return "d" + std::to_string(d) + " t" + std::to_string(t) + " p" + std::to_string(p) + " v" + std::to_string(v) +
+           " " + schedule + " m" + std::to_string(m) + " zero" + std::to_string(zero) + " layers " +
+           std::to_string(layers);
+  }
+  int ranks() const { return d * t * p; }
+};
+
+Deck tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
+                                "parallel.t=" + std::to_string(l.t), "parallel.p=" + std::to_string(l.p),
+                                "parallel.virtual_stages=" + std::to_string(l.v),
+                                "parallel.schedule=" + l.schedule, "parallel.zero=" + std::to_string(l.zero),
+                                "model.layers=" + std::to_string(l.layers),
+                                "train.accumulation=" + std::to_string(l.m),
+                                "train.micro_batch=" + std::to_string(kGlobalBatch / (l.d * l.m))};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return load_deck(kTiny, o);
+}
+
+// The single-rank run of the same global batch and depth.
+Layout reference(const Layout& l) {
+  Layout r;
+  r.m = l.m;
+  r.layers = l.layers;
+  return r;
+}
+
+void check_invariance(const std::vector<Layout>& layouts, long steps) {
+  for (const auto& c : test::configs()) {
+    std::map<std::pair<int, int>, std::unique_ptr<train::Trainer>> refs;  // by (m, layers)
+    for (const auto& l : layouts) {
+      auto& ref = refs[{l.m, l.layers}];
+      if (!ref) {
+        ref = std::make_unique<train::Trainer>(tiny(reference(l), steps, c.overrides), MPI_COMM_SELF);
+        ref->run();
+      }
+      Group g(l.ranks());
+      train::Trainer tr(tiny(l, steps, c.overrides), g.comm);
+      tr.run();
+      const auto w = test::compare_runs(*ref, tr);
+      INFO(l.name() << ", " << c.name << ": loss " << w.loss << ", grad norm " << w.grad_norm << ", sum " << w.sum
+                    << ", sum of squares " << w.sum_sq);
+      CHECK(test::within(w));
+      if (world_rank() == 0)
+        std::printf("invariance %s, %s: loss %.3g, grad norm %.3g, sum %.3g, sum of squares %.3g\n",
+                    l.name().c_str(), c.name.c_str(), w.loss, w.grad_norm, w.sum, w.sum_sq);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("layout invariance: p = 2 and 4 under GPipe and 1F1B, p = 2 v = 2 under every schedule",
+          "[pp][mpi][np4]") {
+  REQUIRE(test::world_size() == 4);
+  std::vector<Layout> layouts;
+  for (const char* s : {"gpipe", "1f1b"}) {
+    Layout a;
+    a.p = 2, a.schedule = s;
+    layouts.push_back(a);
+    Layout b = a;
+    b.p = 4, b.layers = 4;
+    layouts.push_back(b);
+  }
+  for (const char* s : {"gpipe", "1f1b", "interleaved"}) {
+    Layout a;
+    a.p = 2, a.v = 2, a.layers = 4, a.schedule = s;
+    layouts.push_back(a);
+  }
+  check_invariance(layouts, 4);
+}
+
+TEST_CASE("layout invariance: d2 x p2 at ZeRO 1, 2 and 3, t2 x p2, p4 at ZeRO 3", "[pp][mpi][np4]") {
+  std::vector<Layout> layouts;
+  for (int zero : {1, 2, 3}) {
+    Layout a;
+    a.d = 2, a.p = 2, a.zero = zero;
+    layouts.push_back(a);
+  }
+  Layout t;
+  t.t = 2, t.p = 2;
+  layouts.push_back(t);
+  Layout z;  // ZeRO-3 on a group of one, every stage without the embeddings but one
+  z.p = 4, z.layers = 4, z.zero = 3;
+  layouts.push_back(z);
+  check_invariance(layouts, 4);
+}
+
+TEST_CASE("no deadlock and the same losses with m = 1, m < p and m = p", "[pp][mpi][np4]") {
+  std::vector<Layout> layouts;
+  for (const char* s : {"gpipe", "1f1b"})
+    for (int m : {1, 2, 4}) {
+      Layout a;
+      a.p = 4, a.layers = 4, a.m = m, a.schedule = s;
+      layouts.push_back(a);
+    }
+  Layout i;  // interleaved with m = p
+  i.p = 2, i.v = 2, i.layers = 4, i.m = 2, i.schedule = "interleaved";
+  layouts.push_back(i);
+  for (const auto& l : layouts) {
+    train::Trainer ref(tiny(reference(l), 2), MPI_COMM_SELF);
+    ref.run();
+    Group g(l.ranks());
+    train::Trainer tr(tiny(l, 2), g.comm);
+    tr.run();
+    const auto w = test::compare_runs(ref, tr);
+    INFO(l.name() << ": loss " << w.loss << ", grad norm " << w.grad_norm);
+    CHECK(test::within(w));
+  }
+}
+
+TEST_CASE("activations and micro-batches in flight equal the planner's for GPipe and 1F1B", "[pp][mpi][np4]") {
+  for (const char* s : {"gpipe", "1f1b"})
+    for (int m : {2, 4, 8}) {
+      Layout l;
+      l.p = 4, l.layers = 4, l.m = m, l.schedule = s;
+      Group g(l.ranks());
+      train::Trainer tr(tiny(l, 1), g.comm);
+      tr.run();
+      const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+      INFO(l.name());
+      CHECK(test::all_ranks(got.activations == want.activations));
+      for (const auto& r : tr.pipeline_summary()) {
+        INFO("rank " << r.rank);
+        CHECK(r.in_flight == r.predicted_in_flight);
+        CHECK(r.activations == r.predicted_activations);
+      }
+    }
+}
+
+TEST_CASE("pp bytes of a step equal the analytic bill", "[pp][mpi][np4]") {
+  // Each micro-batch crosses every boundary between virtual stages once forward (the
+  // activation) and once backward (its gradient), [rows, d_model] floats each; a rank
+  // accounts what it sends and what it receives. rows = B*T, or B*T/t with SP.
+  for (int t : {1, 2}) {
+    Layout l;
+    l.p = 2, l.t = t, l.v = t == 1 ? 2 : 1, l.layers = 4, l.m = 4;
+    Group g(l.ranks());
+    comm::accounts().clear();
+    train::Trainer tr(tiny(l, 1), g.comm);
+    tr.run();
+    const auto& m = tr.deck().model;
+    const double rows = double(kGlobalBatch / l.m) * m.seq / t, f = sizeof(float);
+    // Edges of this rank's chunks: every chunk but virtual stage 0 receives and every
+    // chunk but the last sends, forward and backward alike.
+    const int stage = tr.grid().coord(grid::Axis::p), P = l.p * l.v;
+    int edges = 0;
+    for (int c = 0; c < l.v; ++c) {
+      const int vs = c * l.p + stage;
+      edges += (vs > 0 ? 1 : 0) + (vs < P - 1 ? 1 : 0);
+    }
+    const double want = 2.0 * l.m * edges * rows * m.d_model * f;
+    const double got = comm::accounts().bytes("pp", comm::Traffic::activations);
+    INFO(l.name() << ": pp activation bytes " << got << ", want " << want);
+    CHECK(test::all_ranks(got == want));
+  }
+}
+
+TEST_CASE("the trace holds every rank's forwards and backwards, as many as the generator's", "[pp][mpi][np4]") {
+  const std::string path = (fs::current_path() / "pp_trace.json").string();
+  Layout l;
+  l.p = 4, l.layers = 4, l.m = 4;
+  const long steps = 3;
+  {
+    Group g(l.ranks());
+    train::Trainer tr(tiny(l, steps, {"output.trace=" + path}), g.comm);
+    tr.run();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+  };
+  bool ok = true;
+  for (int r = 0; r < l.p; ++r) {
+    int fw = 0, bw = 0;
+    for (const auto& a : pp::schedule({pp::Kind::one_f_one_b, l.p, 1, l.m}, r)) {
+      fw += a.op == pp::Op::forward;
+      bw += a.op == pp::Op::backward;
+    }
+    const std::string pid = "\"pid\": " + std::to_string(r) + ",";
+    ok = ok && count("\"cat\": \"forward\", " + pid) == steps * fw;
+    ok = ok && count("\"cat\": \"backward\", " + pid) == steps * bw;
+    ok = ok && count("\"args\": {\"name\": \"rank " + std::to_string(r) + " (d0 p" + std::to_string(r)) == 1;
+  }
+  CHECK(test::all_ranks(ok));
+}
+
+TEST_CASE("a checkpoint saved at p = 2 resumes at p = 1 and p = 4", "[pp][mpi][np4][checkpoint]") {
+  const long steps = 4, cut = 2;
+  const std::string base = (fs::current_path() / "pp_reshard").string();
+  if (world_rank() == 0) fs::remove_all(base);
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto with_dir = [&](Deck d, const std::string& dir) {
+    d.checkpoint.dir = dir;
+    d.checkpoint.keep = 0;
+    return d;
+  };
+  Layout one;
+  one.layers = 4;
+  train::Trainer straight(tiny(one, steps), MPI_COMM_SELF);
+  straight.run();
+  const std::string saved = base + "/saved";
+  {
+    Layout two = one;
+    two.p = 2;
+    Group g(2);
+    train::Trainer first(with_dir(tiny(two, steps), saved + std::to_string(g.index)), g.comm);
+    first.run({}, {}, cut);
+    first.save("test");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int p : {1, 4}) {
+    Layout l = one;
+    l.p = p;
+    Group g(l.ranks());
+    const std::string dir = base + "/p" + std::to_string(p) + "_" + std::to_string(g.index);
+    if (g.index * l.ranks() == world_rank()) fs::copy(saved + "0", dir, fs::copy_options::recursive);
+    MPI_Barrier(MPI_COMM_WORLD);
+    train::Trainer tr(with_dir(tiny(l, steps), dir), g.comm);
+    tr.resume("latest");
+    tr.run();
+    double worst = 0;
+    REQUIRE(tr.history().size() == std::size_t(steps - cut));
+    for (long s = cut; s < steps; ++s) {
+      const double want = straight.history()[std::size_t(s)].loss;
+      worst = std::max(worst, std::abs(tr.history()[std::size_t(s - cut)].loss - want) / want);
+    }
+    worst = world_max(worst);
+    INFO("resume at p=" << p);
+    CHECK(worst <= 1e-5);
+    if (world_rank() == 0) std::printf("resume at p=%d: worst relative loss difference %.3g\n", p, worst);
+  }
+}
+
+TEST_CASE("layout invariance: d2 x t2 x p2 on 8 ranks", "[pp][mpi][np8]") {
+  REQUIRE(test::world_size() == 8);
+  Layout l;
+  l.d = 2, l.t = 2, l.p = 2, l.zero = 1;
+  check_invariance({l}, 3);
+}
