@@ -5,6 +5,7 @@
 //   top-1 and top-2, with every block MoE and with every other block;
 //   the routing plans on crafted routings: the send order, the receive permutation, and
 //   capacity mode's dropped counts, exactly.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -18,11 +19,15 @@ using namespace mini5d;
 namespace {
 using Model = model::Gpt<double>;
 
-// The experts every MoE block picked in the last forward.
+// The experts every MoE block picked in the last forward, in a canonical order (which
+// activation set a block runs in changes from one forward to the next).
 std::vector<int> routing(const Model& m) {
-  std::vector<int> r;
+  std::vector<std::vector<int>> sets;
   for (int l = 0; l < m.config().layers; ++l)
-    if (const auto* moe = m.block(l).moe()) r.insert(r.end(), moe->chosen().begin(), moe->chosen().end());
+    if (const auto* moe = m.block(l).moe()) sets.push_back(moe->chosen());
+  std::sort(sets.begin(), sets.end());
+  std::vector<int> r;
+  for (const auto& s : sets) r.insert(r.end(), s.begin(), s.end());
   return r;
 }
 

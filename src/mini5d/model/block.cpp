@@ -36,8 +36,10 @@ void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in)
   k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
   if (w.moe.router_w.data())
     moe_->forward(ctx, w.moe, a.res3, a.ln2);
-  else
+  else {
+    if (moe_) moe_->forget_routing();
     MlpLayer<S>::forward(ctx, a.mlp, w.mlp, a.res3, a.ln2);
+  }
   k::accumulate<S>(a.res3, a.res2);
 }
 

@@ -55,6 +55,7 @@ class MoeLayer {
   const ep::SendPlan& send_plan() const { return send_; }
   const ep::ReceivePlan& receive_plan() const { return recv_; }
   const std::vector<int>& chosen() const { return chosen_; }  // [rows * k] experts picked
+  void forget_routing() { chosen_.clear(); }  // a dense block ran in this activation set
 
  private:
   Mat<S> probs_, w_, aux_;  // [rows, E], [rows, k], [batch, E] (dL/dp from the aux loss)
