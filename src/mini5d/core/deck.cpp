@@ -121,6 +121,8 @@ const std::vector<Field>& schema() {
       int_field("model", "ffn", &Deck::model, &ModelConfig::ffn, 1, 1 << 20, "MLP hidden width (GPT-2 uses 4*d_model)"),
       int_field("model", "experts", &Deck::model, &ModelConfig::experts, 0, 1 << 16, "experts per MoE layer; 0 for a dense MLP"),
       int_field("model", "top_k", &Deck::model, &ModelConfig::top_k, 1, 1 << 16, "experts each token is routed to"),
+      int_field("model", "moe_every", &Deck::model, &ModelConfig::moe_every, 1, 1024, "with experts > 0, every N-th block (blocks N-1, 2N-1, ...) has a mixture-of-experts MLP; 1: every block"),
+      real_field("model", "capacity_factor", &Deck::model, &ModelConfig::capacity_factor, 0, 1e6, "0: dropless routing (layout-invariant); > 0: each rank sends an expert at most ceil(factor * tokens * top_k / experts) tokens per micro-batch and drops (counts) the rest"),
       text_field("model", "tie_embeddings", &Deck::model, &ModelConfig::tie_embeddings, {"false", "true"}, "share the token embedding with the LM head"),
       int_field("parallel", "d", &Deck::parallel, &ParallelConfig::d, 1, 1 << 20, "data-parallel degree"),
       int_field("parallel", "t", &Deck::parallel, &ParallelConfig::t, 1, 1 << 20, "tensor-parallel degree"),
@@ -148,6 +150,7 @@ const std::vector<Field>& schema() {
       real_field("train", "beta2", &Deck::train, &TrainConfig::beta2, 0, 0.999999, "AdamW second-moment decay"),
       real_field("train", "eps", &Deck::train, &TrainConfig::eps, 1e-30, 1, "AdamW epsilon"),
       real_field("train", "grad_clip", &Deck::train, &TrainConfig::grad_clip, 0, 1e30, "global-norm clipping threshold; 0 disables"),
+      real_field("train", "aux_loss_coef", &Deck::train, &TrainConfig::aux_loss_coef, 0, 1e6, "weight of the mixture-of-experts load-balancing (Switch/GShard) loss, added to the training loss and reported separately"),
       int_field("train", "max_skipped", &Deck::train, &TrainConfig::max_skipped, 0, 1e12, "consecutive steps with a non-finite loss or gradient norm that are skipped (parameters and moments untouched) before the run stops; 0 stops at the first"),
       real_field("train", "spike_factor", &Deck::train, &TrainConfig::spike_factor, 0, 1e30, "stop the run when a step's loss exceeds this many times the mean of the previous (up to 20) steps' losses; 0 disables"),
       text_field("train", "allow_oversubscribe_memory", &Deck::train, &TrainConfig::allow_oversubscribe_memory, {"false", "true"}, "start even when the predicted memory per rank (training state, activations, workspace) exceeds the free memory of its node or device; by default such a run is refused before anything is allocated"),
@@ -289,6 +292,9 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
       bad("data.markov_order", "model.vocab^markov_order must be at most 2^24 contexts, got " +
                                    fmt_real(contexts));
   }
+  if (d.model.experts > 0 && d.model.moe_every > d.model.layers)
+    bad("model.moe_every", "expected an integer in [1, model.layers=" + std::to_string(d.model.layers) +
+                               "] (no block would have experts), got " + std::to_string(d.model.moe_every));
   if (d.model.experts > 0 && d.model.top_k > d.model.experts)
     bad("model.top_k", "expected an integer in [1, model.experts=" + std::to_string(d.model.experts) +
                            "], got " + std::to_string(d.model.top_k));
@@ -471,10 +477,15 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  // Data (with ZeRO), tensor, pipeline and context parallelism are implemented; the
-  // expert axis lands later.
-  if (d.parallel.e != 1) no("parallel.e", std::to_string(d.parallel.e), "1");
-  if (d.model.experts != 0) no("model.experts", std::to_string(d.model.experts), "0");
+  // All five axes are implemented. MoE with context parallelism is not yet: the
+  // load-balancing statistics are per sequence and would have to be summed over c.
+  if (d.model.experts != 0 && d.parallel.c != 1)
+    out.push_back(d.origin + ": parallel.c=" + std::to_string(d.parallel.c) +
+                  ": not implemented with model.experts > 0 in this build (supported: 1)");
+  // A fully recomputed MoE block would route, exchange and count its tokens twice.
+  if (d.model.experts != 0 && d.train.recompute == "full")
+    out.push_back(d.origin + ": train.recompute=full: not implemented with model.experts > 0 in this build "
+                             "(supported: none, selective)");
   if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
   return out;
 }

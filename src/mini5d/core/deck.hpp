@@ -19,6 +19,8 @@ struct ModelConfig {
   int ffn = 512;
   int experts = 0;  // 0: dense MLP; > 0: mixture of experts (expert axis)
   int top_k = 1;
+  int moe_every = 1;           // with experts > 0: block l is MoE when (l + 1) % moe_every == 0
+  double capacity_factor = 0;  // 0: dropless; > 0: tokens over an expert's capacity are dropped
   std::string tie_embeddings = "false";
 };
 
@@ -49,6 +51,7 @@ struct TrainConfig {
   double beta2 = 0.95;
   double eps = 1e-8;
   double grad_clip = 1.0;
+  double aux_loss_coef = 0.01;  // weight of the MoE load-balancing loss (experts > 0)
   std::string recompute = "none";  // none | selective | full
   long max_skipped = 5;       // consecutive non-finite steps skipped before the run stops
   double spike_factor = 10;   // stop when a loss exceeds this x the running mean; 0: off

@@ -64,6 +64,7 @@ ProcessGrid::ProcessGrid(MPI_Comm world, const ParallelConfig& par) {
   }
   dense_ = sub(cart_, {1, 0, 1, 1, 0});
   expert_ = sub(cart_, {1, 0, 1, 0, 0});
+  expert_parallel_ = sub(cart_, {0, 0, 0, 1, 1});
 }
 
 std::array<int, 2> ProcessGrid::neighbours(Axis a) const {

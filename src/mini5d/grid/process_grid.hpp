@@ -4,7 +4,9 @@
 // placement keeps it inside a node; the context axis periodic, it is a ring), one
 // sub-communicator per axis from MPI_Cart_sub, and the derived groups training needs:
 //   dense-gradient group d x c x e (ZeRO shards over it),
-//   expert-gradient group d x c.
+//   expert-gradient group d x c,
+//   expert-parallel group e x t (the MoE all-to-all: each rank of it holds
+//   experts/(e*t) experts; rank = e-coordinate * t + t-coordinate).
 // The grid owns every communicator (RAII handles, each freed once); nothing below
 // main uses MPI_COMM_WORLD, the grid duplicates what it is given. DESIGN.md §2.
 #pragma once
@@ -53,6 +55,7 @@ class ProcessGrid {
   const CommHandle& axis(Axis a) const { return axis_[int(a)]; }
   const CommHandle& dense_grad() const { return dense_; }   // d x c x e
   const CommHandle& expert_grad() const { return expert_; } // d x c
+  const CommHandle& expert_parallel() const { return expert_parallel_; }  // e x t
 
   // Ranks (in the Cartesian communicator) one step back and forward along an axis;
   // MPI_PROC_NULL past the ends of a non-periodic axis.
@@ -67,7 +70,7 @@ class ProcessGrid {
  private:
   int rank_ = 0, size_ = 1;
   std::array<int, kAxes> dims_{}, coords_{};
-  CommHandle cart_, dense_, expert_;
+  CommHandle cart_, dense_, expert_, expert_parallel_;
   std::array<CommHandle, kAxes> axis_;
 };
 

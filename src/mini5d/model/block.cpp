@@ -11,9 +11,10 @@ namespace mini5d::model {
 namespace k = mini5d::kernels;
 
 template <class S>
-Block<S>::Block(Context<S>& ctx, Alloc& kept) {
+Block<S>::Block(Context<S>& ctx, Alloc& kept, bool moe, bool dense) {
   const Dims& d = ctx.dims;
-  if (ctx.recompute != Recompute::full) own_.allocate(kept, d, ctx.recompute == Recompute::none);
+  if (ctx.recompute != Recompute::full) own_.allocate(kept, d, ctx.recompute == Recompute::none, dense);
+  if (moe) moe_ = std::make_unique<MoeLayer<S>>(ctx, kept);
   if (ctx.recompute == Recompute::selective) own_.attn.core = ctx.ws.core;
   own_.res3 = kept.mat<S>("mini5d::model::res3", d.rows, d.d_model);
 }
@@ -33,7 +34,12 @@ void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in)
   k::accumulate<S>(a.res2, x_in);
   ctx.hooks->progress();  // lets a prefetched gather (ZeRO-3) advance
   k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
-  MlpLayer<S>::forward(ctx, a.mlp, w.mlp, a.res3, a.ln2);
+  if (w.moe.router_w.data())
+    moe_->forward(ctx, w.moe, a.res3, a.ln2);
+  else {
+    if (moe_) moe_->forget_routing();
+    MlpLayer<S>::forward(ctx, a.mlp, w.mlp, a.res3, a.ln2);
+  }
   k::accumulate<S>(a.res3, a.res2);
 }
 
@@ -43,7 +49,10 @@ void Block<S>::backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<
   auto& a = acts(ctx);
   auto& ws = ctx.ws;
   // MLP branch: res3 = res2 + mlp(ln2(res2)); dres holds dL/dres3.
-  MlpLayer<S>::backward(ctx, a.mlp, w.mlp, g.mlp, ws.dln, ws.dres, a.ln2);
+  if (w.moe.router_w.data())
+    moe_->backward(ctx, w.moe, g.moe, ws.dln, ws.dres, a.ln2);
+  else
+    MlpLayer<S>::backward(ctx, a.mlp, w.mlp, g.mlp, ws.dln, ws.dres, a.ln2);
   k::layernorm_backward<S>(ws.dres, g.ln2_w, g.ln2_b, ws.dln, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, true);
   // Attention branch: res2 = x + attention(ln1(x)); dres holds dL/dres2.
   AttentionLayer<S>::backward(ctx, a.attn, w.attn, g.attn, ws.dln, ws.dres, a.ln1);
@@ -64,7 +73,7 @@ void CoreActs<S>::allocate(Alloc& al, const Dims& d) {
 }
 
 template <class S>
-void BlockActs<S>::allocate(Alloc& al, const Dims& d, bool with_core) {
+void BlockActs<S>::allocate(Alloc& al, const Dims& d, bool with_core, bool dense_mlp) {
   const int R = d.rows, N = d.tokens, D = d.d_model;
   ln1 = al.mat<S>("mini5d::model::ln1", R, D);
   ln1_mean = al.vec<S>("mini5d::model::ln1_mean", R);
@@ -76,6 +85,7 @@ void BlockActs<S>::allocate(Alloc& al, const Dims& d, bool with_core) {
   ln2 = al.mat<S>("mini5d::model::ln2", R, D);
   ln2_mean = al.vec<S>("mini5d::model::ln2_mean", R);
   ln2_rstd = al.vec<S>("mini5d::model::ln2_rstd", R);
+  if (!dense_mlp) return;  // a mixture of experts keeps its own (model/moe_layer.hpp)
   mlp.fc = al.mat<S>("mini5d::model::fc", N, d.ffn);
   mlp.fc_gelu = al.mat<S>("mini5d::model::fc_gelu", N, d.ffn);
 }

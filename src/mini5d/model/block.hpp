@@ -7,7 +7,10 @@
 // rebuilt from qkv in the backward); only its output (full: the forward is rerun from
 // the block's input, which the previous unit keeps, into shared buffers).
 #pragma once
+#include <memory>
+
 #include "mini5d/model/layer_context.hpp"
+#include "mini5d/model/moe_layer.hpp"
 #include "mini5d/model/tensors.hpp"
 
 namespace mini5d::model {
@@ -16,17 +19,23 @@ template <class S>
 class Block {
  public:
   // Allocates the activations this block keeps (their bytes go to `kept`); the
-  // shared buffers in ctx.ws stand in for the rest.
-  Block(Context<S>& ctx, Alloc& kept);
+  // shared buffers in ctx.ws stand in for the rest. `moe` / `dense`: keep what a
+  // mixture-of-experts MLP / a dense MLP needs (an activation set serves whichever block
+  // runs in it: a block whose tensors have a router is an MoE block).
+  Block(Context<S>& ctx, Alloc& kept, bool moe = false, bool dense = true);
   // out() = block(x_rows).
   void forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_rows);
   // ctx.ws.dres holds dL/d(out()) on entry and dL/d(x_rows) on return.
   void backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<S>& g, CMatU<S> x_rows);
   CMatU<S> out() const { return own_.res3; }
+  // The MoE layer of this activation set (nullptr without MoE blocks); its routing is
+  // the last MoE block's that ran here.
+  const MoeLayer<S>* moe() const { return moe_.get(); }
 
  private:
   BlockActs<S>& acts(Context<S>& ctx);  // this block's, or the shared ones (full)
   BlockActs<S> own_;
+  std::unique_ptr<MoeLayer<S>> moe_;
 };
 
 }  // namespace mini5d::model

@@ -87,6 +87,20 @@ BlockTensors<S> block_views(const ParamLayout& layout, S* base, std::int64_t uni
   bt.attn.proj_b = v("attn.proj.bias");
   bt.ln2_w = v("ln2.weight");
   bt.ln2_b = v("ln2.bias");
+  if (const TensorSpec* r = layout.find(b + "moe.router.weight")) {
+    // Stacked local experts: [E_loc, F, D] as [E_loc * F, D], and so on.
+    auto stacked = [&](const char* n) {
+      const TensorSpec& t = layout.at(b + n);
+      const std::int64_t cols = t.shape.back();
+      return MatU<S>(base + (t.offset - unit_offset), t.size() / cols, cols);
+    };
+    bt.moe.router_w = mat_of(base, unit_offset, *r);
+    bt.moe.fc_w = stacked("moe.experts.fc.weight");
+    bt.moe.fc_b = stacked("moe.experts.fc.bias");
+    bt.moe.proj_w = stacked("moe.experts.proj.weight");
+    bt.moe.proj_b = stacked("moe.experts.proj.bias");
+    return bt;
+  }
   bt.mlp.fc_w = m("mlp.fc.weight");
   bt.mlp.fc_b = v("mlp.fc.bias");
   bt.mlp.proj_w = m("mlp.proj.weight");
@@ -147,7 +161,8 @@ template <class S>
 Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel par)
     : cfg_(cfg),
       batch_(micro_batch),
-      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, stage_units(cfg, par.stage)),
+      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, stage_units(cfg, par.stage),
+              par.ep ? par.ep->size() : 1, par.ep ? par.ep->rank() : 0),
       pw_(cfg.layers),
       gw_(cfg.layers),
       chunks_(chunks_of(cfg, par.stage)) {
@@ -161,6 +176,17 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
   ctx_.region.sp = par.sp;
   ctx_.recompute = par.recompute;
   ctx_.hooks = &no_hooks_;
+  ctx_.ep = par.ep ? par.ep : &single_ep_;
+  if (cfg.experts > 0) {
+    MoeSettings& m = ctx_.moe;
+    m.experts = cfg.experts;
+    m.top_k = cfg.top_k;
+    m.ffn = cfg.ffn;
+    m.local_experts = cfg.experts / ctx_.ep->size();
+    m.first_expert = ctx_.ep->rank() * m.local_experts;
+    m.capacity_factor = cfg.capacity_factor;
+    m.aux_coef = par.aux_loss_coef;
+  }
   const auto& units = layout_.units();
   if (owns != Owns::nothing) {
     params = Vec<S>("mini5d::model::params", layout_.total());
@@ -197,7 +223,11 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
     work.bytes += std::int64_t(ctx_.dims.tokens) * std::int64_t(sizeof(int));
   }
   blocks_.reserve(std::size_t(n_blocks));
-  for (int i = 0; i < n_blocks; ++i) blocks_.emplace_back(ctx_, kept);
+  // An activation set serves any block: it keeps an MoE layer's buffers if the model
+  // has MoE blocks, and the dense MLP's if it has dense ones.
+  bool any_moe = false, any_dense = false;
+  for (int l = 0; l < cfg.layers; ++l) (is_moe_block(cfg, l) ? any_moe : any_dense) = true;
+  for (int i = 0; i < n_blocks; ++i) blocks_.emplace_back(ctx_, kept, any_moe, any_dense);
   for (int i = 0; any_head && i < par.stage.head_slots; ++i)
     heads_.push_back(std::make_unique<HeadLayer<S>>(ctx_, kept, work));
   // Taken from the back: set 0 first.
@@ -236,16 +266,22 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
     std::vector<ShardBlock> blocks;
     append_part_blocks(t, lo - t.offset, hi - t.offset, lo - begin, blocks);
     for (const auto& b : blocks) {
-      if (b.offset.size() > 2) throw std::logic_error("mini5d: init of a tensor of rank > 2");
-      // As a 2-D block: rows r0.., columns c0.. of a [*, cols] tensor.
-      const bool two_d = b.offset.size() == 2;
-      const std::int64_t cols = two_d ? t.global_shape[1] : t.global_shape[0];
-      const std::int64_t r0 = two_d ? b.offset[0] : 0, c0 = two_d ? b.offset[1] : b.offset[0];
-      const std::int64_t width = two_d ? b.extent[1] : b.extent[0];
+      if (b.offset.size() > 3) throw std::logic_error("mini5d: init of a tensor of rank > 3");
+      // As a 3-D block (leading dimensions of extent 1 for rank 1 and 2): offsets o*,
+      // extents x1, x2 of a tensor of global shape [*, g1, g2].
+      const std::size_t pad = 3 - b.offset.size();
+      std::int64_t o[3] = {0, 0, 0}, x[3] = {1, 1, 1}, g[3] = {1, 1, 1};
+      for (std::size_t d = 0; d < b.offset.size(); ++d) {
+        o[pad + d] = b.offset[d];
+        x[pad + d] = b.extent[d];
+        g[pad + d] = t.global_shape[d];
+      }
+      const std::int64_t o0 = o[0], o1 = o[1], o2 = o[2], x1 = x[1], x2 = x[2], g1 = g[1], g2 = g[2];
       auto blk = Kokkos::subview(dst, std::make_pair(b.local_offset, b.local_offset + b.size()));
       Kokkos::parallel_for(
           "mini5d::model::init_normal", Range(0, b.size()), KOKKOS_LAMBDA(const std::int64_t i) {
-            const std::int64_t logical = (r0 + i / width) * cols + c0 + i % width;
+            const std::int64_t i2 = i % x2, i1 = (i / x2) % x1, i0 = i / (x1 * x2);
+            const std::int64_t logical = ((o0 + i0) * g1 + o1 + i1) * g2 + o2 + i2;
             blk(i) = S(sd * rng::normal(seed, stream, std::uint64_t(logical)));
           });
     }
@@ -279,6 +315,8 @@ template <class S>
 double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTokU targets, S grad_scale) {
   const ChunkSpec& c = chunks_.at(std::size_t(chunk));
   UnitHooks& h = *ctx_.hooks;
+  ctx_.grad_scale = double(grad_scale);
+  const double aux_before = ctx_.moe_stats.aux;
   auto local = [&](int global) { return layout_.local_unit(global); };
   // A forward again without its backward (finite differences, evaluation) reuses the sets.
   if (const auto was = in_flight_.find({chunk, mb}); was != in_flight_.end()) {
@@ -316,6 +354,7 @@ double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTo
     h.after_forward(u);
   }
   in_flight_[{chunk, mb}] = std::move(f);
+  last_aux_ = ctx_.moe_stats.aux - aux_before;
   return loss;
 }
 

@@ -63,7 +63,9 @@ std::vector<int> stage_units(const ModelConfig& cfg, const StageSpec& st);
 // How this rank's model is split: the tensor-parallel group (none: t = 1), sequence
 // parallelism, activation recomputation, the pipeline stage it holds, and the
 // context-parallel ring (none: c = 1) with how it splits the sequence (zig-zag unless a
-// test asks for contiguous chunks).
+// test asks for contiguous chunks);
+// the expert-parallel group (e x t; none: every expert on this rank) with the MoE settings
+// the deck's model does not carry.
 struct ModelParallel {
   tp::TpComm* tp = nullptr;
   bool sp = false;
@@ -71,6 +73,8 @@ struct ModelParallel {
   StageSpec stage = {};
   cp::CpComm* cp = nullptr;
   bool zigzag = true;
+  ep::EpComm* ep = nullptr;
+  double aux_loss_coef = 0;  // train.aux_loss_coef
 };
 
 template <class S>
@@ -105,6 +109,14 @@ class Gpt {
   double forward(CTokU inputs, CTokU targets, S grad_scale);
   // Backward of the last forward; accumulates into grads.   collective over the t group and the c ring
   void backward();
+  // Mixture of experts: what the MoE layers counted since the last reset (token loads,
+  // dropped assignments, the load-balancing loss), and the load-balancing loss of the
+  // last forward in the units of its summed token loss: the objective whose gradient
+  // backward() computes is grad_scale * (forward() + last_aux_loss()).
+  const MoeStats& moe_stats() const { return ctx_.moe_stats; }
+  void reset_moe_stats() { ctx_.moe_stats = MoeStats{}; }
+  double last_aux_loss() const { return last_aux_; }
+  const Block<S>& block(int l) const { return blocks_[std::size_t(l)]; }
 
   // Pipeline parallelism: forward of micro-batch `mb` on local chunk `chunk`, from the
   // token ids (the chunk with the embeddings) or from x_in, the previous chunk's output
@@ -133,6 +145,8 @@ class Gpt {
   ModelConfig cfg_;
   int batch_;
   tp::TpComm single_;  // the group of one, when no tensor parallelism is given
+  ep::EpComm single_ep_;  // likewise for expert parallelism
+  double last_aux_ = 0;
   ParamLayout layout_;
   UnitHooks no_hooks_;
   Context<S> ctx_;

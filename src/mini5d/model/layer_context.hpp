@@ -12,12 +12,15 @@
 // local token's global position, and the attention core is ring attention.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/kernels/positions.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/model/unit_hooks.hpp"
+#include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/region.hpp"
 
 namespace mini5d::cp {
@@ -90,8 +93,8 @@ struct BlockActs {
   Vec<S> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
   AttentionActs<S> attn;
   MlpActs<S> mlp;
-  // All but res3 (and, without core, the attention core).
-  void allocate(Alloc& a, const Dims& d, bool with_core);
+  // All but res3 (and, without core, the attention core; without dense_mlp, the MLP's).
+  void allocate(Alloc& a, const Dims& d, bool with_core, bool dense_mlp = true);
 };
 
 // The backward's buffers, shared by every layer.
@@ -107,6 +110,27 @@ struct Workspace {
   BlockActs<S> block;                // full recompute: the recomputed block (but res3)
 };
 
+// Mixture of experts (model.experts > 0). The experts of an MoE layer are split over
+// the expert-parallel group (e x t): this rank computes experts first_expert ..
+// first_expert + local_experts.
+struct MoeSettings {
+  int experts = 0, top_k = 1, local_experts = 0, first_expert = 0;
+  int ffn = 0;                 // each expert's width (model.ffn, not split over t)
+  double capacity_factor = 0;  // 0: dropless
+  double aux_coef = 0;         // train.aux_loss_coef
+};
+
+// What the MoE layers counted since the last reset, on this rank's token rows.
+struct MoeStats {
+  std::vector<double> load;  // [E] rows each expert was sent (after drops), all layers
+  double dropped = 0;        // assignments dropped (capacity mode)
+  double aux = 0;            // load-balancing loss, in the units of the summed token loss
+                             // (divide by the global tokens for the step's value)
+};
+
+template <class S>
+struct MoeWork;  // the MoE layers' shared buffers (model/moe_layer.hpp)
+
 template <class S>
 struct Context {
   Dims dims;
@@ -115,6 +139,11 @@ struct Context {
   Recompute recompute = Recompute::none;
   UnitHooks* hooks = nullptr;
   cp::RingAttention<S>* ring = nullptr;  // the attention core when c > 1
+  ep::EpComm* ep = nullptr;
+  MoeSettings moe;
+  MoeStats moe_stats;
+  std::shared_ptr<MoeWork<S>> moe_work;
+  double grad_scale = 0;  // the loss gradient per token of the current micro-batch
 };
 
 }  // namespace mini5d::model

@@ -7,8 +7,13 @@
 
 namespace mini5d::model {
 
-ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned)
-    : tp_size_(tp_size), tp_rank_(tp_rank) {
+bool is_moe_block(const ModelConfig& m, int layer) {
+  return m.experts > 0 && (layer + 1) % std::max(1, m.moe_every) == 0;
+}
+
+ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned, int ep_size,
+                         int ep_rank)
+    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank) {
   const std::int64_t V = m.vocab, D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with
@@ -27,10 +32,21 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
     add(b + "attn.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
     add(b + "ln2.weight", {D}, Split::none, Init::Ones, 0, false, false);
     add(b + "ln2.bias", {D}, Split::none, Init::Zeros, 0, false, false);
-    add(b + "mlp.fc.weight", {F, D}, Split::rows, Init::Normal, std0, true, true);
-    add(b + "mlp.fc.bias", {F}, Split::rows, Init::Zeros, 0, false, false);
-    add(b + "mlp.proj.weight", {D, F}, Split::cols, Init::Normal, std_res, true, true);
-    add(b + "mlp.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    if (is_moe_block(m, l)) {
+      // The router is dense (replicated over t, reduced over d x c x e); the experts
+      // come last in the unit, one [E, ...] tensor per kind (one logical dataset each).
+      const std::int64_t E = m.experts;
+      add(b + "moe.router.weight", {E, D}, Split::none, Init::Normal, std0, true, true);
+      add(b + "moe.experts.fc.weight", {E, F, D}, Split::experts, Init::Normal, std0, true, true);
+      add(b + "moe.experts.fc.bias", {E, F}, Split::experts, Init::Zeros, 0, false, false);
+      add(b + "moe.experts.proj.weight", {E, D, F}, Split::experts, Init::Normal, std_res, true, true);
+      add(b + "moe.experts.proj.bias", {E, D}, Split::experts, Init::Zeros, 0, false, false);
+    } else {
+      add(b + "mlp.fc.weight", {F, D}, Split::rows, Init::Normal, std0, true, true);
+      add(b + "mlp.fc.bias", {F}, Split::rows, Init::Zeros, 0, false, false);
+      add(b + "mlp.proj.weight", {D, F}, Split::cols, Init::Normal, std_res, true, true);
+      add(b + "mlp.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    }
     close_unit("blocks." + std::to_string(l));
   }
   add("lnf.weight", {D}, Split::none, Init::Ones, 0, false, false);
@@ -38,7 +54,9 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
   close_unit("head");
   for (const auto& t : tensors_) {
-    if (t.in_matmul) matmul_params_ += t.global_size();
+    // An expert's weights act on the top_k / E of the tokens routed to it: per token,
+    // top_k experts' worth of them take part (the "active" parameters).
+    if (t.in_matmul) matmul_params_ += t.expert ? t.global_size() / m.experts * m.top_k : t.global_size();
     global_total_ += t.global_size();
   }
   local_of_.assign(units_.size(), -1);
@@ -52,7 +70,7 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   std::int64_t at = 0;
   for (int g : owned) {
     const Unit u = units_.at(std::size_t(g));
-    Unit k{u.name, at, u.size, g};
+    Unit k{u.name, at, u.size, g, u.expert_begin};
     for (const auto& t : tensors_)
       if (t.offset >= u.offset && t.offset < u.offset + u.size) {
         kept.push_back(t);
@@ -73,7 +91,9 @@ int ParamLayout::local_unit(int global) const {
 
 void ParamLayout::close_unit(const std::string& name) {
   const std::int64_t begin = units_.empty() ? 0 : units_.back().offset + units_.back().size;
-  units_.push_back({name, begin, total_ - begin, int(units_.size())});
+  const std::int64_t size = total_ - begin;
+  units_.push_back({name, begin, size, int(units_.size()), expert_begin_ < 0 ? size : expert_begin_ - begin});
+  expert_begin_ = -1;
 }
 
 void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, Split split, Init init,
@@ -88,6 +108,21 @@ void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, 
   t.in_matmul = in_matmul;
   const std::int64_t n = tp_size_, r = tp_rank_;
   Piece whole{std::vector<std::int64_t>(shape.size(), 0), shape};
+  if (split == Split::experts) {  // whole experts ep_rank*E/P .. over the e x t group
+    if (expert_begin_ < 0) expert_begin_ = total_;
+    t.expert = true;
+    Piece p = whole;
+    p.extent[0] = shape[0] / ep_size_;
+    p.offset[0] = ep_rank_ * p.extent[0];
+    t.pieces.push_back(p);
+    t.shape[0] = p.extent[0];
+    // Not held whole by every tensor rank once t > 1: each holds other experts.
+    t.replicated = n == 1;
+    t.offset = total_;
+    total_ += t.size();
+    tensors_.push_back(std::move(t));
+    return;
+  }
   if (n == 1 || split == Split::none) {
     t.pieces.push_back(whole);
   } else if (split == Split::rows) {  // rows r*n0/t .. of the leading dimension
@@ -122,6 +157,19 @@ const TensorSpec& ParamLayout::at(const std::string& name) const {
   for (const auto& t : tensors_)
     if (t.name == name) return t;
   throw std::out_of_range("mini5d: no parameter tensor named " + name);
+}
+
+const TensorSpec* ParamLayout::find(const std::string& name) const {
+  for (const auto& t : tensors_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::int64_t ParamLayout::expert_total() const {
+  std::int64_t n = 0;
+  for (const auto& t : tensors_)
+    if (t.expert) n += t.size();
+  return n;
 }
 
 void append_part_blocks(const TensorSpec& t, std::int64_t begin, std::int64_t end, std::int64_t local_offset,

@@ -45,6 +45,8 @@ struct TensorSpec {
   double stddev = 0;                       // for Init::Normal
   bool decay = false;                      // AdamW weight decay applies (matrices, embeddings)
   bool in_matmul = false;                  // takes part in a matrix product (FLOP count)
+  bool expert = false;                     // an [E, ...] expert tensor: split over the e x t
+                                           // group, its gradients reduced over d x c only
   std::int64_t size() const {
     std::int64_t n = 1;
     for (auto e : shape) n *= e;
@@ -69,16 +71,30 @@ struct Unit {
   std::string name;  // "embeddings", "blocks.3", "head"
   std::int64_t offset = 0, size = 0;
   int global = 0;    // index in the whole model: 0 embeddings, 1 + l block l, layers + 1 head
+  // Unit-local offset where the unit's expert tensors begin (they come last); == size
+  // when it has none. ZeRO shards [0, expert_begin) over the dense-gradient group and
+  // [expert_begin, size) over the expert-gradient group.
+  std::int64_t expert_begin = 0;
+  std::int64_t dense_size() const { return expert_begin; }
+  std::int64_t expert_size() const { return size - expert_begin; }
 };
+
+// Whether block `layer` has a mixture-of-experts MLP (model.experts > 0, every
+// moe_every-th block: blocks moe_every-1, 2*moe_every-1, ...).
+bool is_moe_block(const ModelConfig& m, int layer);
 
 class ParamLayout {
  public:
   // The part of the model tensor-parallel rank tp_rank of tp_size holds. `owned`: the
   // global units (Unit::global, ascending) a pipeline rank holds; empty for all. The
   // flat buffer, tensors() and units() then cover only those units, in model order.
-  explicit ParamLayout(const ModelConfig& m, int tp_size = 1, int tp_rank = 0, std::vector<int> owned = {});
+  // Expert tensors ([E, ...]) are split by experts over the expert-parallel group
+  // (e x t) instead: rank ep_rank of ep_size holds experts ep_rank*E/ep_size .. .
+  explicit ParamLayout(const ModelConfig& m, int tp_size = 1, int tp_rank = 0, std::vector<int> owned = {},
+                       int ep_size = 1, int ep_rank = 0);
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
   const TensorSpec& at(const std::string& name) const;
+  const TensorSpec* find(const std::string& name) const;  // nullptr if none
   std::int64_t total() const { return total_; }  // elements of this rank's flat buffer
   // Parameters of the whole (logical) model that take part in matrix products (the N of
   // 6*N*tokens), whatever units this rank owns.
@@ -90,17 +106,22 @@ class ParamLayout {
   const std::vector<Unit>& units() const { return units_; }
   int tp_size() const { return tp_size_; }
   int tp_rank() const { return tp_rank_; }
+  int ep_size() const { return ep_size_; }
+  int ep_rank() const { return ep_rank_; }
+  // Elements of this rank's expert tensors.
+  std::int64_t expert_total() const;
 
  private:
-  enum class Split { none, rows, cols, qkv_rows };
+  enum class Split { none, rows, cols, qkv_rows, experts };
   void add(const std::string& name, std::vector<std::int64_t> shape, Split split, Init init, double stddev,
            bool decay, bool in_matmul);
   void close_unit(const std::string& name);
   std::vector<TensorSpec> tensors_;
   std::vector<Unit> units_;
   std::int64_t total_ = 0, matmul_params_ = 0, global_total_ = 0;
-  int tp_size_ = 1, tp_rank_ = 0;
+  int tp_size_ = 1, tp_rank_ = 0, ep_size_ = 1, ep_rank_ = 0;
   std::vector<int> local_of_;  // [global unit] -> index in units_, or -1
+  std::int64_t expert_begin_ = -1;  // flat offset of the open unit's first expert tensor
 };
 
 }  // namespace mini5d::model

@@ -19,11 +19,20 @@ struct MlpTensors {
   VecU<S> fc_b, proj_b;
 };
 
+// A mixture-of-experts MLP: the router [E, D] and this rank's experts, one tensor per
+// kind with the local experts stacked: fc_w [E_loc * F, D], fc_b [E_loc, F],
+// proj_w [E_loc * D, F], proj_b [E_loc, D] (expert j's rows are the j-th block).
+template <class S>
+struct MoeTensors {
+  MatU<S> router_w, fc_w, fc_b, proj_w, proj_b;
+};
+
 template <class S>
 struct BlockTensors {
   VecU<S> ln1_w, ln1_b, ln2_w, ln2_b;
   AttentionTensors<S> attn;
-  MlpTensors<S> mlp;
+  MlpTensors<S> mlp;  // dense blocks
+  MoeTensors<S> moe;  // MoE blocks
 };
 
 // The embeddings unit (wte, wpe) and the head unit (lnf, lm_head).

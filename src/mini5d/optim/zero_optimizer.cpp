@@ -26,18 +26,39 @@ void accumulate(VecU<float> dst, VecU<float> src) {
       "mini5d::optim::accumulate_grad_shard", Range(0, std::int64_t(dst.extent(0))),
       KOKKOS_LAMBDA(const std::int64_t i) { dst(i) += src(i); });
 }
+
+// A unit's collectives, one per chunk, complete together.
+void wait_all(std::vector<comm::Request>& reqs) {
+  for (auto& r : reqs) r.wait();
+  reqs.clear();
+}
+bool test_all(std::vector<comm::Request>& reqs) {
+  bool done = true;
+  for (auto& r : reqs) done = r.test() && done;
+  return done;
+}
+
+double squares(VecU<float> buf, const std::vector<Span>& spans) {
+  double ss = 0;
+  for (const Span& s : spans) ss += sum_of_squares<float>(slice(buf, s.begin, s.size()));
+  return ss;
+}
 }  // namespace
 
 ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage,
-                             AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements, tp::TpComm* tp)
+                             AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements, tp::TpComm* tp,
+                             comm::Communicator* expert_group, ep::EpComm* ep)
     : model_(model),
       stage_(stage),
       tp_(tp),
-      part_(model.layout(), group.size(), group.rank()),
-      dp_(group, part_),
+      ep_(ep),
+      part_(model.layout(), group.size(), group.rank(), expert_group ? expert_group->size() : 0,
+            expert_group ? expert_group->rank() : 0),
+      dp_(group, part_, expert_group),
       bucket_(std::max<std::int64_t>(1, bucket_elements)) {
   const auto& layout = model.layout();
   replicated_ = part_.replicated_spans(stage_ <= 1);
+  experts_ = part_.expert_spans(stage_ <= 1);
   std::vector<Segment> segs;
   if (stage_ == 0) {
     for (const auto& t : layout.tensors()) segs.push_back(segment(t.offset, t.size(), t.decay));
@@ -71,10 +92,11 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
     // (The embeddings' backward reads no weights; the head and the last block are still
     // in the two buffers when their backward comes, and are not gathered again.)
     const auto& units = layout.units();
-    for (int u = 0; u < part_.units(); ++u) {
-      const Span p = part_.my_part(u);
-      model::init_param_range<float>(layout, seed, slice(weight_shard_, part_.shard_offset(u), p.size()),
-                              units[u].offset + p.begin, units[u].offset + p.end);
+    for (int c = 0; c < int(part_.chunks().size()); ++c) {
+      const Span p = part_.my_part(c);
+      const auto& u = units[part_.chunks()[c].unit];
+      model::init_param_range<float>(layout, seed, slice(weight_shard_, part_.shard_offset(c), p.size()),
+                                     u.offset + p.begin, u.offset + p.end);
     }
   } else {
     model_.init_params(seed);
@@ -86,8 +108,8 @@ ZeroOptimizer::~ZeroOptimizer() {
   model_.set_hooks(nullptr);
   inflight_.clear();  // each request waits for itself
   weight_gathers_.clear();
-  for (auto& s : slots_) s.req = comm::Request();
-  for (auto& g : gathered_) g.req = comm::Request();
+  for (auto& s : slots_) s.reqs.clear();
+  for (auto& g : gathered_) g.reqs.clear();
 }
 
 void ZeroOptimizer::begin_step() {
@@ -103,7 +125,7 @@ void ZeroOptimizer::begin_microbatch(bool last) {
   // Each micro-batch gathers afresh (after an update the buffers hold stale weights;
   // between micro-batches this keeps the bill simple: one gather per use).
   for (auto& g : gathered_) {
-    g.req.wait();
+    wait_all(g.reqs);
     g.unit = -1;
   }
   use_ = 0;
@@ -111,10 +133,12 @@ void ZeroOptimizer::begin_microbatch(bool last) {
 
 void ZeroOptimizer::start_gather(int buffer, int unit) {
   Gathered& g = gathered_[buffer];
-  const Span p = part_.my_part(unit);
-  // (deep_copy without an execution space is complete on return: MPI may read it.)
-  Kokkos::deep_copy(slice(g.data, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(unit), p.size()));
-  g.req = dp_.start_gather(unit, slice(g.data, 0, model_.layout().units()[unit].size));
+  for (int c : part_.unit_chunks(unit)) {
+    const Span p = part_.my_part(c), span = part_.chunks()[c].span;
+    // (deep_copy without an execution space is complete on return: MPI may read it.)
+    Kokkos::deep_copy(slice(g.data, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(c), p.size()));
+    g.reqs.push_back(dp_.start_gather(c, slice(g.data, span.begin, span.size())));
+  }
   g.unit = unit;
 }
 
@@ -124,12 +148,12 @@ void ZeroOptimizer::need_weights(int unit) {
   int b = gathered_[0].unit == unit ? 0 : gathered_[1].unit == unit ? 1 : -1;
   if (b < 0) {
     b = 1 - current_buffer_;
-    gathered_[b].req.wait();
+    wait_all(gathered_[b].reqs);
     start_gather(b, unit);
     ++blocking_;
   }
   Gathered& g = gathered_[b];
-  g.req.wait();
+  wait_all(g.reqs);
   model_.bind_unit(unit, g.data.data(), nullptr);
   current_buffer_ = b;
   // Prefetch the next unit of this micro-batch into the other buffer, whose unit is
@@ -137,7 +161,7 @@ void ZeroOptimizer::need_weights(int unit) {
   while (use_ < uses_.size() && uses_[use_] != unit) ++use_;  // keep in step with the model
   Gathered& other = gathered_[1 - b];
   if (use_ + 1 < uses_.size() && uses_[use_ + 1] != unit && other.unit != uses_[use_ + 1]) {
-    other.req.wait();
+    wait_all(other.reqs);
     start_gather(1 - b, uses_[use_ + 1]);
     ++prefetched_;
   }
@@ -146,7 +170,8 @@ void ZeroOptimizer::need_weights(int unit) {
 
 void ZeroOptimizer::before_forward(int unit) {
   if (stage_ >= 3) need_weights(unit);
-  if ((stage_ == 1 || stage_ == 2) && unit < int(weight_gathers_.size())) weight_gathers_[unit].wait();
+  if ((stage_ == 1 || stage_ == 2) && !weight_gathers_.empty())
+    for (int c : part_.unit_chunks(unit)) weight_gathers_[c].wait();
 }
 
 void ZeroOptimizer::before_backward(int unit) {
@@ -167,12 +192,22 @@ void ZeroOptimizer::after_backward(int unit) {
   if (stage_ <= 1 && !last_) return;  // gradients keep accumulating locally
   fence("mini5d::optim::unit_grads_ready");  // MPI reads the unit's gradients next
   if (stage_ <= 1) {
-    for (std::int64_t at = 0; at < u.size; at += bucket_)
-      inflight_.push_back(dp_.start_allreduce(slice(model_.grads, u.offset + at, std::min(bucket_, u.size - at))));
+    for (int c : part_.unit_chunks(unit)) {
+      const Span span = part_.chunks()[c].span;
+      for (std::int64_t at = 0; at < span.size(); at += bucket_)
+        inflight_.push_back(
+            dp_.start_allreduce(c, slice(model_.grads, u.offset + span.begin + at, std::min(bucket_, span.size() - at))));
+    }
     return;
   }
   Slot& s = slots_[next_slot_];
-  s.req = dp_.start_reduce_scatter(unit, slice(s.grads, 0, u.size), slice(s.part, 0, part_.my_part(unit).size()));
+  // The unit's parts of the reduced sums land one after the other, as in the shard.
+  for (int c : part_.unit_chunks(unit)) {
+    const Span span = part_.chunks()[c].span;
+    const std::int64_t at = part_.shard_offset(c) - part_.unit_shard_offset(unit);
+    s.reqs.push_back(dp_.start_reduce_scatter(c, slice(s.grads, span.begin, span.size()),
+                                              slice(s.part, at, part_.my_part(c).size())));
+  }
   s.posted = true;
   next_slot_ = 1 - next_slot_;
 }
@@ -180,16 +215,16 @@ void ZeroOptimizer::after_backward(int unit) {
 void ZeroOptimizer::progress() {
   for (auto& r : inflight_) r.test();
   for (auto& r : weight_gathers_) r.test();
-  for (auto& g : gathered_) g.req.test();
+  for (auto& g : gathered_) test_all(g.reqs);
   for (auto& s : slots_)
-    if (s.posted && s.req.test()) drain(s);
+    if (s.posted && test_all(s.reqs)) drain(s);
 }
 
 void ZeroOptimizer::drain(Slot& s) {
   if (!s.posted) return;
-  s.req.wait();
-  const Span p = part_.my_part(s.unit);
-  accumulate(slice(grad_shard_, part_.shard_offset(s.unit), p.size()), slice(s.part, 0, p.size()));
+  wait_all(s.reqs);
+  const std::int64_t n = part_.unit_part_size(s.unit);
+  accumulate(slice(grad_shard_, part_.unit_shard_offset(s.unit), n), slice(s.part, 0, n));
   s.posted = false;
 }
 
@@ -213,14 +248,22 @@ void ZeroOptimizer::finish_reductions() {
 }
 
 double ZeroOptimizer::grad_norm() {
-  // [all, replicated]: squares of this rank's gradients, and of those of tensors every
-  // tensor-parallel rank holds (counted once, not t times).
-  double ss[2] = {sum_of_squares<float>(grad_buffer()), 0.0};
-  for (const Span& s : replicated_) ss[1] += sum_of_squares<float>(slice(grad_buffer(), s.begin, s.size()));
-  if (stage_ >= 2) dp_.sum(ss, 2);  // stage 0-1: every rank holds the reduced sum
+  // [dense, replicated]: squares of this rank's dense gradients, and of those of tensors
+  // every tensor-parallel rank holds (counted once, not t times); the experts' apart,
+  // since other groups hold other parts of them.
+  const double all = sum_of_squares<float>(grad_buffer()), experts = squares(grad_buffer(), experts_);
+  double ss[2] = {all - experts, squares(grad_buffer(), replicated_)};
+  double ess = experts;
+  if (stage_ >= 2) {  // stage 0-1: every rank holds the reduced sums
+    dp_.sum(ss, 2);
+    // (Whether the model has expert chunks: the same on every rank, unlike experts_.)
+    if (part_.chunks().size() > std::size_t(part_.units())) dp_.sum_experts(&ess, 1);
+  }
   double sharded = ss[0] - ss[1];
   if (tp_) tp_->allreduce_host(&sharded, 1);
-  double total = sharded + ss[1];
+  // Each rank of the expert-parallel group (e x t) holds other experts.
+  if (ep_) ep_->allreduce_host(&ess, 1);
+  double total = sharded + ss[1] + ess;
   if (pp_ && pp_->size() > 1) pp_->allreduce_host(&total, 1);  // every stage's units
   return std::sqrt(total);
 }
@@ -236,9 +279,11 @@ void ZeroOptimizer::update(double lr, long step) {
     // Each rank updated its part of every unit in place; the rest arrives while the
     // next forward runs, in the order it needs the units.
     const auto& units = model_.layout().units();
-    weight_gathers_.resize(units.size());
-    for (int u = 0; u < int(units.size()); ++u)
-      weight_gathers_[u] = dp_.start_gather(u, slice(model_.params, units[u].offset, units[u].size));
+    weight_gathers_.resize(part_.chunks().size());
+    for (int c = 0; c < int(part_.chunks().size()); ++c) {
+      const auto& ch = part_.chunks()[c];
+      weight_gathers_[c] = dp_.start_gather(c, slice(model_.params, units[ch.unit].offset + ch.span.begin, ch.span.size()));
+    }
   }
 }
 

@@ -30,6 +30,7 @@
 #include "mini5d/optim/adamw.hpp"
 #include "mini5d/parallel/dp/dp_comm.hpp"
 #include "mini5d/parallel/dp/zero_partition.hpp"
+#include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
 
 namespace mini5d::optim {
@@ -48,9 +49,13 @@ class ZeroOptimizer : public model::UnitHooks {
   // ZeRO over its part of the model; the group sums the gradients of replicated tensors
   // when sequence parallelism split the tokens, and the sharded tensors' squares in the
   // global norm.
+  // expert_group: the expert-gradient group (d x c) that reduces and shards the
+  // expert tensors (nullptr: `group`, for a model without experts); ep: the
+  // expert-parallel group (e x t) that holds different experts (their squares in the
+  // global norm are summed over it).
   ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage, AdamWConfig cfg,
                 std::uint64_t seed, std::int64_t bucket_elements = std::int64_t(1) << 62,
-                tp::TpComm* tp = nullptr);
+                tp::TpComm* tp = nullptr, comm::Communicator* expert_group = nullptr, ep::EpComm* ep = nullptr);
   ~ZeroOptimizer() override;
 
   int stage() const { return stage_; }
@@ -94,7 +99,7 @@ class ZeroOptimizer : public model::UnitHooks {
   // A unit-sized gradient buffer with the reduce-scatter that drains it (stage 2-3).
   struct Slot {
     Vec<float> grads, part;  // whole unit, this rank's part of the reduced sum
-    comm::Request req;
+    std::vector<comm::Request> reqs;  // one per chunk
     int unit = -1;        // the unit whose gradients the slot holds
     bool posted = false;  // its reduce-scatter is in flight, its part not yet added
   };
@@ -109,6 +114,8 @@ class ZeroOptimizer : public model::UnitHooks {
   tp::TpComm* tp_;
   comm::Communicator* pp_ = nullptr;
   std::vector<Span> replicated_;  // replicated tensors in grad_buffer() (tensor parallelism)
+  std::vector<Span> experts_;     // expert tensors in grad_buffer()
+  ep::EpComm* ep_;
   bool tp_reduced_ = true;        // the step's replicated gradients are summed over t
   dp::ZeroPartition part_;
   dp::DataParallelComm dp_;
@@ -116,14 +123,14 @@ class ZeroOptimizer : public model::UnitHooks {
   bool last_ = true;
   std::int64_t bucket_;
   std::vector<comm::Request> inflight_;  // stage 0-1 all-reduces
-  std::vector<comm::Request> weight_gathers_;  // stage 1-2: per unit, after an update
+  std::vector<comm::Request> weight_gathers_;  // stage 1-2: per chunk, after an update
   Vec<float> weight_shard_;              // stage 3
   Vec<float> grad_shard_;                // stage 2-3
   // Stage 3: two unit-sized buffers of gathered weights, and the order in which the
   // units' weights are used in one micro-batch (forward, then backward).
   struct Gathered {
     Vec<float> data;
-    comm::Request req;  // active while its all-gather is in flight
+    std::vector<comm::Request> reqs;  // active while its all-gathers (one per chunk) are in flight
     int unit = -1;      // the unit it holds (or is receiving)
   };
   std::array<Gathered, 2> gathered_;

@@ -99,6 +99,12 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   if (l.e > 1 && !m.moe()) why("e=" + std::to_string(l.e) + " needs a mixture-of-experts model");
   if (m.moe() && m.experts % l.e)
     why("e=" + std::to_string(l.e) + " does not divide experts=" + std::to_string(m.experts));
+  // mini5d splits the experts over e x t (each tensor rank routes its own
+  // sequence-parallel rows): e*t divides the experts, and SP is on.
+  if (m.moe() && l.t > 1 && m.experts % l.e == 0 && m.experts % (1LL * l.e * l.t) != 0)
+    why("e*t=" + std::to_string(l.e * l.t) + " does not divide experts=" + std::to_string(m.experts) +
+        " (experts are split over e x t)");
+  if (m.moe() && l.t > 1 && !l.sp) why("t > 1 with experts needs sequence parallelism");
   if (m.moe() && (m.top_k < 1 || m.top_k > m.experts))
     why("top_k must be in 1..experts");
   if (l.zero < 0 || l.zero > 3) why("ZeRO stage must be 0..3");

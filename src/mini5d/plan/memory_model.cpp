@@ -23,8 +23,10 @@ ShardParams block_params(const ModelDesc& m, const Layout& l) {
   const double t = l.t;
   ShardParams s;
   s.dense = c.attn_sharded / t + c.attn_replicated + c.router;
+  // Whole experts, split over the e x t ranks (mini5d's scheme with t > 1: README,
+  // expert parallelism), not each expert's MLP over t.
   if (m.moe())
-    s.expert = (double(m.experts) / l.e) * (c.mlp_sharded / t + c.mlp_replicated);
+    s.expert = (double(m.experts) / (double(l.e) * l.t)) * (c.mlp_sharded + c.mlp_replicated);
   else
     s.dense += c.mlp_sharded / t + c.mlp_replicated;
   return s;

@@ -81,6 +81,16 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   os << "  training state per rank (predicted / measured): weights " << mib(want.weights) << " / "
      << mib(got.weights) << ", gradients " << mib(want.gradients) << " / " << mib(got.gradients)
      << ", optimizer " << mib(want.optimizer) << " / " << mib(got.optimizer) << "\n";
+  if (m.experts > 0) {
+    const int P = d.parallel.e * d.parallel.t;
+    os << "  mixture of experts: " << m.experts << " experts, top-" << m.top_k << ", every "
+       << (m.moe_every == 1 ? std::string("block") : std::to_string(m.moe_every) + "th block") << ", "
+       << (m.capacity_factor > 0 ? "capacity factor " + fmt("%g", m.capacity_factor) : std::string("dropless"))
+       << ", aux loss coef " << fmt("%g", d.train.aux_loss_coef) << "; " << m.experts / P << " experts per rank over e x t = "
+       << P << "; expert parameters per rank (predicted / measured) " << fmt("%.0f", tr.predicted_expert_params())
+       << " / " << fmt("%.0f", tr.measured_expert_params()) << " (" << mib(4 * tr.measured_expert_params())
+       << "), reduced over d x c = " << tr.optimizer().partition().expert_group_size() << " ranks\n";
+  }
   const auto acts_want = tr.predicted_activation_memory(), acts_got = tr.measured_activation_memory();
   os << "  activations per rank (predicted / measured, TP " << d.parallel.t
      << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "")
@@ -119,6 +129,9 @@ void print_step(std::ostream& os, const StepStats& st, long total_steps) {
     }
     os << ")";
   }
+  if (!st.expert_load.empty())
+    os << "  moe aux " << fmt("%.4f", st.aux_loss) << " imb " << fmt("%.2f", st.imbalance)
+       << (st.dropped > 0 ? " drop " + fmt("%.0f", st.dropped) : std::string());
   os << "  mem "
      << fmt("%.1f MiB", double(mem::ledger().total().peak) / (1024.0 * 1024.0)) << "\n";
 }
@@ -170,6 +183,22 @@ void print_summary(std::ostream& os, const Trainer& tr) {
       os << " " << mem::to_string(c) << " " << mib(lo) << " / " << mib(hi) << ";";
     }
     os << "\n";
+  }
+  if (!tr.history().empty() && !tr.history().back().expert_load.empty()) {
+    // Loads summed over the run; imbalance (max / mean load) per step.
+    const auto& h = tr.history();
+    std::vector<double> load(h.back().expert_load.size(), 0.0);
+    double imb_sum = 0, imb_max = 0, dropped = 0;
+    for (const auto& st : h) {
+      for (std::size_t e = 0; e < load.size() && e < st.expert_load.size(); ++e) load[e] += st.expert_load[e];
+      imb_sum += st.imbalance;
+      imb_max = std::max(imb_max, st.imbalance);
+      dropped += st.dropped;
+    }
+    os << "mixture of experts: tokens per expert over the run [";
+    for (std::size_t e = 0; e < load.size(); ++e) os << (e ? " " : "") << fmt("%.0f", load[e]);
+    os << "], imbalance (max/mean) mean " << fmt("%.3f", imb_sum / double(h.size())) << " worst " << fmt("%.3f", imb_max)
+       << ", dropped " << fmt("%.0f", dropped) << ", final aux loss " << fmt("%.6f", h.back().aux_loss) << "\n";
   }
   if (const auto& ps = tr.pipeline_summary(); !ps.empty()) {
     // One line per pipeline stage (the ranks at d = c = e = t = 0).
@@ -271,7 +300,9 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << jnum(tr.predicted_activation_memory().activations) << ", \"workspace\": "
     << jnum(tr.predicted_activation_memory().workspace) << "}, \"activations_measured\": {\"kept\": "
     << jnum(tr.measured_activation_memory().activations) << ", \"workspace\": "
-    << jnum(tr.measured_activation_memory().workspace) << "}},\n"
+    << jnum(tr.measured_activation_memory().workspace) << "}, \"expert_params_predicted\": "
+    << jnum(tr.predicted_expert_params()) << ", \"expert_params_measured\": " << jnum(tr.measured_expert_params())
+    << "},\n"
     << "  \"pipeline\": [";
   // Every rank's pipeline figures (empty without a pipeline): measured beside predicted.
   for (std::size_t i = 0; i < tr.pipeline_summary().size(); ++i) {
@@ -304,7 +335,14 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
       o << (first_axis_of_step ? "" : ", ") << jstr(axis) << ": " << jnum(e);
       first_axis_of_step = false;
     }
-    o << "}, \"skipped\": " << (h[i].skipped ? "true" : "false") << "}";
+    o << "}, \"skipped\": " << (h[i].skipped ? "true" : "false");
+    if (!h[i].expert_load.empty()) {
+      o << ", \"moe\": {\"aux_loss\": " << jnum(h[i].aux_loss) << ", \"imbalance\": " << jnum(h[i].imbalance)
+        << ", \"dropped\": " << jnum(h[i].dropped) << ", \"expert_load\": [";
+      for (std::size_t e = 0; e < h[i].expert_load.size(); ++e) o << (e ? ", " : "") << jnum(h[i].expert_load[e]);
+      o << "]}";
+    }
+    o << "}";
   }
   o << "\n  ]\n}\n";
   return o.str();

@@ -127,6 +127,9 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   tp_ = std::make_unique<tp::TpComm>(*tensor_);
   context_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::c), "cp", transport);
   cp_ = std::make_unique<cp::CpComm>(*context_);
+  expert_dp_ = std::make_unique<comm::Communicator>(grid_->expert_grad(), "dp_expert", transport);
+  expert_ = std::make_unique<comm::Communicator>(grid_->expert_parallel(), "ep", transport);
+  ep_ = std::make_unique<ep::EpComm>(*expert_);
   pipe_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::p), "pp", transport);
   // A pipeline runs the step when p > 1, and at p = 1 when a trace of it is asked for.
   const bool pipelined = deck_.parallel.p > 1 || !deck_.output.trace.empty();
@@ -143,11 +146,14 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   if (pipelined) mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
   mp.cp = cp_.get();
   mp.zigzag = cp::split_from_env(deck_.parallel.c).zigzag;
+  mp.ep = ep_.get();
+  mp.aux_loss_coef = deck_.train.aux_loss_coef;
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
                                                optim::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
-  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get());
+  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get(),
+                                                 expert_dp_.get(), ep_.get());
   if (pipelined) {
     zero_->set_pipeline_group(pipe_.get());
     pipeline_ = std::make_unique<Pipeline>(deck_, *pipe_, *model_, *zero_, *source_, grid_->data_index(),
@@ -181,10 +187,14 @@ void Trainer::refuse_if_memory_short() {
   const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t),
                                   deck_.parallel.p > 1 ? model::stage_units(deck_.model, pipeline_stage(
                                                                               deck_, grid_->coord(grid::Axis::p)))
-                                                       : std::vector<int>{});
-  const auto s = plan::zero_state_bytes(double(layout.total()), deck_.parallel.zero, dense_->size(),
+                                                       : std::vector<int>{},
+                                  expert_->size(), expert_->rank());
+  // Dense tensors sharded over the dense-gradient group, experts over the expert one.
+  const double experts = double(layout.expert_total());
+  const auto s = plan::zero_state_bytes(double(layout.total()) - experts, deck_.parallel.zero, dense_->size(),
                                         plan::Precision::fp32);
-  need.state = s.weights + s.grads + s.optimizer;
+  const auto x = plan::zero_state_bytes(experts, deck_.parallel.zero, expert_dp_->size(), plan::Precision::fp32);
+  need.state = s.weights + s.grads + s.optimizer + x.weights + x.grads + x.optimizer;
   const auto a = predicted_activation_memory();
   need.activations = a.activations;
   need.workspace = a.workspace;
@@ -202,14 +212,35 @@ std::int64_t Trainer::global_sequences_per_step() const {
 std::int64_t Trainer::tokens_per_step() const { return global_sequences_per_step() * deck_.model.seq; }
 
 StateMemory Trainer::predicted_state_memory() const {
-  const auto b = plan::zero_state_bytes(double(model_->layout().total()), deck_.parallel.zero,
+  // Dense tensors sharded over the dense-gradient group, expert tensors over the
+  // expert-gradient group (the planner's split: plan/memory_model.cpp).
+  const double experts = double(model_->layout().expert_total());
+  const auto b = plan::zero_state_bytes(double(model_->layout().total()) - experts, deck_.parallel.zero,
                                         zero_->partition().group_size(), plan::Precision::fp32);
-  return {b.weights, b.grads, b.optimizer};
+  const auto e = plan::zero_state_bytes(experts, deck_.parallel.zero, zero_->partition().expert_group_size(),
+                                        plan::Precision::fp32);
+  return {b.weights + e.weights, b.grads + e.grads, b.optimizer + e.optimizer};
 }
 
 ActivationMemory Trainer::predicted_activation_memory() const {
   return train::predicted_activation_memory(deck_, grid_->coord(grid::Axis::p));
 }
+
+double Trainer::predicted_expert_params() const {
+  const auto& m = deck_.model;
+  if (m.experts == 0) return 0;
+  plan::ModelDesc md;
+  md.vocab = m.vocab, md.d_model = m.d_model, md.layers = m.layers, md.heads = m.heads, md.seq = m.seq;
+  md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
+  plan::Layout l;
+  l.d = deck_.parallel.d, l.t = deck_.parallel.t, l.e = deck_.parallel.e, l.c = deck_.parallel.c;
+  int moe_blocks = 0;  // of this pipeline stage's units
+  for (const auto& u : model_->layout().units())
+    if (u.global >= 1 && u.global <= m.layers && model::is_moe_block(m, u.global - 1)) ++moe_blocks;
+  return moe_blocks * plan::block_params(md, l).expert;
+}
+
+double Trainer::measured_expert_params() const { return double(model_->layout().expert_total()); }
 
 ActivationMemory Trainer::measured_activation_memory() const {
   return {double(model_->activation_bytes()), double(model_->workspace_bytes())};
@@ -237,6 +268,7 @@ StepStats Trainer::step(long s) {
   comm::watchdog::set_step(s + 1);
   comm::watchdog::maybe_injected_sleep(s + 1);
   zero_->begin_step();
+  model_->reset_moe_stats();
   double loss_sum = 0;
   if (pipeline_) {
     // The schedule runs every micro-batch's forward and backward (parallel/pp).
@@ -303,6 +335,25 @@ StepStats Trainer::step(long s) {
       st.skipped = verdict_ == StepGuard::Verdict::Skip;
       st.note = guard_->why();
     }
+  }
+  if (deck_.model.experts > 0) {
+    // [load per expert, dropped, aux] over every rank (each routed its own rows).
+    const auto& ms = model_->moe_stats();
+    const int E = deck_.model.experts;
+    std::vector<double> v(std::size_t(E) + 2, 0.0);
+    for (int e = 0; e < E && e < int(ms.load.size()); ++e) v[std::size_t(e)] = ms.load[std::size_t(e)];
+    v[std::size_t(E)] = ms.dropped;
+    v[std::size_t(E) + 1] = ms.aux;
+    all_->allreduce_host(v.data(), int(v.size()));
+    st.expert_load.assign(v.begin(), v.begin() + E);
+    double mx = 0, sum = 0;
+    for (double l : st.expert_load) {
+      mx = std::max(mx, l);
+      sum += l;
+    }
+    st.imbalance = sum > 0 ? mx / (sum / E) : 0;
+    st.dropped = v[std::size_t(E)];
+    st.aux_loss = v[std::size_t(E) + 1] / tokens;
   }
   Kokkos::fence();
   st.seconds = timer.seconds();

@@ -23,6 +23,7 @@
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/zero_optimizer.hpp"
 #include "mini5d/parallel/cp/cp_comm.hpp"
+#include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/step_guard.hpp"
@@ -45,6 +46,14 @@ struct StepStats {
   // step was skipped or stopped the run ("" for a step applied as usual).
   bool skipped = false;
   std::string note;
+  // Mixture of experts (model.experts > 0; empty / 0 otherwise), over the global batch:
+  // rows each expert computed (summed over MoE layers and micro-batches), their max /
+  // mean, assignments dropped in capacity mode, and the load-balancing loss (added to
+  // the objective, not to `loss`, which stays the token cross-entropy).
+  std::vector<double> expert_load;
+  double imbalance = 0;
+  double dropped = 0;
+  double aux_loss = 0;
 };
 
 struct PhaseTimes {
@@ -155,6 +164,10 @@ class Trainer {
   // formulas (plan/memory_model.hpp) for this deck's t, SP and recompute, and what the
   // model allocated.
   ActivationMemory predicted_activation_memory() const;
+  // Expert parameters on this rank (elements): the planner's block formula
+  // (plan::block_params, times the MoE blocks) and the model's layout.
+  double predicted_expert_params() const;
+  double measured_expert_params() const;
   ActivationMemory measured_activation_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
   // The pipeline (p > 1, or output.trace set); nullptr without one.
@@ -195,6 +208,9 @@ class Trainer {
   std::unique_ptr<tp::TpComm> tp_;
   std::unique_ptr<comm::Communicator> context_;  // the c ring, accounted as "cp"
   std::unique_ptr<cp::CpComm> cp_;
+  std::unique_ptr<comm::Communicator> expert_dp_;  // the expert-gradient group (d x c), as "dp_expert"
+  std::unique_ptr<comm::Communicator> expert_;     // the expert-parallel group (e x t), as "ep"
+  std::unique_ptr<ep::EpComm> ep_;
   std::unique_ptr<comm::Communicator> pipe_;   // the p group, accounted as "pp"
   std::unique_ptr<Pipeline> pipeline_;
   std::vector<PipelineRankSummary> pipeline_summary_;

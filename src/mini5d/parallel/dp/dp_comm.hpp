@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The data-parallel axis's communication, unit by unit, over the dense-gradient
-// group (d x c x e): gradient all-reduce (ZeRO 0-1), gradient reduce-scatter to the
-// owning shard (ZeRO 2-3), weight all-gather from the shards (ZeRO 1-3), and scalar
-// sums (loss, squared norms). Every call here is                collective over the group
+// The data-parallel axis's communication, chunk by chunk (a unit's dense or expert
+// run, dp/zero_partition.hpp): over the dense-gradient group (d x c x e) for dense
+// chunks and over the expert-gradient group (d x c) for expert chunks: gradient
+// all-reduce (ZeRO 0-1), gradient reduce-scatter to the owning shard (ZeRO 2-3),
+// weight all-gather from the shards (ZeRO 1-3), and scalar sums (loss, squared norms).
+// Every call here is                                   collective over the chunk's group
 // and accounted by the communication layer.
 #pragma once
 #include "mini5d/comm/communicator.hpp"
@@ -12,27 +14,32 @@ namespace mini5d::dp {
 
 class DataParallelComm {
  public:
-  DataParallelComm(comm::Communicator& group, const ZeroPartition& part) : group_(group), part_(part) {}
+  // expert: the expert-gradient group (nullptr: the dense group, a model without experts).
+  DataParallelComm(comm::Communicator& group, const ZeroPartition& part, comm::Communicator* expert = nullptr)
+      : group_(group), expert_(expert ? *expert : group), part_(part) {}
   int size() const { return group_.size(); }
   int rank() const { return group_.rank(); }
 
-  // Sums a unit's gradients over the group, in place.
-  comm::Request start_allreduce(VecU<float> unit_grads) {
-    return group_.iallreduce(unit_grads, comm::Traffic::grads);
+  // Sums a chunk's gradients (or a bucket of them) over its group, in place.
+  comm::Request start_allreduce(int chunk, VecU<float> grads) {
+    return of(chunk).iallreduce(grads, comm::Traffic::grads);
   }
-  // Sums a unit's gradients over the group; this rank's part lands in `my_part`.
-  comm::Request start_reduce_scatter(int unit, VecU<float> unit_grads, VecU<float> my_part) {
-    return group_.ireduce_scatter(unit_grads, my_part, part_.counts(unit), comm::Traffic::grads);
+  // Sums a chunk's gradients over its group; this rank's part lands in `my_part`.
+  comm::Request start_reduce_scatter(int chunk, VecU<float> chunk_grads, VecU<float> my_part) {
+    return of(chunk).ireduce_scatter(chunk_grads, my_part, part_.counts(chunk), comm::Traffic::grads);
   }
-  // Assembles a whole unit from every rank's part; this rank's part must already sit
-  // at its place in `unit_buf`.
-  comm::Request start_gather(int unit, VecU<float> unit_buf) {
-    return group_.iallgatherv(unit_buf, part_.counts(unit), part_.displs(unit), comm::Traffic::weights);
+  // Assembles a whole chunk from every rank's part; this rank's part must already sit
+  // at its place in `chunk_buf`.
+  comm::Request start_gather(int chunk, VecU<float> chunk_buf) {
+    return of(chunk).iallgatherv(chunk_buf, part_.counts(chunk), part_.displs(chunk), comm::Traffic::weights);
   }
   void sum(double* values, int n) { group_.allreduce_host(values, n); }
+  void sum_experts(double* values, int n) { expert_.allreduce_host(values, n); }
 
  private:
+  comm::Communicator& of(int chunk) { return part_.chunks()[chunk].expert ? expert_ : group_; }
   comm::Communicator& group_;
+  comm::Communicator& expert_;
   const ZeroPartition& part_;
 };
 

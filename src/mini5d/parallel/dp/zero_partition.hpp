@@ -6,6 +6,9 @@
 // lets a unit be reduced, scattered or gathered on its own as soon as it is ready.
 // From this one partition come the collective counts, the shard-local offsets, the
 // optimizer segments for each ZeRO stage, and the shard descriptors checkpoints use.
+// Expert parallelism: a unit's expert tensors are split over the expert-gradient group
+// (d x c) instead of the dense one (d x c x e), so a unit is one or two chunks, each
+// split over its own group; the rank's shard is its part of every chunk, in order.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -18,22 +21,41 @@ namespace mini5d::dp {
 
 class ZeroPartition {
  public:
-  ZeroPartition(const model::ParamLayout& layout, int group_size, int group_rank);
+  // A unit's dense tensors are split over the dense-gradient group (group_size ranks),
+  // its expert tensors (the unit's tail, model::Unit::expert_begin) over the
+  // expert-gradient group (expert_size ranks; by default the same group).
+  ZeroPartition(const model::ParamLayout& layout, int group_size, int group_rank, int expert_size = 0,
+                int expert_rank = 0);
 
   int group_size() const { return G_; }
   int group_rank() const { return r_; }
-  int units() const { return int(parts_.size()); }
-  // Rank r's part of unit u, in unit-local element indices.
-  Span part(int unit, int r) const;
-  Span my_part(int unit) const { return part(unit, r_); }
-  // Where unit u's part starts in this rank's shard buffer.
-  std::int64_t shard_offset(int unit) const { return shard_offset_[unit]; }
+  int expert_group_size() const { return Ge_; }
+  int units() const { return int(unit_chunks_.size()); }
+
+  // A chunk is the dense or the expert run of one unit, split over its own group; the
+  // collectives work chunk by chunk. Spans are unit-local element indices.
+  struct Chunk {
+    int unit = 0;
+    Span span;
+    bool expert = false;
+  };
+  const std::vector<Chunk>& chunks() const { return chunks_; }
+  const std::vector<int>& unit_chunks(int unit) const { return unit_chunks_[unit]; }
+  // Rank r's part of chunk c (r in the chunk's group), in unit-local indices.
+  Span part(int chunk, int r) const;
+  Span my_part(int chunk) const;
+  // Where chunk c's part starts in this rank's shard buffer; a unit's parts are
+  // consecutive there, from unit_shard_offset(u), unit_part_size(u) elements.
+  std::int64_t shard_offset(int chunk) const { return shard_offset_[chunk]; }
+  std::int64_t unit_shard_offset(int unit) const { return shard_offset_[unit_chunks_[unit].front()]; }
+  std::int64_t unit_part_size(int unit) const;
   std::int64_t shard_size() const { return shard_size_; }
   std::int64_t max_unit_size() const { return max_unit_; }
-  std::int64_t max_part_size() const { return max_part_; }
-  // Counts and displacements of unit u's parts over the group (for the collectives).
-  const std::vector<int>& counts(int unit) const { return counts_[unit]; }
-  const std::vector<int>& displs(int unit) const { return displs_[unit]; }
+  std::int64_t max_part_size() const { return max_part_; }  // of unit_part_size
+  // Counts and displacements of chunk c's parts over its group, relative to the chunk's
+  // first element (for the collectives on the chunk's slice).
+  const std::vector<int>& counts(int chunk) const { return counts_[chunk]; }
+  const std::vector<int>& displs(int chunk) const { return displs_[chunk]; }
 
   // The AdamW segments of this rank's shard for ZeRO `stage`: where each piece of a
   // tensor sits in the parameter, gradient and moment buffers (flat when that buffer
@@ -55,11 +77,18 @@ class ZeroPartition {
   // without tensor parallelism. Their gradients are summed over the group when sequence parallelism
   // gives each rank part of the tokens, and counted once in the global norm.
   std::vector<Span> replicated_spans(bool flat) const;
+  // Likewise for the expert tensors (whatever t): their squares in the global norm are
+  // summed over the expert-gradient group (when sharded) and the expert-parallel group.
+  std::vector<Span> expert_spans(bool flat) const;
 
  private:
+  template <class Pred>
+  std::vector<Span> spans_of(bool flat, Pred keep) const;
   const model::ParamLayout& layout_;
-  int G_, r_;
-  std::vector<std::vector<Span>> parts_;  // [unit][rank]
+  int G_, r_, Ge_, re_;
+  std::vector<Chunk> chunks_;
+  std::vector<std::vector<int>> unit_chunks_;
+  std::vector<std::vector<Span>> parts_;  // [chunk][rank], unit-local
   std::vector<std::vector<int>> counts_, displs_;
   std::vector<std::int64_t> shard_offset_;
   std::int64_t shard_size_ = 0, max_unit_ = 0, max_part_ = 0;

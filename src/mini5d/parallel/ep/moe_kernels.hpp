@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The element-wise kernels of the mixture-of-experts layer (the matrix products go
+// through KokkosBlas::gemm in the layer): the router's softmax and top-k, moving token
+// rows between the token order, the send buffer (by expert) and the expert slabs, the
+// router-weighted combine, and their backwards. A routing row of -1 is a dropped
+// assignment (capacity mode): it contributes nothing and receives no gradient.
+#pragma once
+#include "mini5d/kernels/math.hpp"
+#include "mini5d/kernels/views.hpp"
+
+namespace mini5d::ep {
+
+using IVecU = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+using CIVecU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+
+// probs [R, E] <- softmax of the logits held in probs; idx [R, k] the k largest
+// (ties to the lower expert), w [R, k] their probabilities renormalised to sum to 1.
+template <class S>
+void router_softmax_topk(MatU<S> probs, IVecU idx, MatU<S> w) {
+  const int E = int(probs.extent(1)), k = int(w.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::ep::router_softmax_topk", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
+        S mx = probs(r, 0);
+        for (int e = 1; e < E; ++e) mx = probs(r, e) > mx ? probs(r, e) : mx;
+        S sum = 0;
+        for (int e = 0; e < E; ++e) {
+          probs(r, e) = kmath::exp(probs(r, e) - mx);
+          sum += probs(r, e);
+        }
+        for (int e = 0; e < E; ++e) probs(r, e) /= sum;
+        S chosen = 0;
+        for (int j = 0; j < k; ++j) {
+          int best = -1;
+          for (int e = 0; e < E; ++e) {
+            bool taken = false;
+            for (int m = 0; m < j; ++m) taken = taken || idx(r * k + m) == e;
+            if (!taken && (best < 0 || probs(r, e) > probs(r, best))) best = e;
+          }
+          idx(r * k + j) = best;
+          w(r, j) = probs(r, best);
+          chosen += probs(r, best);
+        }
+        for (int j = 0; j < k; ++j) w(r, j) /= chosen;
+      });
+}
+
+// send[row(a)] = x[a / k] for every kept assignment a.
+template <class S>
+void dispatch_rows(MatU<S> send, CMatU<S> x, CIVecU row, int k) {
+  const int D = int(x.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::ep::dispatch_rows", Range(0, row.extent(0)), KOKKOS_LAMBDA(const int a) {
+        const int to = row(a);
+        if (to < 0) return;
+        for (int c = 0; c < D; ++c) send(to, c) = x(a / k, c);
+      });
+}
+
+// dst[i] = src[order[i]] (gather), or with `scatter` dst[order[i]] = src[i].
+template <class S>
+void permute_rows(MatU<S> dst, CMatU<S> src, CIVecU order, bool scatter) {
+  const int D = int(src.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::ep::permute_rows", Range(0, order.extent(0)), KOKKOS_LAMBDA(const int i) {
+        const int to = scatter ? order(i) : i, from = scatter ? i : order(i);
+        for (int c = 0; c < D; ++c) dst(to, c) = src(from, c);
+      });
+}
+
+// out[r] = sum_j w[r, j] * y[row(r*k + j)] (overwritten).
+template <class S>
+void combine_rows(MatU<S> out, CMatU<S> y, CIVecU row, CMatU<S> w) {
+  const int D = int(out.extent(1)), k = int(w.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::ep::combine_rows", Range(0, out.extent(0)), KOKKOS_LAMBDA(const int r) {
+        for (int c = 0; c < D; ++c) out(r, c) = S(0);
+        for (int j = 0; j < k; ++j) {
+          const int at = row(r * k + j);
+          if (at < 0) continue;
+          const S wj = w(r, j);
+          for (int c = 0; c < D; ++c) out(r, c) += wj * y(at, c);
+        }
+      });
+}
+
+// Backward of combine_rows: dw[r, j] = dout[r] . y[row], dy[row] = w[r, j] * dout[r].
+template <class S>
+void combine_rows_backward(MatU<S> dw, MatU<S> dy, CMatU<S> dout, CMatU<S> y, CIVecU row, CMatU<S> w) {
+  const int D = int(dout.extent(1)), k = int(w.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::ep::combine_rows_backward", Range(0, dout.extent(0)), KOKKOS_LAMBDA(const int r) {
+        for (int j = 0; j < k; ++j) {
+          const int at = row(r * k + j);
+          S dot = 0;
+          if (at >= 0) {
+            const S wj = w(r, j);
+            for (int c = 0; c < D; ++c) {
+              dot += dout(r, c) * y(at, c);
+              dy(at, c) = wj * dout(r, c);
+            }
+          }
+          dw(r, j) = dot;
+        }
+      });
+}
+
+// dx[r] = sum_j dsend[row(r*k + j)] (overwritten): backward of dispatch_rows.
+template <class S>
+void dispatch_rows_backward(MatU<S> dx, CMatU<S> dsend, CIVecU row, int k) {
+  const int D = int(dx.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::ep::dispatch_rows_backward", Range(0, dx.extent(0)), KOKKOS_LAMBDA(const int r) {
+        for (int c = 0; c < D; ++c) dx(r, c) = S(0);
+        for (int j = 0; j < k; ++j) {
+          const int at = row(r * k + j);
+          if (at < 0) continue;
+          for (int c = 0; c < D; ++c) dx(r, c) += dsend(at, c);
+        }
+      });
+}
+
+// dlogits [R, E] from dL/dw (the renormalised top-k weights) and the load-balancing
+// loss: with w_j = p_j / s (s the sum of the chosen p), dL/dp_e = (dw_e - sum_m dw_m w_m) / s
+// for a chosen e; the aux loss adds aux(seq(r), e) = coef * E * f(seq, e) * grad_scale to
+// every e; then the softmax: dlogit_e = p_e (dp_e - sum_m p_m dp_m).
+// seq(r) = (row_begin + r) / seq_len.
+template <class S>
+void router_backward(MatU<S> dlogits, CMatU<S> probs, CIVecU idx, CMatU<S> w, CMatU<S> dw, CMatU<S> aux,
+                     int row_begin, int seq_len) {
+  const int E = int(probs.extent(1)), k = int(w.extent(1));
+  Kokkos::parallel_for(
+      "mini5d::ep::router_backward", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
+        const int s = (row_begin + r) / seq_len;
+        S chosen = 0, dww = 0;
+        for (int j = 0; j < k; ++j) {
+          chosen += probs(r, idx(r * k + j));
+          dww += dw(r, j) * w(r, j);
+        }
+        // dlogits holds dL/dp first, then is transformed in place.
+        for (int e = 0; e < E; ++e) dlogits(r, e) = aux(s, e);
+        for (int j = 0; j < k; ++j) dlogits(r, idx(r * k + j)) += (dw(r, j) - dww) / chosen;
+        S pdp = 0;
+        for (int e = 0; e < E; ++e) pdp += probs(r, e) * dlogits(r, e);
+        for (int e = 0; e < E; ++e) dlogits(r, e) = probs(r, e) * (dlogits(r, e) - pdp);
+      });
+}
+
+}  // namespace mini5d::ep

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Expert parallelism through the trainer, under mpiexec -n 4, on inputs/moe-tiny.yaml
+// (4 experts, top-2, dropless, every block MoE): layout invariance against the
+// single-rank run through the shared oracle (tests/mpi/invariance.hpp) at e = 2 and 4,
+// d2 x e2 and e2 x t2 at several ZeRO stages; the ep bytes of a step against the routing
+// that happened; the training state memory against the prediction (dense tensors over
+// d x c x e, experts over d x c); and a checkpoint saved at e = 2 resumed at e = 1 and
+// e = 4.
+#include <mpi.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+
+#include "mini5d/comm/accounts.hpp"
+#include "mini5d/core/deck.hpp"
+#include "mini5d/train/param_checksum.hpp"
+#include "mini5d/train/trainer.hpp"
+#include "invariance.hpp"
+#include "mpi_util.hpp"
+
+using namespace mini5d;
+namespace fs = std::filesystem;
+using test::Group;
+using test::world_max;
+using test::world_rank;
+
+namespace {
+const std::string kDeck = std::string(MINI5D_SOURCE_DIR) + "/inputs/moe-tiny.yaml";
+constexpr int kGlobalBatch = 16;
+
+struct Layout {
+  int d = 1, e = 1, t = 1, zero = 0, p = 1;  // p > 1: p micro-batches per step (1F1B)
+  std::string name() const {
+    return "d" + std::to_string(d) + " e" + std::to_string(e) + " t" + std::to_string(t) + " p" + std::to_string(p) +
+           " zero" + std::to_string(zero);
+  }
+  int ranks() const { return d * e * t * p; }
+};
+
+Deck moe_tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
+                                "parallel.e=" + std::to_string(l.e), "parallel.t=" + std::to_string(l.t),
+                                "parallel.zero=" + std::to_string(l.zero), "parallel.p=" + std::to_string(l.p),
+                                "train.accumulation=" + std::to_string(l.p),
+                                "train.micro_batch=" + std::to_string(kGlobalBatch / (l.d * l.e * l.p))};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return load_deck(kDeck, o);
+}
+}  // namespace
+
+TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2", "[ep][mpi]") {
+  REQUIRE(test::world_size() == 4);
+  // ZeRO 1 and 3 move the same sums as 0 and 2 (they shard the moments and weights,
+  // which the checksum and the memory test see): one of each pair per layout keeps
+  // the case short.
+  const std::vector<Layout> layouts = {{1, 2, 1, 0}, {1, 4, 1, 3}, {2, 2, 1, 1}, {2, 2, 1, 2},
+                                       {1, 2, 2, 0}, {1, 2, 2, 3}, {1, 2, 1, 1, 2}};
+  for (const auto& c : test::configs()) {
+    train::Trainer ref(moe_tiny(Layout{}, 10, c.overrides), MPI_COMM_SELF);
+    ref.run();
+    for (const auto& l : layouts) {
+      Group g(l.ranks());
+      train::Trainer tr(moe_tiny(l, 10, c.overrides), g.comm);
+      tr.run();
+      const auto w = test::compare_runs(ref, tr);
+      // The aux loss and the expert loads are layout-invariant too (per-sequence
+      // statistics; the loads are integers).
+      double aux = 0, load = 0;
+      for (std::size_t s = 0; s < ref.history().size() && s < tr.history().size(); ++s) {
+        const auto &a = ref.history()[s], &b = tr.history()[s];
+        aux = std::max(aux, std::abs(a.aux_loss - b.aux_loss) / a.aux_loss);
+        for (std::size_t e = 0; e < a.expert_load.size(); ++e)
+          load = std::max(load, std::abs(a.expert_load[e] - b.expert_load.at(e)));
+      }
+      aux = world_max(aux);
+      load = world_max(load);
+      INFO(l.name() << ", " << c.name << ": loss " << w.loss << ", grad norm " << w.grad_norm << ", sum " << w.sum
+                    << ", sum of squares " << w.sum_sq << ", aux " << aux << ", load " << load);
+      CHECK(test::within(w));
+      CHECK(aux <= 1e-5);
+      CHECK(load == 0);
+      if (world_rank() == 0)
+        std::printf("invariance %s, %s: loss %.3g, grad norm %.3g, sum %.3g, sum of squares %.3g, aux %.3g\n",
+                    l.name().c_str(), c.name.c_str(), w.loss, w.grad_norm, w.sum, w.sum_sq, aux);
+    }
+  }
+}
+
+TEST_CASE("ep bytes of a step equal the routing that happened", "[ep][mpi]") {
+  // Per MoE layer and micro-batch a rank sends its S routed rows and receives R rows
+  // (the counts it exchanged): dispatch S, combine R, and the same again backward,
+  // D floats each: (2 S + 2 R) * D * 4 bytes of activations. The count exchange gathers
+  // E doubles from each of the P ranks per layer; the global norm adds one double.
+  for (const Layout& l : {Layout{1, 2, 1, 0}, Layout{1, 4, 1, 0}, Layout{1, 2, 2, 0}}) {
+    Group g(l.ranks());
+    comm::accounts().clear();
+    train::Trainer tr(moe_tiny(l, 1), g.comm);
+    tr.run();
+    const auto& m = tr.deck().model;
+    double rows = 0, sent = 0;
+    int moe_layers = 0;
+    for (int b = 0; b < m.layers; ++b)
+      if (const auto* moe = tr.model().block(b).moe()) {
+        rows += moe->send_plan().rows + moe->receive_plan().rows;
+        sent += moe->send_plan().rows;
+        ++moe_layers;
+      }
+    const double P = l.e * l.t, f = sizeof(float), D = m.d_model;
+    const double want = 2 * rows * D * f, got = comm::accounts().bytes("ep", comm::Traffic::activations);
+    const double scalars = comm::accounts().bytes("ep", comm::Traffic::scalars);
+    // Every row any rank sent is counted once in the step's global expert loads.
+    double all_sent = sent, load = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all_sent, 1, MPI_DOUBLE, MPI_SUM, g.comm);
+    for (double x : tr.history().back().expert_load) load += x;
+    INFO(l.name());
+    CHECK(got == want);
+    CHECK(scalars == moe_layers * m.experts * P * 8 + 8);
+    CHECK(all_sent == load);
+    CHECK(load == double(kGlobalBatch) * m.seq * m.top_k * moe_layers);  // dropless
+    CHECK(world_max(std::abs(got - want)) == 0);
+    if (world_rank() == 0) std::printf("ep bytes %s: %.0f of activations, as the routing says\n", l.name().c_str(), got);
+  }
+}
+
+TEST_CASE("training state memory: dense tensors over d x c x e, experts over d x c", "[ep][mpi][memory]") {
+  for (const Layout& l : {Layout{1, 2, 1, 0}, Layout{1, 2, 1, 3}, Layout{2, 2, 1, 1}, Layout{2, 2, 1, 2},
+                          Layout{2, 2, 1, 3}, Layout{1, 4, 1, 3}, Layout{1, 2, 2, 3}, Layout{1, 2, 1, 1, 2}}) {
+    Group g(l.ranks());
+    train::Trainer tr(moe_tiny(l, 0), g.comm);
+    const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
+    INFO(l.name());
+    // ZeRO parts differ by one element where a group does not divide a chunk.
+    const double slack = 4.0 * 2 * (tr.model().layout().units().size() * 2);
+    CHECK(std::abs(got.weights - want.weights) <= slack);
+    CHECK(std::abs(got.gradients - want.gradients) <= slack);
+    CHECK(std::abs(got.optimizer - want.optimizer) <= 2 * slack);
+    // Each rank holds E / (e t) experts.
+    const auto& m = tr.deck().model;
+    const double one_expert = 2.0 * m.ffn * m.d_model + m.ffn + m.d_model;
+    CHECK(double(tr.model().layout().expert_total()) == m.layers / l.p * one_expert * m.experts / (l.e * l.t));
+    CHECK(tr.measured_expert_params() == tr.predicted_expert_params());  // the planner's formula
+  }
+}
+
+TEST_CASE("a checkpoint saved at e = 2 resumes at e = 1 and e = 4", "[ep][mpi][checkpoint]") {
+  const long steps = 6, cut = 3;
+  const std::string base = (fs::current_path() / "ep_reshard").string();
+  if (world_rank() == 0) fs::remove_all(base);
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto with_dir = [&](Deck d, const std::string& dir) {
+    d.checkpoint.dir = dir;
+    d.checkpoint.keep = 0;
+    return d;
+  };
+  train::Trainer straight(moe_tiny(Layout{}, steps), MPI_COMM_SELF);
+  straight.run();
+  train::Trainer at_cut(moe_tiny(Layout{}, steps), MPI_COMM_SELF);
+  at_cut.run({}, {}, cut);
+  const auto want_sums = train::parameter_checksums(at_cut);
+  const std::string saved = base + "/saved";
+  {
+    Group g(2);
+    if (g.index == 0) {
+      train::Trainer first(with_dir(moe_tiny({1, 2, 1, 1}, steps), saved), g.comm);
+      first.run({}, {}, cut);
+      first.save("test");
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (const Layout& l : {Layout{1, 1, 1, 0}, Layout{1, 4, 1, 2}}) {
+    Group g(l.ranks());
+    const std::string dir = base + "/" + l.name() + "_" + std::to_string(g.index);
+    for (auto& ch : const_cast<std::string&>(dir))
+      if (ch == ' ') ch = '_';
+    if (g.index * l.ranks() == world_rank()) fs::copy(saved, dir, fs::copy_options::recursive);
+    MPI_Barrier(MPI_COMM_WORLD);
+    train::Trainer tr(with_dir(moe_tiny(l, steps), dir), g.comm);
+    tr.resume("latest");
+    double worst_sum_sq = 0;
+    for (const auto& [name, c] : train::parameter_checksums(tr))
+      worst_sum_sq = std::max(worst_sum_sq, std::abs(c.sum_sq - want_sums.at(name).sum_sq) / want_sums.at(name).sum_sq);
+    CHECK(world_max(worst_sum_sq) <= 1e-5);
+    tr.run();
+    double worst = 0;
+    REQUIRE(tr.history().size() == std::size_t(steps - cut));
+    for (long s = cut; s < steps; ++s) {
+      const double want = straight.history()[std::size_t(s)].loss;
+      worst = std::max(worst, std::abs(tr.history()[std::size_t(s - cut)].loss - want) / want);
+    }
+    worst = world_max(worst);
+    INFO(l.name());
+    CHECK(worst <= 1e-5);
+    if (world_rank() == 0) std::printf("resume at %s: worst relative loss difference %.3g\n", l.name().c_str(), worst);
+  }
+}
