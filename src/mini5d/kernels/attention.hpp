@@ -26,6 +26,7 @@
 
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
@@ -149,20 +150,13 @@ void causal_softmax(Ten3U<S> p, int block = kAttBlock) {
   Kokkos::parallel_for(
       "mini5d::kernels::causal_softmax", teams(std::int64_t(BH) * T), KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / T, t = tm.league_rank() % T, end = causal_row_end(t, T, block);
-        S mx = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(tm, t + 1), [&](const int j, S& m) { m = p(bh, t, j) > m ? p(bh, t, j) : m; },
-            Kokkos::Max<S>(mx));
-        S sum = 0;
+        const S mx = team_max<S>(tm, t + 1, [&](const int j) { return p(bh, t, j); });
         // Each thread rewrites only the entries it reads.
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(tm, t + 1),
-            [&](const int j, S& acc) {
-              const S e = kmath::exp_fast(p(bh, t, j) - mx);
-              p(bh, t, j) = e;
-              acc += e;
-            },
-            sum);
+        const S sum = team_sum<S>(tm, t + 1, [&](const int j) {
+          const S e = kmath::exp_fast(p(bh, t, j) - mx);
+          p(bh, t, j) = e;
+          return e;
+        });
         const S inv = S(1) / sum;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, end), [&](const int j) {
           p(bh, t, j) = j <= t ? p(bh, t, j) * inv : S(0);
@@ -179,9 +173,7 @@ void causal_softmax_backward(Ten3U<S> dp, CTen3U<S> p, int block = kAttBlock) {
   Kokkos::parallel_for(
       "mini5d::kernels::causal_softmax_backward", teams(std::int64_t(BH) * T), KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / T, t = tm.league_rank() % T, end = causal_row_end(t, T, block);
-        S dot = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(tm, t + 1), [&](const int j, S& acc) { acc += dp(bh, t, j) * p(bh, t, j); }, dot);
+        const S dot = team_sum<S>(tm, t + 1, [&](const int j) { return dp(bh, t, j) * p(bh, t, j); });
         Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, end), [&](const int j) {
           dp(bh, t, j) = j <= t ? p(bh, t, j) * (dp(bh, t, j) - dot) : S(0);
         });

@@ -12,6 +12,7 @@
 #pragma once
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
@@ -27,15 +28,9 @@ double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, S grad_scal
       KOKKOS_LAMBDA(const TeamMember& t, double& acc) {
         const int r = t.league_rank();
         const int tgt = targets(r);
-        S mx = logits(r, 0);
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(t, cols),
-            [&](const int c, S& m) { m = logits(r, c) > m ? logits(r, c) : m; }, Kokkos::Max<S>(mx));
+        const S mx = team_max<S>(t, cols, [&](const int c) { return logits(r, c); });
         const S z_target = logits(r, tgt) - mx;  // log p[target] = z_target - log(sum)
-        S sum = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(t, cols),
-            [&](const int c, S& s) { s += kmath::exp_fast(logits(r, c) - mx); }, sum);
+        const S sum = team_sum<S>(t, cols, [&](const int c) { return kmath::exp_fast(logits(r, c) - mx); });
         const S scale = grad_scale / sum;
         // Every thread has read what it needs (the reductions end with the team in step).
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {

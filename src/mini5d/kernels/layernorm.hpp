@@ -13,6 +13,7 @@
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/scratch.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
@@ -27,19 +28,12 @@ void layernorm_forward(MatU<S> y, VecU<S> mean, VecU<S> rstd, CMatU<S> x, CVecU<
   Kokkos::parallel_for(
       "mini5d::kernels::layernorm_forward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
-        S m = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(t, cols), [&](const int c, S& acc) { acc += x(r, c); }, m);
-        m /= S(cols);
-        S var = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(t, cols),
-            [&](const int c, S& acc) {
-              const S d = x(r, c) - m;
-              acc += d * d;
-            },
-            var);
-        var /= S(cols);
+        const S m = team_sum<S>(t, cols, [&](const int c) { return x(r, c); }) / S(cols);
+        const S var = team_sum<S>(t, cols, [&](const int c) {
+                        const S d = x(r, c) - m;
+                        return d * d;
+                      }) /
+                      S(cols);
         const S rs = S(1) / kmath::sqrt(var + eps);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols),
                              [&](const int c) { y(r, c) = (x(r, c) - m) * rs * w(c) + b(c); });
@@ -75,14 +69,10 @@ void layernorm_backward(MatU<S> dx, VecU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S
         });
         for (int r = r0; r < r1; ++r) {
           const S m = mean(r), rs = rstd(r);
-          S sum_g = 0, sum_gx = 0;  // means of dy*w and dy*w*xhat over the row
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(t, cols), [&](const int c, S& acc) { acc += dy(r, c) * w(c); }, sum_g);
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(t, cols),
-              [&](const int c, S& acc) { acc += dy(r, c) * w(c) * ((x(r, c) - m) * rs); }, sum_gx);
-          sum_g /= S(cols);
-          sum_gx /= S(cols);
+          // Means of dy*w and dy*w*xhat over the row.
+          const S sum_g = team_sum<S>(t, cols, [&](const int c) { return dy(r, c) * w(c); }) / S(cols);
+          const S sum_gx =
+              team_sum<S>(t, cols, [&](const int c) { return dy(r, c) * w(c) * ((x(r, c) - m) * rs); }) / S(cols);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
             const S g = dy(r, c);
             const S xhat = (x(r, c) - m) * rs;
