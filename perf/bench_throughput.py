@@ -86,6 +86,7 @@ def main():
     ap.add_argument("--steps", type=int, default=5, help="measured steps per run (mini5d runs one more)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rows", default="1x1,d2,omp2", help="comma-separated: 1x1, d2, omp2")
+    ap.add_argument("--before", help="an earlier mini5d build, run in the same rounds (before/after column)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.rounds < 3:
@@ -106,12 +107,14 @@ def main():
         notes.append(f"omp2 row skipped: this mini5d's Kokkos runs {backend}, not OpenMP "
                      "(build against a Kokkos with the OpenMP backend, e.g. Spack's Kokkos >= 4, for it)")
     setups = {"1x1": (1, 1, ["parallel.d=1"]), "d2": (2, 1, ["parallel.d=2"]), "omp2": (1, 2, ["parallel.d=1"])}
-    got = {r: {"mini": [], "peer": []} for r in rows}
+    got = {r: {"mini": [], "peer": [], "before": []} for r in rows}
     for _ in range(a.rounds):
         for r in rows:
             ranks, threads, ov = setups[r]
             got[r]["mini"].append(run_mini5d(a.app, a.deck, a.steps + 1, ranks, threads, ov))
             got[r]["peer"].append(run_peer(a.peer, deck, ranks, threads, a.steps))
+            if a.before:
+                got[r]["before"].append(run_mini5d(a.before, a.deck, a.steps + 1, ranks, threads, ov))
 
     m = deck["model"]
     print(f"model: vocab {m['vocab']}, d_model {m['d_model']}, layers {m['layers']}, heads {m['heads']}, "
@@ -128,6 +131,12 @@ def main():
               f"{ratio:8.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
         summary[r] = {"mini5d_tokens_per_s": statistics.median(mt), "pytorch_tokens_per_s": statistics.median(pt),
                       "ratio": ratio, "ratio_per_round": ratios}
+        if a.before:
+            bt = [x["fom"]["tokens_per_s"] for x in got[r]["before"]]
+            print(f"{'':6s} before: {cell(bt, '{:.1f}')} tokens/s, ratio to pytorch "
+                  f"{statistics.median(bt) / statistics.median(pt):.3f}; after/before "
+                  f"{statistics.median(mt) / statistics.median(bt):.3f}")
+            summary[r]["before_tokens_per_s"] = statistics.median(bt)
     for n in notes:
         print("note: " + n)
     if "1x1" in rows:

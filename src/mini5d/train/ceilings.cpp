@@ -14,6 +14,7 @@
 
 #include "mini5d/core/json_text.hpp"
 #include "mini5d/kernels/views.hpp"
+#include "mini5d/plan/input_files.hpp"
 
 namespace mini5d::train {
 
@@ -143,17 +144,39 @@ void save_ceilings(const Ceilings& c, const std::string& path) {
   if (ec) throw std::runtime_error("ceilings: cannot write " + path + ": " + ec.message());
 }
 
-int ceilings_command(bool refresh, std::ostream& os) {
-  std::optional<Ceilings> c = refresh ? std::nullopt : cached_ceilings();
+Ceilings ceilings_from_cluster(const std::string& path) {
+  const plan::ClusterDesc cl = plan::load_cluster_file(path);
+  Ceilings c;
+  c.host = this_host();
+  c.backend = this_backend();
+  c.gemm_gflops = (cl.device.sustained[0] > 0 ? cl.device.sustained[0] : cl.device.peak[0]) * 1e-9;
+  c.stream_gbs = cl.device.hbm_bandwidth * 1e-9;
+  if (!(c.gemm_gflops > 0) || !(c.stream_gbs > 0))
+    throw std::runtime_error(path + ": device.sustained_tflops.fp32 (or peak_tflops.fp32) and "
+                             "device.memory_bandwidth_gbs must be > 0 for the ceilings");
+  c.source = "cluster file " + path;
+  return c;
+}
+
+int ceilings_command(const std::string& arg, std::ostream& os) {
+  std::optional<Ceilings> c;
+  const bool from_file = !arg.empty() && arg != "refresh";
+  if (from_file) {
+    c = ceilings_from_cluster(arg);
+    save_ceilings(*c, ceilings_cache_path());
+  } else if (arg.empty()) {
+    c = cached_ceilings();
+  }
   if (!c) {
     c = measure_ceilings();
     save_ceilings(*c, ceilings_cache_path());
-    c->source = "measured now, cached in " + ceilings_cache_path();
+    c->source = "measured now";
   }
   char line[256];
   std::snprintf(line, sizeof(line), "ceilings (%s, %s): sgemm %.1f GFLOP/s, stream triad %.1f GB/s\n",
                 c->host.c_str(), c->backend.c_str(), c->gemm_gflops, c->stream_gbs);
-  os << line << "source: " << c->source << "\n";
+  os << line << "source: " << c->source << (arg.empty() && c->source == ceilings_cache_path() ? " (cached)" : "")
+     << "; cache: " << ceilings_cache_path() << "\n";
   return 0;
 }
 

@@ -7,7 +7,8 @@
 //   $MINI5D_CEILINGS, else $XDG_CACHE_HOME/mini5d/ceilings.json, else
 //   $HOME/.cache/mini5d/ceilings.json.
 // The cache names the host and backend it was measured on; a run on another host
-// or backend ignores it.
+// or backend ignores it. `mini5d ceilings CLUSTER.yaml` caches a planner cluster
+// file's device figures instead (sustained fp32 GEMM rate, memory bandwidth).
 #pragma once
 #include <optional>
 #include <ostream>
@@ -29,8 +30,12 @@ std::optional<Ceilings> cached_ceilings();
 // Writes the cache (creating its folder); throws std::runtime_error naming the path.
 void save_ceilings(const Ceilings& c, const std::string& path);
 std::string ceilings_json(const Ceilings& c);
-// `mini5d ceilings [refresh]`: prints the cached ceilings, measuring (and caching)
-// them when there are none or when refresh is asked for.
-int ceilings_command(bool refresh, std::ostream& os);
+// The ceilings a planner cluster file gives its device: sustained (else peak) fp32
+// matrix rate and memory bandwidth. Throws std::runtime_error naming the file.
+Ceilings ceilings_from_cluster(const std::string& path);
+// `mini5d ceilings [refresh | CLUSTER.yaml]`: prints the cached ceilings, measuring
+// (and caching) them when there are none or when refresh is asked for, or caching a
+// cluster file's figures instead.
+int ceilings_command(const std::string& arg, std::ostream& os);
 
 }  // namespace mini5d::train

@@ -16,7 +16,7 @@ std::string fmt(const char* f, double v) {
   std::snprintf(b, sizeof(b), f, v);
   return b;
 }
-std::string jnum(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
+std::string jnum(double v) { return std::isfinite(v) ? fmt("%.9g", v) : "null"; }
 double rate(double work, double seconds) { return seconds > 0 ? work / seconds * 1e-9 : 0.0; }
 }  // namespace
 
