@@ -242,6 +242,12 @@ StateMemory Trainer::measured_state_memory() const {
 }
 
 StepStats Trainer::step(long s) {
+  if (steps_run_ == 1) {
+    // The kernel table leaves out this process's first step (page faults, BLAS set-up).
+    prof::profile().reset();
+    profiled_seconds_ = 0;
+    profiled_steps_ = 0;
+  }
   Kokkos::Timer timer;
   const auto comm_before = comm_by_axis();
   const auto& tc = deck_.train;
@@ -346,6 +352,9 @@ StepStats Trainer::step(long s) {
   }
   Kokkos::fence();
   st.seconds = timer.seconds();
+  ++steps_run_;
+  profiled_seconds_ += st.seconds;
+  ++profiled_steps_;
   st.tokens_per_s = tokens / st.seconds;
   st.flops_per_s = st.tokens_per_s * flops_per_token_;
   for (const auto& [axis, now] : comm_by_axis()) {
@@ -356,6 +365,15 @@ StepStats Trainer::step(long s) {
     st.exposed_by_axis[axis] = now.exposed - was.exposed;
   }
   return st;
+}
+
+KernelTable Trainer::kernel_table() const {
+  KernelTable k;
+  k.profile = prof::profile();
+  k.step_seconds = profiled_seconds_;
+  k.steps = profiled_steps_;
+  k.ceilings = cached_ceilings();
+  return k;
 }
 
 long Trainer::skipped_steps() const {
