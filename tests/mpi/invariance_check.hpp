@@ -12,11 +12,11 @@
 namespace mini5d::test {
 
 inline void check_invariant(const train::Trainer& ref, const train::Trainer& run, const std::string& layout,
-                            const std::string& config) {
+                            const std::string& config, const Tolerance& tol = {}) {
   const Invariance w = compare_runs(ref, run);
   INFO(layout << ", " << config << ": loss " << w.loss << ", grad norm " << w.grad_norm << ", sum " << w.sum
               << ", sum of squares " << w.sum_sq);
-  CHECK(within(w));
+  CHECK(within(w, tol));
   if (world_rank() == 0)
     std::printf("invariance %s, %s: loss %.3g, grad norm %.3g, sum %.3g, sum of squares %.3g\n", layout.c_str(),
                 config.c_str(), w.loss, w.grad_norm, w.sum, w.sum_sq);

@@ -49,6 +49,11 @@ struct Layout {
   int ranks() const { return d * t * p * c * e; }
 };
 constexpr Layout kFive{1, 2, 2, 2, 2};
+// The shared bounds, but for the parameters' sums of squares: with experts, more
+// zero-initialised tensors have gradients that are partly rounding noise (the key bias,
+// whose gradient is exactly zero; expert biases of experts few tokens reach), which
+// AdamW turns into full-size steps of either sign. Measured: <= 9.6e-6 (loss <= 2.2e-7).
+const test::Tolerance kTolerance{1e-5, 1e-5, 1e-2, 5e-5};
 
 Deck five_axes(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> o = {"train.steps=" + std::to_string(steps),
@@ -98,7 +103,7 @@ TEST_CASE("five axes and every four-axis subset match one rank; bytes per axis e
       Group g(16);
       train::Trainer tr(five_axes(kFive, 3, cfg.overrides), g.comm);
       tr.run();
-      test::check_invariant(ref, tr, kFive.name(), cfg.name);
+      test::check_invariant(ref, tr, kFive.name(), cfg.name, kTolerance);
       check_traffic(tr, kFive.name());
     }
     for (const auto& [a, b] : pairs) {
@@ -106,7 +111,7 @@ TEST_CASE("five axes and every four-axis subset match one rank; bytes per axis e
       const Layout& mine = g.index == 0 ? a : b;
       train::Trainer tr(five_axes(mine, 3, cfg.overrides), g.comm);
       tr.run();
-      test::check_invariant(ref, tr, a.name() + " | " + b.name(), cfg.name);
+      test::check_invariant(ref, tr, a.name() + " | " + b.name(), cfg.name, kTolerance);
       check_traffic(tr, mine.name());
     }
   }
@@ -168,7 +173,8 @@ TEST_CASE("a checkpoint saved in five axes resumes on 1 rank and on d = 2", "[fi
   if (world_rank() == 0) fs::remove_all(base);
   MPI_Barrier(MPI_COMM_WORLD);
   const std::vector<std::string> keep = {"checkpoint.dir=" + base, "checkpoint.keep=0", "checkpoint.at_end=false"};
-  train::Trainer straight(five_axes(Layout{}, steps), MPI_COMM_SELF);
+  // The uninterrupted run, where a resume will need it (ranks 0 and 1).
+  train::Trainer straight(five_axes(Layout{}, world_rank() < 2 ? steps : 0), MPI_COMM_SELF);
   straight.run();
   {
     Group g(16);
