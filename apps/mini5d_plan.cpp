@@ -4,6 +4,7 @@
 // command line, read the two descriptions, search, print (table, --explain, --json)
 // and optionally write the deck and the Slurm script for the best plan.
 // Exit status: 0 ok, 1 bad command line, 2 bad input file, 3 nothing fits.
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -53,17 +54,38 @@ struct Args {
   plan::SearchOptions opt;
 };
 
+// One line saying what is wrong and a pointer to --help (not the whole usage).
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "mini5d-plan: " << msg << "\n" << kUsage;
+  std::cerr << "mini5d-plan: " << msg << "\n"
+            << "usage: mini5d-plan --model FILE --cluster FILE [options]; "
+               "mini5d-plan --help lists the options\n";
   std::exit(1);
+}
+
+std::string num_text(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
 }
 
 double number_arg(const std::string& flag, const std::string& v, double lo, double hi) {
   char* end = nullptr;
+  errno = 0;
   const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end || !(x >= lo && x <= hi))
-    usage_error(flag + ": '" + v + "' is not a number in [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "]");
+  if (v.empty() || *end || errno == ERANGE || !(x >= lo && x <= hi))
+    usage_error(flag + ": '" + v + "' is not valid (valid: a number in [" + num_text(lo) + ", " +
+                num_text(hi) + "])");
+  return x;
+}
+
+// Counts are integers: "2.5" nodes is refused, not truncated to 2.
+long long integer_arg(const std::string& flag, const std::string& v, long long lo, long long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno == ERANGE || x < lo || x > hi)
+    usage_error(flag + ": '" + v + "' is not valid (valid: an integer in [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "])");
   return x;
 }
 
@@ -86,10 +108,10 @@ Args parse(int argc, char** argv) {
     if (f == "--help" || f == "-h") std::cout << kUsage, std::exit(0);
     else if (f == "--model") a.model = val();
     else if (f == "--cluster") a.cluster = val();
-    else if (f == "--nodes") a.nodes = static_cast<long long>(number_arg(f, val(), 1, 1e7));
-    else if (f == "--global-batch") a.global_batch = static_cast<long long>(number_arg(f, val(), 1, 1e12));
+    else if (f == "--nodes") a.nodes = integer_arg(f, val(), 1, 10000000);
+    else if (f == "--global-batch") a.global_batch = integer_arg(f, val(), 1, 2147483647LL);
     else if (f == "--precision") a.precision = val();
-    else if (f == "--top") a.opt.top = static_cast<std::size_t>(number_arg(f, val(), 1, 1e6));
+    else if (f == "--top") a.opt.top = static_cast<std::size_t>(integer_arg(f, val(), 1, 1000000));
     else if (f == "--explain") a.explain = true;
     else if (f == "--json") a.json = true;
     else if (f == "--emit-deck") a.deck_out = val();
@@ -97,7 +119,7 @@ Args parse(int argc, char** argv) {
     else if (f == "--emit-slurm") a.slurm_out = val();
     else if (f == "--zero") {
       a.opt.zero_stages.clear();
-      for (const auto& z : split(val())) a.opt.zero_stages.push_back(int(number_arg(f, z, 0, 3)));
+      for (const auto& z : split(val())) a.opt.zero_stages.push_back(int(integer_arg(f, z, 0, 3)));
     } else if (f == "--recompute") {
       a.opt.recomputes.clear();
       for (const auto& r : split(val())) {
@@ -105,8 +127,8 @@ Args parse(int argc, char** argv) {
         if (!plan::parse_recompute(r, rc)) usage_error(f + ": '" + r + "' (valid: none, selective, full)");
         a.opt.recomputes.push_back(rc);
       }
-    } else if (f == "--max-micro-batch") a.opt.max_micro_batch = int(number_arg(f, val(), 1, 1e6));
-    else if (f == "--max-virtual") a.opt.max_virtual_stages = int(number_arg(f, val(), 1, 1024));
+    } else if (f == "--max-micro-batch") a.opt.max_micro_batch = int(integer_arg(f, val(), 1, 1000000));
+    else if (f == "--max-virtual") a.opt.max_virtual_stages = int(integer_arg(f, val(), 1, 1024));
     else if (f == "--gpipe") a.opt.allow_gpipe = true;
     else if (f == "--allow-cross-node-tp") a.opt.rules.allow_cross_node_tp = true;
     else if (f == "--moe-imbalance") a.opt.time.moe_imbalance = number_arg(f, val(), 1, 100);
@@ -162,6 +184,7 @@ int main(int argc, char** argv) {
       }
     }
     if (r.top.empty()) {
+      std::cerr << "mini5d-plan: ";
       plan::print_does_not_fit(std::cerr, r, cl);
       return 3;
     }

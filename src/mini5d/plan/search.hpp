@@ -82,6 +82,7 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
   const long long per = tr.global_batch / de;
   for (long long mb : divisors(per)) {
     if (mb > o.max_micro_batch) break;
+    if (per / mb > 2147483647LL) continue;  // accumulation is an int (global batch < 2^31)
     l.micro_batch = int(mb);
     l.accumulation = int(per / mb);
     for (int v = 1; v <= (l.p > 1 ? o.max_virtual_stages : 1); ++v) {
