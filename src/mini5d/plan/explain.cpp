@@ -31,8 +31,12 @@ std::string tier_text(const ClusterDesc& cl, int tier) {
   return t.name + ", " + fixed(t.bandwidth / 1e9, 0) + " GB/s";
 }
 
+std::string split_delta(const Plan& a, const Plan& b) { return time_split_delta(a, b); }
+
+}  // namespace
+
 // The biggest changes in the time split from a to b, e.g. "tp +20.1 ms, bubble -3.2 ms".
-std::string split_delta(const Plan& a, const Plan& b) {
+std::string time_split_delta(const Plan& a, const Plan& b) {
   const TimeBreakdown &x = a.time, &y = b.time;
   std::vector<std::pair<double, std::string>> parts = {
       {y.compute - x.compute, "compute"}, {y.tp - x.tp, "tp"},
@@ -51,6 +55,8 @@ std::string split_delta(const Plan& a, const Plan& b) {
   }
   return s;
 }
+
+namespace {
 
 // "+12.3 ms/step (+4.1%: tp +20.1 ms, ...)" or "does not fit (needs 93.1 GiB, short by 13.1 GiB)".
 std::string versus(const Ctx& c, const std::optional<Plan>& alt) {
@@ -270,16 +276,22 @@ std::string knob_diff(const Layout& a, const Layout& b) {
 
 }  // namespace
 
-void explain(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-             const SearchResult& r, const SearchOptions& o) {
-  if (r.top.empty()) return;
-  const Ctx c{m, tr, cl, o, r.top.front()};
-  os << "\nWhy this plan (axis by axis; alternatives are re-planned with their best knobs):\n";
+void explain_plan(std::ostream& os, const ModelDesc& m, const TrainDesc& tr,
+                  const ClusterDesc& cl, const Plan& p, const SearchOptions& o) {
+  const Ctx c{m, tr, cl, o, p};
   explain_t(os, c);
   explain_p(os, c);
   explain_d(os, c);
   explain_ce(os, c);
   explain_knobs(os, c);
+}
+
+void explain(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+             const SearchResult& r, const SearchOptions& o) {
+  if (r.top.empty()) return;
+  const Ctx c{m, tr, cl, o, r.top.front()};
+  os << "\nWhy this plan (axis by axis; alternatives are re-planned with their best knobs):\n";
+  explain_plan(os, m, tr, cl, c.best, o);
   if (r.top.size() > 1) {
     const Plan& ru = r.top[1];
     const double dt = ru.time.step - c.best.time.step;

@@ -62,7 +62,7 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
 }  // namespace
 
 void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-                const SearchResult& r) {
+                const SearchResult& r, const Plan* given) {
   const ParamCounts pc = count_params(m);
   os << "{\n  \"schema\": \"mini5d-plan/1\",\n";
   os << "  \"model\": {\"name\": " << str(m.name) << ", \"source\": " << str(m.source)
@@ -82,6 +82,15 @@ void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const
     os << "  \"does_not_fit\": {\"short_bytes\": "
        << num(r.least_memory->memory.total() - cl.device.memory) << ", \"least_memory_plan\":\n";
     plan_json(os, *r.least_memory, 0, "    ");
+    os << "},\n";
+  }
+  if (given) {
+    const double slower =
+        r.top.empty() ? 0.0 : given->time.step / r.top.front().time.step - 1.0;
+    os << "  \"given\": {\"position\": " << (given->fits ? r.ahead_of_given + 1 : 0)
+       << ", \"fitting\": " << r.fitting << ", \"slower_than_best\": " << num(slower)
+       << ", \"plan\":\n";
+    plan_json(os, *given, 0, "    ");
     os << "},\n";
   }
   os << "  \"plans\": [";

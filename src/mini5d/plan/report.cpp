@@ -71,9 +71,14 @@ void print_table(std::ostream& os, const SearchResult& r, const ClusterDesc& cl)
 }
 
 void print_plan_detail(std::ostream& os, const Plan& p, const ClusterDesc& cl) {
+  print_plan_detail(os, p, cl, "best plan");
+}
+
+void print_plan_detail(std::ostream& os, const Plan& p, const ClusterDesc& cl,
+                       const std::string& label) {
   const MemoryBreakdown& m = p.memory;
   const TimeBreakdown& t = p.time;
-  os << "best plan: " << describe(p.layout) << "\n";
+  os << label << ": " << describe(p.layout) << "\n";
   os << "  memory/device " << gib(m.total()) << " of " << gib(cl.device.memory)
      << " (stage " << m.stage << "): weights " << gib(m.weights) << ", grads " << gib(m.grads)
      << ", optimizer " << gib(m.optimizer) << ", activations " << gib(m.activations)

@@ -84,6 +84,7 @@ SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& 
               res.least_memory = plan;
             if (!plan.fits) return;
             ++res.fitting;
+            if (o.given && ranks_before(plan, *o.given)) ++res.ahead_of_given;
             top.add(plan);
             if (o.keep_all) res.all.push_back(plan);
             auto it = res.best_by_degrees.find(deg);

@@ -17,6 +17,8 @@
 
 namespace mini5d::plan {
 
+struct Plan;
+
 struct SearchOptions {
   TimeOptions time;
   MemoryOptions memory;
@@ -28,6 +30,8 @@ struct SearchOptions {
   bool allow_gpipe = false;  // GPipe has 1F1B's bubble and more memory: off by default
   std::size_t top = 10;
   bool keep_all = false;  // keep every fitting plan (tests)
+  // A plan to rank (--layout/--deck): the search counts the fitting plans before it.
+  const Plan* given = nullptr;
 };
 
 struct Plan {
@@ -52,6 +56,7 @@ struct SearchResult {
   std::size_t candidates = 0, valid = 0, fitting = 0;
   std::optional<Plan> least_memory;  // smallest footprint among valid plans
   std::map<Degrees, Plan> best_by_degrees;  // fastest fitting plan per degree tuple
+  std::size_t ahead_of_given = 0;  // fitting plans ranking before SearchOptions::given
 };
 
 SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
