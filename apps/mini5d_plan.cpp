@@ -50,6 +50,8 @@ const char* kUsage =
     "  --max-micro-batch N   largest micro-batch considered (default 16)\n"
     "  --max-virtual N       largest interleaving factor considered (default 8)\n"
     "  --gpipe               also consider the GPipe schedule\n"
+    "  --no-sp               do not consider sequence parallelism\n"
+    "  --max-c N             largest context-parallel degree considered\n"
     "  --allow-cross-node-tp let tensor groups span nodes\n"
     "  --moe-imbalance X     busiest expert's load over the mean (default 1.1 for MoE)\n"
     "  --overlap X           fraction of overlappable communication hidden (default 0.9)\n";
@@ -140,6 +142,8 @@ Args parse(int argc, char** argv) {
     } else if (f == "--max-micro-batch") a.opt.max_micro_batch = int(integer_arg(f, val(), 1, 1000000));
     else if (f == "--max-virtual") a.opt.max_virtual_stages = int(integer_arg(f, val(), 1, 1024));
     else if (f == "--gpipe") a.opt.allow_gpipe = true;
+    else if (f == "--no-sp") a.opt.allow_sp = false;
+    else if (f == "--max-c") a.opt.max_c = integer_arg(f, val(), 1, 1LL << 40);
     else if (f == "--allow-cross-node-tp") a.opt.rules.allow_cross_node_tp = true;
     else if (f == "--moe-imbalance") a.opt.time.moe_imbalance = number_arg(f, val(), 1, 100);
     else if (f == "--overlap") a.opt.time.overlap_efficiency = number_arg(f, val(), 0, 1);

@@ -314,6 +314,14 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   d.kernel_overhead = 1e-6 * f.number("device.kernel_overhead_us", 0, 1e5,
                                       "launch and synchronisation cost per kernel in microseconds",
                                       false, d.kind == "gpu" ? 5 : 1);
+  const std::string gm = f.text("device.gemm.model", "roofline");
+  if (gm == "roofline") d.gemm_model = GemmModel::roofline;
+  else if (gm == "flat") d.gemm_model = GemmModel::flat;
+  else f.fail("device.gemm.model", "'" + gm + "' is not valid (valid: roofline, flat)");
+  d.gemm_call_overhead = 1e-6 * f.number("device.gemm.call_overhead_us", 0, 1e5,
+                                         "fixed cost of one GEMM call in microseconds", false,
+                                         d.kernel_overhead * 1e6);
+  d.gemm_source = f.text("device.gemm.source", "");
   const char* precs[3] = {"fp32", "bf16", "fp64"};
   bool any = false;
   for (int i = 0; i < 3; ++i) {
@@ -349,6 +357,12 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   } else if (cl.nodes > 1) {
     f.fail("links.inter_node", "missing (bandwidth_gbs, latency_us between nodes; needed for nodes > 1)");
   }
+  cl.software.name = f.text("software.name", cl.software.name);
+  cl.software.tp_overlap = f.number("software.tp_overlap", 0, 1,
+                                    "fraction of tensor-parallel communication hidden behind GEMMs",
+                                    false, 0);
+  cl.software.pp_scatter_gather = f.flag("software.pp_scatter_gather", false);
+  cl.software.attention_dropout = f.flag("software.attention_dropout", false);
   cl.slurm_partition = f.text("slurm.partition", "");
   cl.slurm_account = f.text("slurm.account", "");
   cl.slurm_gpu_bind = f.text("slurm.gpu_bind", "closest");

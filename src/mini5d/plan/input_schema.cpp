@@ -65,12 +65,13 @@ const KeySchema& cluster_file_schema() {
   static const std::vector<std::string> precs = {"fp32", "bf16", "fp64"};
   static const KeySchema s = {
       {"", {"name", "nodes", "devices_per_node", "cores_per_node", "device", "links", "slurm",
-            "tp_overlap"}},
+            "software"}},
+      {"software", {"name", "tp_overlap", "pp_scatter_gather", "attention_dropout"}},
       {"device", {"kind", "name", "memory_gib", "reserved_gib", "memory_bandwidth_gbs",
                   "kernel_overhead_us", "peak_tflops", "sustained_tflops", "gemm"}},
       {"device.peak_tflops", precs},
       {"device.sustained_tflops", precs},
-      {"device.gemm", {"source", "half_rate_intensity", "call_overhead_us"}},
+      {"device.gemm", {"model", "source", "call_overhead_us"}},
       {"links", {"intra_node", "middle", "inter_node"}},
       {"links.intra_node", tier},
       {"links.middle", {"name", "bandwidth_gbs", "latency_us", "curve", "nodes_per_group"}},

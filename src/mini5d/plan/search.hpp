@@ -28,6 +28,8 @@ struct SearchOptions {
   int max_micro_batch = 16;
   int max_virtual_stages = 8;
   bool allow_gpipe = false;  // GPipe has 1F1B's bubble and more memory: off by default
+  bool allow_sp = true;      // consider sequence parallelism (frameworks before 2022: no)
+  long long max_c = 1LL << 40;  // largest context-parallel degree considered
   std::size_t top = 10;
   bool keep_all = false;  // keep every fitting plan (tests)
   // A plan to rank (--layout/--deck): the search counts the fitting plans before it.
@@ -98,7 +100,7 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
         l.virtual_stages = v;
         l.schedule = v > 1 ? Schedule::interleaved
                            : (sch == 1 ? Schedule::gpipe : Schedule::one_f_one_b);
-        for (int sp = 0; sp < (l.t > 1 ? 2 : 1); ++sp) {
+        for (int sp = 0; sp < (l.t > 1 && o.allow_sp ? 2 : 1); ++sp) {
           l.sp = sp == 1;
           for (int z : o.zero_stages) {
             l.zero = z;
