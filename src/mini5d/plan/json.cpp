@@ -57,7 +57,10 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
      << num(t.zero3_total) << "}},\n"
      << ind << " \"model_flops_per_step\": " << num(t.model_flops)
      << ", \"model_flops_per_s\": " << num(t.model_flops_rate) << ", \"mfu\": " << num(t.mfu)
-     << ", \"tokens_per_s\": " << num(t.tokens_per_s) << "}";
+     << ", \"tokens_per_s\": " << num(t.tokens_per_s)
+     << ", \"hardware_flops_per_step\": " << num(t.hardware_flops)
+     << ", \"hardware_flops_per_s\": " << num(t.hardware_flops_rate)
+     << ", \"hardware_flops_utilisation\": " << num(t.hfu) << "}";
 }
 }  // namespace
 

@@ -90,7 +90,9 @@ void print_plan_detail(std::ostream& os, const Plan& p, const ClusterDesc& cl,
      << " cp " << ms(t.cp) << " ep " << ms(t.ep) << " dp " << ms(t.dp + t.zero3)
      << ", optimizer " << ms(t.optimizer) << "\n";
   os << "  " << si(t.tokens_per_s, "tokens/s") << ", " << si(t.model_flops_rate, "FLOP/s")
-     << " model FLOP/s, MFU " << pct(t.mfu) << "\n";
+     << " model FLOP/s, MFU " << pct(t.mfu) << " (PaLM: model FLOPs, no recomputation); "
+     << si(t.hardware_flops_rate / double(p.layout.ranks()), "FLOP/s")
+     << " per device = " << pct(t.hfu) << " of peak (Megatron-LM: recomputation counted)\n";
 }
 
 void print_does_not_fit(std::ostream& os, const SearchResult& r, const ClusterDesc& cl) {

@@ -202,6 +202,18 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   const double peak = cl.device.peak[precision_index(tr.precision)] * double(l.ranks());
   tb.mfu = peak > 0 ? tb.model_flops_rate / peak : 0;
   tb.tokens_per_s = tokens / tb.step;
+  // Recomputed FLOPs per token: the forward of the attention core (4*T*d per layer,
+  // one third of the 12*T*d of model_flops_per_step) or of every block (2 per matmul
+  // weight outside the LM head, plus that attention term).
+  const ParamCounts pc = count_params(m);
+  const double L = double(m.layers), Dm = double(m.d_model), Tq = double(m.seq);
+  double re = 0;
+  if (l.recompute == Recompute::selective) re = 4 * L * Tq * Dm;
+  if (l.recompute == Recompute::full)
+    re = 2 * (pc.matmul_active - double(m.vocab) * Dm) + 4 * L * Tq * Dm;
+  tb.hardware_flops = tb.model_flops + tokens * re;
+  tb.hardware_flops_rate = tb.hardware_flops / tb.step;
+  tb.hfu = peak > 0 ? tb.hardware_flops_rate / peak : 0;
   return tb;
 }
 
