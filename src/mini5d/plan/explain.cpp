@@ -12,6 +12,7 @@
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/format.hpp"
+#include "mini5d/plan/search.hpp"
 
 namespace mini5d::plan {
 
@@ -134,8 +135,29 @@ void explain_t(std::ostream& os, const Ctx& c) {
        << human_bytes(msg) << " each" << (l.sp ? ", as all-gather/reduce-scatter pairs with "
                                                  "sequence parallelism"
                                               : "")
-       << ") cost " << ms(c.best.time.tp) << "/step, all exposed on the critical path.";
+       << ") cost " << ms(c.best.time.tp_total) << "/step, "
+       << (c.cl.software.tp_overlap > 0 ? ms(c.best.time.tp) + " of it exposed on the critical path."
+                                         : std::string("all exposed on the critical path."));
   os << "\n";
+  // The cluster's stated TP overlap and what the choice of t would be at the other
+  // extreme (fully exposed <-> fully hidden), so its effect on t is visible.
+  {
+    const SoftwareDesc& sw = c.cl.software;
+    os << "    TP overlap (" << sw.name << ", software.tp_overlap = " << fixed(sw.tp_overlap, 2)
+       << "): " << ms(c.best.time.tp_total) << " of TP traffic per step, " << ms(c.best.time.tp)
+       << " exposed.";
+    ClusterDesc other = c.cl;
+    other.software.tp_overlap = sw.tp_overlap > 0 ? 0.0 : 1.0;
+    SearchOptions o = c.o;
+    o.top = 1;
+    o.given = nullptr;
+    const SearchResult alt = search(c.m, c.tr, other, o);
+    if (!alt.top.empty())
+      os << " With tp_overlap = " << fixed(other.software.tp_overlap, 0)
+         << " the best plan would be " << describe(alt.top.front().layout) << " at "
+         << ms(alt.top.front().time.step) << "/step.";
+    os << "\n";
+  }
   const auto [lo, hi] = neighbours(c, 1);
   if (hi) {
     const bool cross = hi > c.cl.devices_per_node;
