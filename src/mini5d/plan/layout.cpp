@@ -113,8 +113,6 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
         " (experts are split over e x t)");
   if (m.moe() && l.t > 1 && !l.sp) why("t > 1 with experts needs sequence parallelism");
   // What this build of the runtime refuses (core/deck.cpp, unsupported_features).
-  if (m.moe() && l.c > 1)
-    why("c=" + std::to_string(l.c) + " with experts is not implemented in the runtime yet");
   if (m.moe() && l.recompute == Recompute::full)
     why("full recomputation with experts is not implemented in the runtime yet");
   if (m.moe() && (m.top_k < 1 || m.top_k > m.experts))
