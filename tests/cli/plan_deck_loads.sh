@@ -28,7 +28,7 @@ for model in "$src"/inputs/models/*.yaml; do
     fi
     set -e
     if [ $rc -eq 3 ]; then
-      echo "$err" | grep -q '^mini5d-plan: model does not fit' || { echo "FAIL $tag: exit 3 without the message: $err"; exit 1; }
+      echo "$err" | grep -Eq '^mini5d-plan: (model does not fit|no valid layout)' || { echo "FAIL $tag: exit 3 without the message: $err"; exit 1; }
       echo "$tag: does not fit (as the planner says)"; nofit=$((nofit + 1)); continue
     fi
     [ $rc -eq 0 ] || { echo "FAIL $tag: mini5d-plan exit $rc: $err"; exit 1; }
