@@ -4,9 +4,11 @@
 // command line, read the two descriptions, search, print (table, --explain, --json)
 // and optionally write the deck and the Slurm script for the best plan.
 // Exit status: 0 ok, 1 bad command line, 2 bad input file, 3 nothing fits.
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "mini5d/plan/emit_deck.hpp"
 #include "mini5d/plan/emit_slurm.hpp"
 #include "mini5d/plan/explain.hpp"
+#include "mini5d/plan/format.hpp"
+#include "mini5d/plan/given_layout.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/json.hpp"
 #include "mini5d/plan/report.hpp"
@@ -27,6 +31,11 @@ const char* kUsage =
     "usage: mini5d-plan --model FILE --cluster FILE [options]\n"
     "  --model FILE          model description or mini5d deck (inputs/models/*.yaml, inputs/*.yaml)\n"
     "  --cluster FILE        cluster description (inputs/clusters/*.yaml)\n"
+    "  --layout SPEC         evaluate this layout and rank it, e.g. t=8,p=4,mb=1,zero=1,\n"
+    "                        recompute=selective,v=2 (keys d t p c e mb m zero recompute v sp\n"
+    "                        schedule; omitted: runtime defaults, d and m from what is left)\n"
+    "  --deck FILE           evaluate and rank the layout of a mini5d deck (the deck is\n"
+    "                        also the model unless --model is given)\n"
     "  --nodes N             use N nodes (default: the cluster file's)\n"
     "  --global-batch N      sequences per optimizer step (default: the model file's/deck's)\n"
     "  --precision P         fp32 | bf16 | fp64 (default: the model file's, else fp32)\n"
@@ -41,29 +50,52 @@ const char* kUsage =
     "  --max-micro-batch N   largest micro-batch considered (default 16)\n"
     "  --max-virtual N       largest interleaving factor considered (default 8)\n"
     "  --gpipe               also consider the GPipe schedule\n"
+    "  --no-sp               do not consider sequence parallelism\n"
+    "  --max-c N             largest context-parallel degree considered\n"
     "  --allow-cross-node-tp let tensor groups span nodes\n"
     "  --moe-imbalance X     busiest expert's load over the mean (default 1.1 for MoE)\n"
     "  --overlap X           fraction of overlappable communication hidden (default 0.9)\n";
 
 struct Args {
-  std::string model, cluster, deck_out, slurm_out;
+  std::string model, cluster, deck_out, slurm_out, layout, deck;
   long long nodes = 0, global_batch = 0;
   std::string precision;
   bool explain = false, json = false, scale_down = false;
   plan::SearchOptions opt;
 };
 
+// One line saying what is wrong and a pointer to --help (not the whole usage).
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "mini5d-plan: " << msg << "\n" << kUsage;
+  std::cerr << "mini5d-plan: " << msg << "\n"
+            << "usage: mini5d-plan --model FILE --cluster FILE [options]; "
+               "mini5d-plan --help lists the options\n";
   std::exit(1);
+}
+
+std::string num_text(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
 }
 
 double number_arg(const std::string& flag, const std::string& v, double lo, double hi) {
   char* end = nullptr;
+  errno = 0;
   const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end || !(x >= lo && x <= hi))
-    usage_error(flag + ": '" + v + "' is not a number in [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "]");
+  if (v.empty() || *end || errno == ERANGE || !(x >= lo && x <= hi))
+    usage_error(flag + ": '" + v + "' is not valid (valid: a number in [" + num_text(lo) + ", " +
+                num_text(hi) + "])");
+  return x;
+}
+
+// Counts are integers: "2.5" nodes is refused, not truncated to 2.
+long long integer_arg(const std::string& flag, const std::string& v, long long lo, long long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno == ERANGE || x < lo || x > hi)
+    usage_error(flag + ": '" + v + "' is not valid (valid: an integer in [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "])");
   return x;
 }
 
@@ -86,10 +118,12 @@ Args parse(int argc, char** argv) {
     if (f == "--help" || f == "-h") std::cout << kUsage, std::exit(0);
     else if (f == "--model") a.model = val();
     else if (f == "--cluster") a.cluster = val();
-    else if (f == "--nodes") a.nodes = static_cast<long long>(number_arg(f, val(), 1, 1e7));
-    else if (f == "--global-batch") a.global_batch = static_cast<long long>(number_arg(f, val(), 1, 1e12));
+    else if (f == "--layout") a.layout = val();
+    else if (f == "--deck") a.deck = val();
+    else if (f == "--nodes") a.nodes = integer_arg(f, val(), 1, 10000000);
+    else if (f == "--global-batch") a.global_batch = integer_arg(f, val(), 1, 2147483647LL);
     else if (f == "--precision") a.precision = val();
-    else if (f == "--top") a.opt.top = static_cast<std::size_t>(number_arg(f, val(), 1, 1e6));
+    else if (f == "--top") a.opt.top = static_cast<std::size_t>(integer_arg(f, val(), 1, 1000000));
     else if (f == "--explain") a.explain = true;
     else if (f == "--json") a.json = true;
     else if (f == "--emit-deck") a.deck_out = val();
@@ -97,7 +131,7 @@ Args parse(int argc, char** argv) {
     else if (f == "--emit-slurm") a.slurm_out = val();
     else if (f == "--zero") {
       a.opt.zero_stages.clear();
-      for (const auto& z : split(val())) a.opt.zero_stages.push_back(int(number_arg(f, z, 0, 3)));
+      for (const auto& z : split(val())) a.opt.zero_stages.push_back(int(integer_arg(f, z, 0, 3)));
     } else if (f == "--recompute") {
       a.opt.recomputes.clear();
       for (const auto& r : split(val())) {
@@ -105,15 +139,19 @@ Args parse(int argc, char** argv) {
         if (!plan::parse_recompute(r, rc)) usage_error(f + ": '" + r + "' (valid: none, selective, full)");
         a.opt.recomputes.push_back(rc);
       }
-    } else if (f == "--max-micro-batch") a.opt.max_micro_batch = int(number_arg(f, val(), 1, 1e6));
-    else if (f == "--max-virtual") a.opt.max_virtual_stages = int(number_arg(f, val(), 1, 1024));
+    } else if (f == "--max-micro-batch") a.opt.max_micro_batch = int(integer_arg(f, val(), 1, 1000000));
+    else if (f == "--max-virtual") a.opt.max_virtual_stages = int(integer_arg(f, val(), 1, 1024));
     else if (f == "--gpipe") a.opt.allow_gpipe = true;
+    else if (f == "--no-sp") a.opt.allow_sp = false;
+    else if (f == "--max-c") a.opt.max_c = integer_arg(f, val(), 1, 1LL << 40);
     else if (f == "--allow-cross-node-tp") a.opt.rules.allow_cross_node_tp = true;
     else if (f == "--moe-imbalance") a.opt.time.moe_imbalance = number_arg(f, val(), 1, 100);
     else if (f == "--overlap") a.opt.time.overlap_efficiency = number_arg(f, val(), 0, 1);
     else usage_error("unknown option '" + f + "'");
   }
+  if (a.model.empty()) a.model = a.deck;
   if (a.model.empty() || a.cluster.empty()) usage_error("--model and --cluster are required");
+  if (!a.layout.empty() && !a.deck.empty()) usage_error("--layout and --deck both give a layout; use one");
   if (a.opt.zero_stages.empty() || a.opt.recomputes.empty()) usage_error("empty --zero/--recompute list");
   return a;
 }
@@ -148,24 +186,73 @@ int main(int argc, char** argv) {
     if (a.opt.time.moe_imbalance < 0) a.opt.time.moe_imbalance = in.model.moe() ? 1.1 : 1.0;
     a.opt.memory.moe_imbalance = a.opt.time.moe_imbalance;
 
+    // A given layout (--layout, --deck) is evaluated, then ranked by the same search.
+    std::optional<plan::Plan> given;
+    if (!a.layout.empty() || !a.deck.empty()) {
+      plan::LayoutSpec spec;
+      if (!a.layout.empty()) {
+        spec = plan::parse_layout_spec(a.layout);
+      } else {
+        const plan::ModelInput d = a.deck == a.model ? in : plan::load_model_file(a.deck);
+        if (!d.is_deck) throw plan::InputError(a.deck + ": parallel: missing (not a mini5d deck)");
+        spec.layout = d.deck_layout;
+        spec.has_d = spec.has_m = true;
+      }
+      // Without --nodes, a layout sized for whole nodes chooses the node count.
+      if (!a.nodes && spec.has_d) {
+        const long long ranks = spec.layout.ranks();
+        if (ranks % cl.devices_per_node == 0) cl.nodes = ranks / cl.devices_per_node;
+      }
+      plan::validate_cluster(cl);
+      const plan::Layout l = plan::complete_layout(spec, in.train, cl.devices());
+      plan::RuleOptions rules = a.opt.rules;
+      rules.skip_redundant = false;
+      const std::vector<std::string> why = plan::check_layout(in.model, in.train, cl, l, rules);
+      if (!why.empty()) {
+        std::string all;
+        for (const auto& w : why) all += (all.empty() ? "" : "; ") + w;
+        throw plan::InputError((a.layout.empty() ? a.deck : std::string("--layout")) +
+                               ": not a valid layout (" + plan::describe(l) + "): " + all);
+      }
+      given = plan::evaluate(in.model, in.train, cl, l, a.opt);
+      a.opt.given = &*given;
+    }
+
     const plan::SearchResult r = plan::search(in.model, in.train, cl, a.opt);
     const bool quiet = a.deck_out == "-" || a.slurm_out == "-";
     if (a.json) {
-      plan::write_json(std::cout, in.model, in.train, cl, r);
+      plan::write_json(std::cout, in.model, in.train, cl, r, given ? &*given : nullptr);
     } else if (!quiet) {
       plan::print_header(std::cout, in.model, in.train, cl);
       if (!r.top.empty()) {
         plan::print_table(std::cout, r, cl);
         std::cout << "\n";
         plan::print_plan_detail(std::cout, r.top.front(), cl);
-        if (a.explain) plan::explain(std::cout, in.model, in.train, cl, r, a.opt);
+        if (a.explain && !given) plan::explain(std::cout, in.model, in.train, cl, r, a.opt);
+      }
+      if (given) {
+        std::cout << "\n";
+        plan::print_plan_detail(std::cout, *given, cl, "given plan");
+        plan::print_given_rank(std::cout, *given, r, cl);
+        if (a.explain) {
+          std::cout << "\nThe given plan axis by axis (alternatives re-planned with their best knobs):\n";
+          plan::explain_plan(std::cout, in.model, in.train, cl, *given, a.opt);
+        }
       }
     }
+    if (given && !given->fits) {
+      std::cerr << "mini5d-plan: the given layout does not fit: it needs "
+                << plan::gib(given->memory.total()) << " per device, a device has "
+                << plan::gib(cl.device.memory) << "\n";
+      return 3;
+    }
     if (r.top.empty()) {
+      std::cerr << "mini5d-plan: ";
       plan::print_does_not_fit(std::cerr, r, cl);
       return 3;
     }
-    const plan::Plan& best = r.top.front();
+    // The deck and script are for the given layout when there is one.
+    const plan::Plan& best = given ? *given : r.top.front();
     if (!a.deck_out.empty()) {
       write_to(a.deck_out, [&](std::ostream& os) { plan::write_deck(os, in, cl, best, a.scale_down); });
       if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << a.deck_out << "\n";

@@ -1,35 +1,51 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The planner's --emit-deck output is a deck mini5d accepts: the full-size deck passes
-# `mini5d check` (its multi-rank layout listed as not yet runnable at most), and the
-# --scale-down deck trains, as emitted (only shortened to two steps), on one rank.
-# The scaled-down deck keeps the plan's knobs (recompute included); while this build
-# refuses a knob the plan picked, the test exits 77 (CTest: skipped, visibly) — only
-# when that refusal is the deck's one problem.
+# Every deck the planner emits runs: for every shipped model file (inputs/models) on
+# every shipped cluster (inputs/clusters), the full-size deck passes `mini5d check`
+# (its vocabulary gets a data source that accepts it; a precision or layout this build
+# cannot train is a "# note", not an error), carries the planned precision (planning
+# again from it prints the same precision), and the --scale-down deck trains for two
+# steps on one rank. A pair that fits nowhere (exit 3) must say so and is counted.
 # usage: plan_deck_loads.sh MINI5D_PLAN MINI5D SOURCE_DIR WORKDIR
 set -euo pipefail
 plan=$1; app=$2; src=$3; work=$4
 mkdir -p "$work" && cd "$work"
-"$plan" --model "$src/inputs/models/gpt2-124m.yaml" --cluster "$src/inputs/clusters/h100-sxm-8.yaml" \
-  --nodes 2 --emit-deck full.yaml >/dev/null
-out=$("$app" check full.yaml)  # set -e: a failing check fails the test
-echo "$out" | sed -n 1,5p
-"$plan" --model "$src/inputs/models/gpt2-124m.yaml" --cluster "$src/inputs/clusters/h100-sxm-8.yaml" \
-  --nodes 2 --emit-deck small.yaml --scale-down >/dev/null
-out=$("$app" check small.yaml)
-echo "$out" | sed -n 1,3p
-set +e
-out=$("$app" train small.yaml train.steps=2 output.report= 2>&1)
-rc=$?
-set -e
-echo "$out" | tail -n 5
-if [ $rc -ne 0 ]; then
-  problems=$(echo "$out" | grep -c 'not implemented in this build' || true)
-  if [ "$problems" -eq 1 ] && echo "$out" | grep -q 'train.recompute=[a-z]*: not implemented in this build'; then
-    echo "SKIP: the plan picked a recompute mode this build cannot train yet"
-    exit 77
-  fi
-  echo "FAIL: the emitted deck does not train (exit $rc)"
-  exit 1
-fi
-echo "$out" | grep -q '^FOM mini5d tokens_per_s=' || { echo "FAIL: no FOM line"; exit 1; }
+ran=0; nofit=0
+for model in "$src"/inputs/models/*.yaml; do
+  for cluster in "$src"/inputs/clusters/*.yaml; do
+    tag="$(basename "$model" .yaml)@$(basename "$cluster" .yaml)"
+    # A device without the model's precision (the CPU box has no bf16 rate) is planned
+    # in fp32, which the planner's error message asks for.
+    want=$(sed -n 's/^  precision: *\([a-z0-9]*\).*/\1/p' "$model"); want=${want:-fp32}
+    prec=()
+    set +e
+    err=$("$plan" --model "$model" --cluster "$cluster" --emit-deck "$tag.yaml" 2>&1 >/dev/null)
+    rc=$?
+    if [ $rc -eq 2 ] && echo "$err" | grep -q 'choose another --precision'; then
+      want=fp32; prec=(--precision fp32)
+      err=$("$plan" --model "$model" --cluster "$cluster" "${prec[@]}" --emit-deck "$tag.yaml" 2>&1 >/dev/null)
+      rc=$?
+    fi
+    set -e
+    if [ $rc -eq 3 ]; then
+      echo "$err" | grep -Eq '^mini5d-plan: (model does not fit|no valid layout)' || { echo "FAIL $tag: exit 3 without the message: $err"; exit 1; }
+      echo "$tag: does not fit (as the planner says)"; nofit=$((nofit + 1)); continue
+    fi
+    [ $rc -eq 0 ] || { echo "FAIL $tag: mini5d-plan exit $rc: $err"; exit 1; }
+    "$app" check "$tag.yaml" >"$tag.check" 2>&1 || { echo "FAIL $tag: mini5d check refused the full deck:"; cat "$tag.check"; exit 1; }
+    # The precision survives the round trip through the deck.
+    got=$(sed -n 's/^  precision: *\([a-z0-9]*\).*/\1/p' "$tag.yaml")
+    [ "$got" = "$want" ] || { echo "FAIL $tag: deck precision '$got', model file '$want'"; exit 1; }
+    "$plan" --model "$tag.yaml" --cluster "$cluster" --top 1 | grep -q "^state   $want " ||
+      { echo "FAIL $tag: planning from the emitted deck lost precision $want"; exit 1; }
+    "$plan" --model "$model" --cluster "$cluster" "${prec[@]}" --emit-deck "$tag-small.yaml" --scale-down >/dev/null 2>&1
+    "$app" check "$tag-small.yaml" >/dev/null 2>&1 || { echo "FAIL $tag: check refused the scaled-down deck"; "$app" check "$tag-small.yaml" 2>&1 | tail -5; exit 1; }
+    out=$("$app" train "$tag-small.yaml" train.steps=2 output.report= checkpoint.dir="ck-$tag" 2>&1) ||
+      { echo "FAIL $tag: the scaled-down deck does not train:"; echo "$out" | tail -n 8; exit 1; }
+    echo "$out" | grep -q '^FOM mini5d tokens_per_s=' || { echo "FAIL $tag: no FOM line"; exit 1; }
+    echo "$tag: full deck checks, scaled-down deck trains"
+    ran=$((ran + 1))
+  done
+done
+echo "emitted and ran $ran model/cluster pairs; $nofit do not fit"
+[ $ran -ge 8 ] || { echo "FAIL: expected at least 8 pairs that fit"; exit 1; }

@@ -51,12 +51,13 @@ TEST_CASE("a mini5d deck reads as a model description", "[plan][inputs]") {
   CHECK(in.train.global_batch == 8);  // micro_batch 8 x accumulation 1 x d 1 x e 1
   CHECK(in.train.precision == Precision::fp32);
   CHECK(in.model.name == "deck_small");
-  // Later decks gain fields; unknown ones are ignored, known new ones are read.
+  // Every runtime deck field is accepted (and the ones the planner needs are read).
   const ModelInput later = parse_model_text(
       "model: {vocab: 64, d_model: 32, layers: 4, heads: 4, seq: 16, ffn: 128, experts: 8, "
-      "top_k: 2, shiny_new_field: 3}\nparallel: {d: 2, t: 1, p: 2, c: 1, e: 2, zero: 1, "
-      "virtual_stages: 2, ranks_per_node: 4}\ntrain: {micro_batch: 2, accumulation: 4, "
-      "recompute: selective}\nwhatever: {x: 1}\n",
+      "top_k: 2, capacity_factor: 1.5}\nparallel: {d: 2, t: 1, p: 2, c: 1, e: 2, zero: 1, "
+      "virtual_stages: 2, ranks_per_node: 4, bucket_mb: 25, schedule: interleaved}\n"
+      "train: {micro_batch: 2, accumulation: 4, recompute: selective, aux_loss_coef: 0.01}\n"
+      "checkpoint: {dir: ck}\n",
       "later.yaml");
   CHECK(later.model.experts == 8);
   CHECK(later.model.top_k == 2);
@@ -97,8 +98,11 @@ TEST_CASE("bad cluster files get one clear line", "[plan][inputs]") {
         "c.yaml: devices_per_node: missing (accelerators (or ranks) per node; valid: an integer "
         "in [1, 4096])");
   CHECK(error_of(replace(kGood, "devices_per_node: 8", "devices_per_node: 2.5")) ==
-        "c.yaml: devices_per_node: 2.5 is out of range (accelerators (or ranks) per node; "
+        "c.yaml: devices_per_node: '2.5' is not an integer (accelerators (or ranks) per node; "
         "valid: an integer in [1, 4096])");
+  CHECK(error_of(replace(kGood, "nodes: 2", "nodes: 1e3")) ==
+        "c.yaml: nodes: '1e3' is not an integer (number of nodes; valid: an integer in [1, "
+        "10000000])");
   CHECK(error_of(replace(kGood, "  inter_node: {bandwidth_gbs: 40, latency_us: 10}\n", "")) ==
         "c.yaml: links.inter_node: missing (bandwidth_gbs, latency_us between nodes; needed "
         "for nodes > 1)");
@@ -118,7 +122,7 @@ TEST_CASE("bad cluster files get one clear line", "[plan][inputs]") {
 TEST_CASE("bad model files get one clear line", "[plan][inputs]") {
   const std::string good = "model: {vocab: 32, d_model: 64, layers: 2, heads: 4, seq: 32, ffn: 256}\n";
   CHECK(model_error(good).empty());
-  CHECK(model_error("train: {steps: 1}\n") ==
+  CHECK(model_error("train: {global_batch: 1}\n") ==
         "m.yaml: model: missing section (vocab, d_model, layers, heads, seq, ffn)");
   CHECK(model_error(replace(good, "heads: 4", "heads: 5")) ==
         "m.yaml: model.heads: 5 does not divide d_model=64 (valid: a divisor of d_model)");
@@ -131,4 +135,58 @@ TEST_CASE("bad model files get one clear line", "[plan][inputs]") {
         "m.yaml: train.recompute: 'some' is not valid (valid: none, selective, full)");
   CHECK(model_error(replace(good, "ffn: 256}", "ffn: 256, experts: 4, top_k: 5}")) ==
         "m.yaml: model.top_k: 5 is out of range (experts per token; valid: 1..4)");
+}
+
+TEST_CASE("misspelt fields are errors naming the valid ones", "[plan][inputs]") {
+  const std::string good = "model: {vocab: 32, d_model: 64, layers: 2, heads: 4, seq: 32, ffn: 256}\n";
+  // The three slips of issue 15: each used to plan silently with a default.
+  CHECK(model_error(good + "train: {global_bach: 64}\n") ==
+        "m.yaml: train.global_bach: unknown field (valid in train: global_batch, precision, "
+        "fp32_grad_accum)");
+  CHECK(model_error(good + "train: {precison: bf16}\n") ==
+        "m.yaml: train.precison: unknown field (valid in train: global_batch, precision, "
+        "fp32_grad_accum)");
+  CHECK(error_of(replace(kGood, "memory_gib: 80", "memory_gib: 80\n  reservd_gib: 3")) ==
+        "c.yaml: device.reservd_gib: unknown field (valid in device: kind, name, memory_gib, "
+        "reserved_gib, memory_bandwidth_gbs, kernel_overhead_us, peak_tflops, "
+        "sustained_tflops, gemm)");
+  CHECK(model_error(replace(good, "ffn: 256", "ffn: 256, hedas: 4")).rfind(
+            "m.yaml: model.hedas: unknown field (valid in model: name, vocab,", 0) == 0);
+  CHECK(model_error(good + "optimiser: {lr: 1}\n").rfind(
+            "m.yaml: optimiser: unknown section or field of a model file", 0) == 0);
+  CHECK(error_of(replace(kGood, "latency_us: 5}", "latency_us: 5, bandwith_gbs: 9}")) ==
+        "c.yaml: links.intra_node.bandwith_gbs: unknown field (valid in links.intra_node: name, "
+        "bandwidth_gbs, latency_us, curve)");
+  CHECK(error_of(kGood + "nodez: 4\n").rfind("c.yaml: nodez: unknown section or field", 0) == 0);
+  // In a deck the runtime's fields are the valid ones.
+  const std::string deck = good + "parallel: {d: 2}\n";
+  CHECK(model_error(deck + "train: {micro_bacth: 2}\n").rfind(
+            "m.yaml: train.micro_bacth: unknown field (valid in train: steps, micro_batch,", 0) == 0);
+  CHECK(model_error(deck + "train: {precision: bf16, global_batch: 8}\n").empty());
+}
+
+TEST_CASE("integers are integers and batch arithmetic does not overflow", "[plan][inputs]") {
+  const std::string good = "model: {vocab: 32, d_model: 64, layers: 2, heads: 4, seq: 32, ffn: 256}\n";
+  CHECK(model_error(replace(good, "layers: 2", "layers: 2.5")) ==
+        "m.yaml: model.layers: '2.5' is not an integer (transformer blocks; valid: an integer in "
+        "[1, 100000])");
+  CHECK(model_error(good + "train: {global_batch: 8.0}\n").rfind(
+            "m.yaml: train.global_batch: '8.0' is not an integer", 0) == 0);
+  CHECK(model_error(good + "train: {global_batch: 99999999999999999999}\n").rfind(
+            "m.yaml: train.global_batch: '99999999999999999999' is not an integer", 0) == 0);
+  CHECK(model_error(good + "train: {global_batch: 4294967296}\n") ==
+        "m.yaml: train.global_batch: 4294967296 is out of range (sequences per optimizer step; "
+        "valid: an integer in [1, 2147483647])");
+  // 2^20 in each factor: the product (2^80) would wrap a 64-bit integer.
+  CHECK(model_error(good + "parallel: {d: 1048576, e: 1048576}\ntrain: {micro_batch: 1048576, "
+                           "accumulation: 1048576}\n") ==
+        "m.yaml: train.micro_batch: micro_batch*accumulation*d*e = 1.20893e+24 sequences per step "
+        "is out of range (valid: at most 2147483647)");
+  // A deck's own sequence-parallel and schedule settings are read.
+  const ModelInput in = parse_model_text(
+      good + "parallel: {t: 2, p: 2, sp: false, schedule: gpipe}\ntrain: {micro_batch: 3}\n", "d.yaml");
+  CHECK(!in.deck_layout.sp);
+  CHECK(in.deck_layout.schedule == Schedule::gpipe);
+  CHECK(in.train.global_batch == 3);
+  CHECK(parse_model_text(good + "parallel: {t: 2}\n", "d.yaml").deck_layout.micro_batch == 8);
 }

@@ -156,6 +156,7 @@ const std::vector<Field>& schema() {
       text_field("train", "allow_oversubscribe_memory", &Deck::train, &TrainConfig::allow_oversubscribe_memory, {"false", "true"}, "start even when the predicted memory per rank (training state, activations, workspace) exceeds the free memory of its node or device; by default such a run is refused before anything is allocated"),
       text_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {"none", "selective", "full"}, "activation recomputation in the backward"),
       real_field("train", "activation_budget_mib", &Deck::train, &TrainConfig::activation_budget_mib, 0, 1e12, "per-rank budget, in MiB, for the activations one micro-batch keeps plus the backward's work buffers, as the planner's formulas predict them (the start-up header prints the prediction): a run predicted over it is refused before anything is allocated; 0: no budget"),
+      text_field("train", "precision", &Deck::train, &TrainConfig::precision, {"fp32", "bf16", "fp64"}, "arithmetic and training-state precision; this build trains in fp32, and accepts bf16 (mixed, fp32 master weights) and fp64 in decks so that mini5d-plan's decks carry the precision they were planned for"),
       text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
       text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
       int_field("data", "seed", &Deck::data, &DataConfig::seed, 0, 9007199254740992.0, "seed of the Markov table and of the sequence sampler"),
@@ -482,6 +483,7 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": train.recompute=full: not implemented with model.experts > 0 in this build "
                              "(supported: none, selective)");
   if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
+  if (d.train.precision != "fp32") no("train.precision", d.train.precision, "fp32");
   return out;
 }
 

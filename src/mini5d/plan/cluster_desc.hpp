@@ -26,6 +26,8 @@ struct LinkTier {
   double bandwidth_at(double bytes) const;
 };
 
+enum class GemmModel { roofline, flat };
+
 struct DeviceDesc {
   std::string kind = "gpu";  // gpu | cpu (a CPU "device" is the cores one rank owns)
   std::string name;
@@ -35,11 +37,34 @@ struct DeviceDesc {
   double kernel_overhead = 5e-6;  // seconds of launch/sync per kernel (small shapes pay it)
   double peak[3] = {0, 0, 0};       // FLOP/s by Precision (fp32, bf16, fp64)
   double sustained[3] = {0, 0, 0};  // FLOP/s a large GEMM reaches
+  // How a GEMM's shape sets its time (compute_model.hpp); stated in the cluster file
+  // (device.gemm) with the source of its figures.
+  GemmModel gemm_model = GemmModel::roofline;
+  double gemm_call_overhead = 5e-6;  // seconds per GEMM call
+  std::string gemm_source;
   double usable_memory() const { return memory - reserved; }
+};
+
+// How the training framework on the cluster communicates (cluster file `software:`).
+// The defaults are mini5d's runtime: blocking TP collectives, full boundary sends.
+struct SoftwareDesc {
+  std::string name = "mini5d";
+  // Fraction of the TP all-reduce / all-gather / reduce-scatter time hidden behind the
+  // block's GEMMs (0: fully exposed, as in mini5d and Megatron-LM 2021; frameworks
+  // that split GEMMs to overlap them reach a fraction of it).
+  double tp_overlap = 0;
+  // Megatron-LM's scatter/gather for pipeline sends under TP without SP: each tensor
+  // rank sends 1/t of the boundary activation over the pipeline link, and the receiving
+  // tensor group all-gathers it over its own (intra-node) link.
+  bool pp_scatter_gather = false;
+  // Dropout on the attention probabilities (GPT-2/Megatron default 0.1; mini5d has
+  // none): two more passes over the score matrix each way, plus a 1-byte mask.
+  bool attention_dropout = false;
 };
 
 struct ClusterDesc {
   std::string name, source;
+  SoftwareDesc software;
   long long nodes = 1;
   long long devices_per_node = 1;
   long long cores_per_node = 1;

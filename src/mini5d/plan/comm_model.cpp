@@ -72,6 +72,17 @@ double pp_boundary_bytes(double micro_batch, double seq, int c, int t, bool sp, 
   return micro_batch * seq / c * d_model * elem / (sp ? t : 1);
 }
 
+double pp_send_time(const ClusterDesc& cl, const Layout& l, double micro_batch, double seq,
+                    double d_model, double elem) {
+  const int tp = axis_tier(cl, l, Axis::p);
+  if (tp < 0) return 0;
+  const LinkTier& lp = cl.tiers[std::size_t(tp)];
+  const double full = pp_boundary_bytes(micro_batch, seq, l.c, l.t, l.sp, d_model, elem);
+  const int tt = axis_tier(cl, l, Axis::t);
+  if (!cl.software.pp_scatter_gather || l.t == 1 || l.sp || tt < 0) return send_time(full, lp);
+  return send_time(full / l.t, lp) + allgather_time(full, l.t, cl.tiers[std::size_t(tt)]);
+}
+
 double cp_kv_block_bytes(double micro_batch, double seq, int c, int t, double d_model,
                          double elem) {
   return 2.0 * micro_batch * seq / c * d_model / t * elem;

@@ -43,6 +43,11 @@ double tp_allreduce_bytes(double micro_batch, double seq, int c, double d_model,
 // PP: one boundary activation (sequence-split over t with SP).
 double pp_boundary_bytes(double micro_batch, double seq, int c, int t, bool sp,
                          double d_model, double elem);
+// Seconds of one boundary send between pipeline stages: a send of pp_boundary_bytes
+// over the pipeline link, or with Megatron's scatter/gather (software.pp_scatter_gather,
+// t > 1 without SP) a send of 1/t of it plus an all-gather over the tensor link.
+double pp_send_time(const ClusterDesc& cl, const Layout& l, double micro_batch, double seq,
+                    double d_model, double elem);
 // CP: one K,V block passed one hop round the ring.
 double cp_kv_block_bytes(double micro_batch, double seq, int c, int t, double d_model,
                          double elem);

@@ -102,6 +102,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
                            {"zero", std::to_string(sl.zero)},
                            {"virtual_stages", std::to_string(sl.virtual_stages)},
                            {"schedule", to_string(sl.schedule)},
+                           {"sp", sl.sp ? "true" : "false"},
                            {"ranks_per_node", std::to_string(scale_down ? 1 : cl.devices_per_node)}};
   for (const auto& [k, v] : par) os << "  " << k << ": " << v << "\n";
   if (scale_down)
@@ -112,13 +113,20 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
   set(train, "accumulation", std::to_string(sl.accumulation));
   set(train, "recompute", to_string(sl.recompute));
   if (scale_down) set(train, "steps", "20");
-  // The planner's own knobs are not deck fields.
+  // The precision travels with the deck (train.precision), so that planning again from
+  // it keeps bf16. This build trains in fp32 only: the scaled-down deck, which is meant
+  // to run now, says fp32 and notes what was planned.
+  set(train, "precision", scale_down ? "fp32" : to_string(in.train.precision));
+  // The planner's other knobs are not deck fields (the batch is micro_batch x
+  // accumulation x d x e).
   train.erase(std::remove_if(train.begin(), train.end(),
                              [](const auto& kv) {
-                               return kv.first == "global_batch" || kv.first == "precision" ||
-                                      kv.first == "fp32_grad_accum";
+                               return kv.first == "global_batch" || kv.first == "fp32_grad_accum";
                              }),
               train.end());
+  if (scale_down && in.train.precision != Precision::fp32)
+    os << "# planned precision: " << to_string(in.train.precision)
+       << " (this scaled-down deck trains in fp32, the precision this build runs)\n";
   section(os, "train", train);
   // The default Markov source must fit the vocabulary: vocab^order contexts, at most
   // 2^24 (the deck's rule), so a large vocabulary gets order 1.

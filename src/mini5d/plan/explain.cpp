@@ -12,6 +12,7 @@
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/format.hpp"
+#include "mini5d/plan/search.hpp"
 
 namespace mini5d::plan {
 
@@ -31,8 +32,12 @@ std::string tier_text(const ClusterDesc& cl, int tier) {
   return t.name + ", " + fixed(t.bandwidth / 1e9, 0) + " GB/s";
 }
 
+std::string split_delta(const Plan& a, const Plan& b) { return time_split_delta(a, b); }
+
+}  // namespace
+
 // The biggest changes in the time split from a to b, e.g. "tp +20.1 ms, bubble -3.2 ms".
-std::string split_delta(const Plan& a, const Plan& b) {
+std::string time_split_delta(const Plan& a, const Plan& b) {
   const TimeBreakdown &x = a.time, &y = b.time;
   std::vector<std::pair<double, std::string>> parts = {
       {y.compute - x.compute, "compute"}, {y.tp - x.tp, "tp"},
@@ -51,6 +56,8 @@ std::string split_delta(const Plan& a, const Plan& b) {
   }
   return s;
 }
+
+namespace {
 
 // "+12.3 ms/step (+4.1%: tp +20.1 ms, ...)" or "does not fit (needs 93.1 GiB, short by 13.1 GiB)".
 std::string versus(const Ctx& c, const std::optional<Plan>& alt) {
@@ -128,8 +135,29 @@ void explain_t(std::ostream& os, const Ctx& c) {
        << human_bytes(msg) << " each" << (l.sp ? ", as all-gather/reduce-scatter pairs with "
                                                  "sequence parallelism"
                                               : "")
-       << ") cost " << ms(c.best.time.tp) << "/step, all exposed on the critical path.";
+       << ") cost " << ms(c.best.time.tp_total) << "/step, "
+       << (c.cl.software.tp_overlap > 0 ? ms(c.best.time.tp) + " of it exposed on the critical path."
+                                         : std::string("all exposed on the critical path."));
   os << "\n";
+  // The cluster's stated TP overlap and what the choice of t would be at the other
+  // extreme (fully exposed <-> fully hidden), so its effect on t is visible.
+  {
+    const SoftwareDesc& sw = c.cl.software;
+    os << "    TP overlap (" << sw.name << ", software.tp_overlap = " << fixed(sw.tp_overlap, 2)
+       << "): " << ms(c.best.time.tp_total) << " of TP traffic per step, " << ms(c.best.time.tp)
+       << " exposed.";
+    ClusterDesc other = c.cl;
+    other.software.tp_overlap = sw.tp_overlap > 0 ? 0.0 : 1.0;
+    SearchOptions o = c.o;
+    o.top = 1;
+    o.given = nullptr;
+    const SearchResult alt = search(c.m, c.tr, other, o);
+    if (!alt.top.empty())
+      os << " With tp_overlap = " << fixed(other.software.tp_overlap, 0)
+         << " the best plan would be " << describe(alt.top.front().layout) << " at "
+         << ms(alt.top.front().time.step) << "/step.";
+    os << "\n";
+  }
   const auto [lo, hi] = neighbours(c, 1);
   if (hi) {
     const bool cross = hi > c.cl.devices_per_node;
@@ -270,16 +298,22 @@ std::string knob_diff(const Layout& a, const Layout& b) {
 
 }  // namespace
 
-void explain(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-             const SearchResult& r, const SearchOptions& o) {
-  if (r.top.empty()) return;
-  const Ctx c{m, tr, cl, o, r.top.front()};
-  os << "\nWhy this plan (axis by axis; alternatives are re-planned with their best knobs):\n";
+void explain_plan(std::ostream& os, const ModelDesc& m, const TrainDesc& tr,
+                  const ClusterDesc& cl, const Plan& p, const SearchOptions& o) {
+  const Ctx c{m, tr, cl, o, p};
   explain_t(os, c);
   explain_p(os, c);
   explain_d(os, c);
   explain_ce(os, c);
   explain_knobs(os, c);
+}
+
+void explain(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+             const SearchResult& r, const SearchOptions& o) {
+  if (r.top.empty()) return;
+  const Ctx c{m, tr, cl, o, r.top.front()};
+  os << "\nWhy this plan (axis by axis; alternatives are re-planned with their best knobs):\n";
+  explain_plan(os, m, tr, cl, c.best, o);
   if (r.top.size() > 1) {
     const Plan& ru = r.top[1];
     const double dt = ru.time.step - c.best.time.step;

@@ -5,9 +5,13 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "mini5d/plan/input_schema.hpp"
 
 namespace mini5d::plan {
 
@@ -17,6 +21,12 @@ std::string fmt(double v) {
   std::ostringstream o;
   o << v;
   return o.str();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
 }
 
 class Fields {
@@ -56,6 +66,18 @@ class Fields {
     }
     if (!n.IsScalar()) fail(path, "expected a number (" + what + "; valid: " + range + ")");
     double v = 0;
+    if (integer) {
+      // Integers are written as integers: "2.5" and "1e3" are refused, not rounded.
+      const std::string& txt = n.Scalar();
+      char* end = nullptr;
+      errno = 0;
+      const long long iv = std::strtoll(txt.c_str(), &end, 10);
+      if (txt.empty() || *end != '\0' || errno == ERANGE)
+        fail(path, "'" + txt + "' is not an integer (" + what + "; valid: " + range + ")");
+      if (double(iv) < lo || double(iv) > hi)
+        fail(path, txt + " is out of range (" + what + "; valid: " + range + ")");
+      return double(iv);
+    }
     try {
       v = n.as<double>();
     } catch (const YAML::Exception&) {
@@ -75,6 +97,10 @@ class Fields {
     if (!n || n.IsNull()) return fallback;
     if (!n.IsScalar()) fail(path, "expected a string");
     return n.Scalar();
+  }
+  // Every map at a path the schema lists may hold only the listed keys.
+  void check_keys(const KeySchema& schema, const std::string& kind) const {
+    walk(root_, "", schema, kind);
   }
   bool flag(const std::string& path, bool fallback) const {
     const YAML::Node n = at(path);
@@ -96,7 +122,26 @@ class Fields {
   }
 
  private:
+  void walk(const YAML::Node& n, const std::string& path, const KeySchema& schema,
+            const std::string& kind) const {
+    const auto it = schema.find(path);
+    if (it == schema.end() || !n.IsMap()) return;
+    for (auto kv = n.begin(); kv != n.end(); ++kv) {
+      const std::string key = kv->first.IsScalar() ? kv->first.Scalar() : "?";
+      const std::string full = path.empty() ? key : path + "." + key;
+      bool known = false;
+      for (const auto& k : it->second) known = known || k == key;
+      if (!known)
+        fail(full, path.empty()
+                       ? "unknown section or field of a " + kind + " (valid: " + join(it->second) + ")"
+                       : "unknown field (valid in " + path + ": " + join(it->second) + ")");
+      walk(kv->second, full, schema, kind);
+    }
+  }
   static std::string range_text(double lo, double hi, bool integer) {
+    if (integer && hi < 9e18)
+      return "an integer in [" + std::to_string(static_cast<long long>(lo)) + ", " +
+             std::to_string(static_cast<long long>(hi)) + "]";
     std::string s = integer ? "an integer " : "a number ";
     if (hi >= 1e300) return s + ">= " + fmt(lo);
     return s + "in [" + fmt(lo) + ", " + fmt(hi) + "]";
@@ -161,6 +206,12 @@ ModelInput parse_model_text(const std::string& text, const std::string& source) 
   const Fields f(parse(text, source), source);
   ModelInput in;
   ModelDesc& m = in.model;
+  // A file with any of the runtime's other sections is a deck and is held to the
+  // runtime's field list; otherwise it is a model file (model: and train: only).
+  const bool deck_like = f.has("parallel") || f.has("data") || f.has("checkpoint") ||
+                         f.has("output");
+  f.check_keys(deck_like ? deck_schema() : model_file_schema(),
+               deck_like ? "deck" : "model file (a mini5d deck also has parallel:, data:, ...)");
   if (!f.has("model")) f.fail("model", "missing section (vocab, d_model, layers, heads, seq, ffn)");
   m.source = source;
   m.name = f.text("model.name", "");
@@ -180,34 +231,50 @@ ModelInput parse_model_text(const std::string& text, const std::string& source) 
   if (m.experts > 1 && m.top_k > m.experts)
     f.fail("model.top_k", std::to_string(m.top_k) + " is out of range (experts per token; valid: 1.." +
                               std::to_string(m.experts) + ")");
+  // Every block is costed as MoE: a deck alternating dense and MoE blocks is refused
+  // rather than planned wrongly.
+  if (m.experts > 1 &&
+      f.integer("model.moe_every", 1, 1024, "blocks per MoE block", false, 1) != 1)
+    f.fail("model.moe_every", "only 1 (every block has experts) is modelled by mini5d-plan");
   m.tie_embeddings = f.flag("model.tie_embeddings", false);
   if (m.d_model % m.heads)
     f.fail("model.heads", std::to_string(m.heads) + " does not divide d_model=" +
                               std::to_string(m.d_model) + " (valid: a divisor of d_model)");
 
+  constexpr long long kMaxBatch = 2147483647LL;  // sequences per step: 2^31-1
   in.is_deck = f.has("parallel");
   if (in.is_deck) {
     Layout& l = in.deck_layout;
-    l.d = int(f.integer("parallel.d", 1, 1000000, "data-parallel degree", false, 1));
-    l.t = int(f.integer("parallel.t", 1, 1000000, "tensor-parallel degree", false, 1));
-    l.p = int(f.integer("parallel.p", 1, 1000000, "pipeline-parallel degree", false, 1));
-    l.c = int(f.integer("parallel.c", 1, 1000000, "context-parallel degree", false, 1));
-    l.e = int(f.integer("parallel.e", 1, 1000000, "expert-parallel degree", false, 1));
+    l.d = int(f.integer("parallel.d", 1, 1 << 20, "data-parallel degree", false, 1));
+    l.t = int(f.integer("parallel.t", 1, 1 << 20, "tensor-parallel degree", false, 1));
+    l.p = int(f.integer("parallel.p", 1, 1 << 20, "pipeline-parallel degree", false, 1));
+    l.c = int(f.integer("parallel.c", 1, 1 << 20, "context-parallel degree", false, 1));
+    l.e = int(f.integer("parallel.e", 1, 1 << 20, "expert-parallel degree", false, 1));
     l.zero = int(f.integer("parallel.zero", 0, 3, "ZeRO stage", false, 0));
-    l.virtual_stages = int(f.integer("parallel.virtual_stages", 1, 1000, "virtual pipeline stages", false, 1));
-    if (l.virtual_stages > 1) l.schedule = Schedule::interleaved;
-    l.micro_batch = int(f.integer("train.micro_batch", 1, 1000000, "sequences per micro-batch", false, 1));
-    l.accumulation = int(f.integer("train.accumulation", 1, 1000000, "micro-batches per step", false, 1));
+    l.virtual_stages = int(f.integer("parallel.virtual_stages", 1, 1024, "virtual pipeline stages", false, 1));
+    const std::string sch = f.text("parallel.schedule", l.virtual_stages > 1 ? "interleaved" : "1f1b");
+    if (!parse_schedule(sch, l.schedule))
+      f.fail("parallel.schedule", "'" + sch + "' is not valid (valid: 1f1b, gpipe, interleaved)");
+    // The runtime's defaults (core/deck.hpp): micro_batch 8, sequence parallelism on.
+    l.micro_batch = int(f.integer("train.micro_batch", 1, 1 << 20, "sequences per micro-batch", false, 8));
+    l.accumulation = int(f.integer("train.accumulation", 1, 1 << 20, "micro-batches per step", false, 1));
     const std::string rc = f.text("train.recompute", "none");
     if (!parse_recompute(rc, l.recompute))
       f.fail("train.recompute", "'" + rc + "' is not valid (valid: none, selective, full)");
-    l.sp = l.t > 1;
+    l.sp = l.t > 1 && f.flag("parallel.sp", true);
     in.train_fields = f.scalars("train");
     in.data_fields = f.scalars("data");
     in.output_fields = f.scalars("output");
-    in.train.global_batch = 1LL * l.micro_batch * l.accumulation * l.d * l.e;
+    // Each factor is at most 2^20, so the product needs a wider type than long long
+    // could promise for five of them; double is exact well past 2^31.
+    const double batch = double(l.micro_batch) * l.accumulation * l.d * l.e;
+    if (batch > double(kMaxBatch))
+      f.fail("train.micro_batch", "micro_batch*accumulation*d*e = " + fmt(batch) +
+                                      " sequences per step is out of range (valid: at most " +
+                                      std::to_string(kMaxBatch) + ")");
+    in.train.global_batch = static_cast<long long>(batch);
   }
-  in.train.global_batch = f.integer("train.global_batch", 1, 1000000000000LL,
+  in.train.global_batch = f.integer("train.global_batch", 1, kMaxBatch,
                                     "sequences per optimizer step", false, in.train.global_batch);
   if (in.train.global_batch == 0) in.train.global_batch = 1;
   const std::string prec = f.text("train.precision", "fp32");
@@ -223,6 +290,7 @@ ModelInput load_model_file(const std::string& path) {
 
 ClusterDesc parse_cluster_text(const std::string& text, const std::string& source) {
   const Fields f(parse(text, source), source);
+  f.check_keys(cluster_file_schema(), "cluster file");
   ClusterDesc cl;
   cl.source = source;
   cl.name = f.text("name", source);
@@ -246,6 +314,14 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   d.kernel_overhead = 1e-6 * f.number("device.kernel_overhead_us", 0, 1e5,
                                       "launch and synchronisation cost per kernel in microseconds",
                                       false, d.kind == "gpu" ? 5 : 1);
+  const std::string gm = f.text("device.gemm.model", "roofline");
+  if (gm == "roofline") d.gemm_model = GemmModel::roofline;
+  else if (gm == "flat") d.gemm_model = GemmModel::flat;
+  else f.fail("device.gemm.model", "'" + gm + "' is not valid (valid: roofline, flat)");
+  d.gemm_call_overhead = 1e-6 * f.number("device.gemm.call_overhead_us", 0, 1e5,
+                                         "fixed cost of one GEMM call in microseconds", false,
+                                         d.kernel_overhead * 1e6);
+  d.gemm_source = f.text("device.gemm.source", "");
   const char* precs[3] = {"fp32", "bf16", "fp64"};
   bool any = false;
   for (int i = 0; i < 3; ++i) {
@@ -281,6 +357,12 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   } else if (cl.nodes > 1) {
     f.fail("links.inter_node", "missing (bandwidth_gbs, latency_us between nodes; needed for nodes > 1)");
   }
+  cl.software.name = f.text("software.name", cl.software.name);
+  cl.software.tp_overlap = f.number("software.tp_overlap", 0, 1,
+                                    "fraction of tensor-parallel communication hidden behind GEMMs",
+                                    false, 0);
+  cl.software.pp_scatter_gather = f.flag("software.pp_scatter_gather", false);
+  cl.software.attention_dropout = f.flag("software.attention_dropout", false);
   cl.slurm_partition = f.text("slurm.partition", "");
   cl.slurm_account = f.text("slurm.account", "");
   cl.slurm_gpu_bind = f.text("slurm.gpu_bind", "closest");
@@ -301,8 +383,9 @@ void validate_cluster(const ClusterDesc& cl) {
 }
 
 void validate_model(const ModelDesc& m, const TrainDesc& tr) {
-  if (tr.global_batch < 1)
-    throw InputError(m.source + ": train.global_batch: must be >= 1 (sequences per step)");
+  if (tr.global_batch < 1 || tr.global_batch > 2147483647LL)
+    throw InputError(m.source + ": train.global_batch: " + std::to_string(tr.global_batch) +
+                     " is out of range (sequences per step; valid: an integer in [1, 2147483647])");
 }
 
 }  // namespace mini5d::plan

@@ -57,12 +57,15 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
      << num(t.zero3_total) << "}},\n"
      << ind << " \"model_flops_per_step\": " << num(t.model_flops)
      << ", \"model_flops_per_s\": " << num(t.model_flops_rate) << ", \"mfu\": " << num(t.mfu)
-     << ", \"tokens_per_s\": " << num(t.tokens_per_s) << "}";
+     << ", \"tokens_per_s\": " << num(t.tokens_per_s)
+     << ", \"hardware_flops_per_step\": " << num(t.hardware_flops)
+     << ", \"hardware_flops_per_s\": " << num(t.hardware_flops_rate)
+     << ", \"hardware_flops_utilisation\": " << num(t.hfu) << "}";
 }
 }  // namespace
 
 void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-                const SearchResult& r) {
+                const SearchResult& r, const Plan* given) {
   const ParamCounts pc = count_params(m);
   os << "{\n  \"schema\": \"mini5d-plan/1\",\n";
   os << "  \"model\": {\"name\": " << str(m.name) << ", \"source\": " << str(m.source)
@@ -82,6 +85,15 @@ void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const
     os << "  \"does_not_fit\": {\"short_bytes\": "
        << num(r.least_memory->memory.total() - cl.device.memory) << ", \"least_memory_plan\":\n";
     plan_json(os, *r.least_memory, 0, "    ");
+    os << "},\n";
+  }
+  if (given) {
+    const double slower =
+        r.top.empty() ? 0.0 : given->time.step / r.top.front().time.step - 1.0;
+    os << "  \"given\": {\"position\": " << (given->fits ? r.ahead_of_given + 1 : 0)
+       << ", \"fitting\": " << r.fitting << ", \"slower_than_best\": " << num(slower)
+       << ", \"plan\":\n";
+    plan_json(os, *given, 0, "    ");
     os << "},\n";
   }
   os << "  \"plans\": [";

@@ -12,7 +12,9 @@ namespace mini5d::plan {
 
 std::string json_escape(const std::string& s);
 
+// With `given` (--layout/--deck) the record adds "given": that plan, its rank among
+// the fitting plans ("position", 1-based; 0 when it does not fit) and "slower_than_best".
 void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-                const SearchResult& r);
+                const SearchResult& r, const Plan* given = nullptr);
 
 }  // namespace mini5d::plan

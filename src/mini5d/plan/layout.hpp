@@ -21,6 +21,8 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);
 bool parse_recompute(const std::string& s, Recompute& out);
+// Accepts the deck's spellings: 1f1b, gpipe, interleaved.
+bool parse_schedule(const std::string& s, Schedule& out);
 
 struct Layout {
   int d = 1, t = 1, p = 1, c = 1, e = 1;

@@ -71,9 +71,14 @@ void print_table(std::ostream& os, const SearchResult& r, const ClusterDesc& cl)
 }
 
 void print_plan_detail(std::ostream& os, const Plan& p, const ClusterDesc& cl) {
+  print_plan_detail(os, p, cl, "best plan");
+}
+
+void print_plan_detail(std::ostream& os, const Plan& p, const ClusterDesc& cl,
+                       const std::string& label) {
   const MemoryBreakdown& m = p.memory;
   const TimeBreakdown& t = p.time;
-  os << "best plan: " << describe(p.layout) << "\n";
+  os << label << ": " << describe(p.layout) << "\n";
   os << "  memory/device " << gib(m.total()) << " of " << gib(cl.device.memory)
      << " (stage " << m.stage << "): weights " << gib(m.weights) << ", grads " << gib(m.grads)
      << ", optimizer " << gib(m.optimizer) << ", activations " << gib(m.activations)
@@ -85,7 +90,9 @@ void print_plan_detail(std::ostream& os, const Plan& p, const ClusterDesc& cl) {
      << " cp " << ms(t.cp) << " ep " << ms(t.ep) << " dp " << ms(t.dp + t.zero3)
      << ", optimizer " << ms(t.optimizer) << "\n";
   os << "  " << si(t.tokens_per_s, "tokens/s") << ", " << si(t.model_flops_rate, "FLOP/s")
-     << " model FLOP/s, MFU " << pct(t.mfu) << "\n";
+     << " model FLOP/s, MFU " << pct(t.mfu) << " (PaLM: model FLOPs, no recomputation); "
+     << si(t.hardware_flops_rate / double(p.layout.ranks()), "FLOP/s")
+     << " per device = " << pct(t.hfu) << " of peak (Megatron-LM: recomputation counted)\n";
 }
 
 void print_does_not_fit(std::ostream& os, const SearchResult& r, const ClusterDesc& cl) {

@@ -74,6 +74,7 @@ SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& 
     for (long long p : divisors(N / t))
       for (long long c : divisors(N / t / p))
         for (long long e : divisors(N / t / p / c)) {
+          if (c > o.max_c) continue;
           const Degrees deg{int(N / t / p / c / e), int(t), int(p), int(c), int(e)};
           for_each_knob_set(m, tr, deg, o, [&](const Layout& l) {
             ++res.candidates;
@@ -84,6 +85,7 @@ SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& 
               res.least_memory = plan;
             if (!plan.fits) return;
             ++res.fitting;
+            if (o.given && ranks_before(plan, *o.given)) ++res.ahead_of_given;
             top.add(plan);
             if (o.keep_all) res.all.push_back(plan);
             auto it = res.best_by_degrees.find(deg);

@@ -17,6 +17,8 @@
 
 namespace mini5d::plan {
 
+struct Plan;
+
 struct SearchOptions {
   TimeOptions time;
   MemoryOptions memory;
@@ -26,8 +28,12 @@ struct SearchOptions {
   int max_micro_batch = 16;
   int max_virtual_stages = 8;
   bool allow_gpipe = false;  // GPipe has 1F1B's bubble and more memory: off by default
+  bool allow_sp = true;      // consider sequence parallelism (frameworks before 2022: no)
+  long long max_c = 1LL << 40;  // largest context-parallel degree considered
   std::size_t top = 10;
   bool keep_all = false;  // keep every fitting plan (tests)
+  // A plan to rank (--layout/--deck): the search counts the fitting plans before it.
+  const Plan* given = nullptr;
 };
 
 struct Plan {
@@ -52,6 +58,7 @@ struct SearchResult {
   std::size_t candidates = 0, valid = 0, fitting = 0;
   std::optional<Plan> least_memory;  // smallest footprint among valid plans
   std::map<Degrees, Plan> best_by_degrees;  // fastest fitting plan per degree tuple
+  std::size_t ahead_of_given = 0;  // fitting plans ranking before SearchOptions::given
 };
 
 SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
@@ -82,6 +89,7 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
   const long long per = tr.global_batch / de;
   for (long long mb : divisors(per)) {
     if (mb > o.max_micro_batch) break;
+    if (per / mb > 2147483647LL) continue;  // accumulation is an int (global batch < 2^31)
     l.micro_batch = int(mb);
     l.accumulation = int(per / mb);
     for (int v = 1; v <= (l.p > 1 ? o.max_virtual_stages : 1); ++v) {
@@ -92,7 +100,7 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
         l.virtual_stages = v;
         l.schedule = v > 1 ? Schedule::interleaved
                            : (sch == 1 ? Schedule::gpipe : Schedule::one_f_one_b);
-        for (int sp = 0; sp < (l.t > 1 ? 2 : 1); ++sp) {
+        for (int sp = 0; sp < (l.t > 1 && o.allow_sp ? 2 : 1); ++sp) {
           l.sp = sp == 1;
           for (int z : o.zero_stages) {
             l.zero = z;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "mini5d/plan/comm_model.hpp"
+#include "mini5d/plan/compute_model.hpp"
 
 namespace mini5d::plan {
 
@@ -23,7 +24,7 @@ struct StageCost {
   double fwd = 0, bwd = 0, recompute = 0;  // compute seconds per micro-batch
   double attn_fwd = 0;                     // attention-core part of fwd (CP overlap window)
   double tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;  // exposed per micro-batch
-  double cp_total = 0, zero3_total = 0;
+  double cp_total = 0, zero3_total = 0, tp_total = 0;
   double per_mb() const { return fwd + bwd + recompute + tp + cp + ep + pp + zero3; }
 };
 
@@ -34,46 +35,49 @@ const LinkTier* tier_ptr(const ClusterDesc& cl, int i) {
 StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
                      const Layout& l, int stage, const TimeOptions& o) {
   StageCost sc;
-  const int pi = precision_index(tr.precision);
-  const double rate = cl.device.sustained[pi], hbm = cl.device.hbm_bandwidth;
+  const double hbm = cl.device.hbm_bandwidth;
   const double a = activation_elem_bytes(tr.precision);
   const double B = l.micro_batch, T = double(m.seq), D = double(m.d_model),
-               F = double(m.ffn), V = double(m.vocab), t = l.t;
+               V = double(m.vocab), t = l.t;
   const double N = B * T / l.c;
   const double blocks = double(m.layers) / l.p;
   const double imb = m.moe() ? o.moe_imbalance : 1.0;
 
-  double mm = 2 * N * 4 * D * D / t;
-  if (m.moe())
-    mm += 2 * N * D * double(m.experts) + 2 * N * double(m.top_k) * imb * 2 * D * F / t;
-  else
-    mm += 2 * N * 2 * D * F / t;
-  const double attn = 4 * N * T * D / t;
+  // GEMMs costed by shape (compute_model.hpp).
+  const BlockGemms g = block_forward_gemms(m, l, cl.device, tr.precision, imb);
   const ActShape as = act_shape(m, l, tr.precision, imb);
-  // Memory-bound kernels (LayerNorm, softmax, GELU, residual adds, permutes) stream
-  // the stored activations a few times per forward+backward, and the softmax streams
-  // every score the rank's T/c queries meet: stored as probabilities at c = 1, block by
-  // block by ring attention at c > 1 (which stores one log-sum-exp per row instead).
+  // Memory-bound kernels (LayerNorm, GELU, residual adds, permutes) stream the stored
+  // activations elementwise_passes times per forward+backward (a third forward). The
+  // softmax is counted apart, over every score the rank's T/c queries meet (stored as
+  // probabilities at c = 1, made block by block by ring attention at c > 1): forward
+  // reads the scores and writes the probabilities (2 passes), backward reads dP and P
+  // and writes dS (3). Attention dropout (software.attention_dropout) adds reading P,
+  // writing the dropped P and a 1-byte mask forward, and the masked gradient backward.
   const double bh = B * double(m.heads) / t;
-  const double ring_scores = l.c > 1 ? a * (bh * (T / l.c) * T - bh * (T / l.c)) : 0.0;
-  const double elementwise =
-      o.elementwise_passes * (block_activation_bytes(as, Recompute::none) + ring_scores) / hbm;
+  const double scores = a * bh * (T / l.c) * T;
+  const double stored_scores = l.c > 1 ? a * bh * (T / l.c) : scores;
+  const double other = block_activation_bytes(as, Recompute::none) - stored_scores;
+  const double drop = cl.software.attention_dropout ? 2 + 1 / a : 0.0;
+  const double elem_fwd = (o.elementwise_passes / 3 * other + (2 + drop) * scores) / hbm;
+  const double elem_bwd = (o.elementwise_passes * 2 / 3 * other + (3 + drop) * scores) / hbm;
 
-  // Each block runs ~15 kernels forward and ~30 backward (plus one attention step per
-  // ring hop); their fixed cost is what makes cutting a small model finely unprofitable.
+  // Besides its 6 GEMM calls (whose cost gemm_time includes), each block runs ~9
+  // memory-bound kernels forward and ~18 backward (plus one attention step per ring
+  // hop); their fixed cost is what makes cutting a small model finely unprofitable.
   const double ov = cl.device.kernel_overhead;
-  const double k_fwd = (15 + 3.0 * (l.c - 1)) * ov, k_bwd = 2 * k_fwd;
-  const double blk_fwd = (mm + attn) / rate + elementwise / 3 + k_fwd;
-  sc.attn_fwd = blocks * attn / rate;
+  const double k_fwd = (9 + 3.0 * (l.c - 1)) * ov, k_bwd = 2 * k_fwd;
+  const double blk_fwd = g.linear + g.attention + elem_fwd + k_fwd;
+  sc.attn_fwd = blocks * g.attention;
   sc.fwd = blocks * blk_fwd;
-  sc.bwd = blocks * (2 * (mm + attn) / rate + elementwise * 2 / 3 + k_bwd);
+  // The backward runs two GEMMs of each forward shape (input and weight gradients).
+  sc.bwd = blocks * (2 * (g.linear + g.attention) + elem_bwd + k_bwd);
   if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
   if (l.recompute == Recompute::full) sc.recompute = sc.fwd;
   if (stage == l.p - 1) {
-    const double head = 2 * N * D * V / t;
+    const double head = head_forward_gemm(m, l, cl.device, tr.precision);
     const double head_mem = o.elementwise_passes * a * N * V / t / hbm;
-    sc.fwd += head / rate + head_mem / 3;
-    sc.bwd += 2 * head / rate + head_mem * 2 / 3;
+    sc.fwd += head + head_mem / 3;
+    sc.bwd += 2 * head + head_mem * 2 / 3;
   }
 
   // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
@@ -83,7 +87,10 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
     double calls = blocks * (l.recompute == Recompute::full ? 6 : 4);
     if (stage == 0) calls += 1;
     if (stage == l.p - 1) calls += 1;
-    sc.tp = calls * one;
+    sc.tp_total = calls * one;
+    // software.tp_overlap hides that fraction, but never more than the GEMMs last.
+    const double gemm = blocks * 3 * g.linear * (l.recompute == Recompute::full ? 4.0 / 3 : 1.0);
+    sc.tp = sc.tp_total - std::min(cl.software.tp_overlap * sc.tp_total, gemm);
   }
   // Context parallelism: c-1 K/V hops forward (again when recomputing), c-1 hops of
   // K/V and dK/dV backward, hidden behind the attention core they feed.
@@ -91,7 +98,7 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
     const double kv = cp_kv_block_bytes(B, T, l.c, l.t, D, a);
     const double hops = l.c - 1.0;
     const double fwd = hops * send_time(kv, *lc), bwd = hops * send_time(2 * kv, *lc);
-    const double attn_blk = attn / rate;
+    const double attn_blk = g.attention;
     double exp = exposed_time(fwd, attn_blk, o.overlap_efficiency) +
                  exposed_time(bwd, 2 * attn_blk, o.overlap_efficiency);
     double tot = fwd + bwd;
@@ -109,8 +116,7 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
     sc.ep = blocks * (l.recompute == Recompute::full ? 6 : 4) * one;
   }
   // Pipeline: each micro-batch crosses v stage boundaries forward and backward.
-  if (const LinkTier* lp = tier_ptr(cl, axis_tier(cl, l, Axis::p)))
-    sc.pp = 2.0 * l.virtual_stages * send_time(pp_boundary_bytes(B, T, l.c, l.t, l.sp, D, a), *lp);
+  sc.pp = 2.0 * l.virtual_stages * pp_send_time(cl, l, B, T, D, a);
   // ZeRO-3: gather the stage's weights before forward and before backward, and
   // reduce-scatter its gradients, each behind the compute of that pass.
   if (l.zero >= 3) {
@@ -150,7 +156,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   tb.tp = M * sc.tp, tb.cp = M * sc.cp, tb.ep = M * sc.ep, tb.pp = M * sc.pp;
   tb.zero3 = M * sc.zero3;
   tb.cp_total = M * sc.cp_total, tb.zero3_total = M * sc.zero3_total;
-  tb.tp_total = tb.tp, tb.ep_total = tb.ep, tb.pp_total = tb.pp;
+  tb.tp_total = M * sc.tp_total, tb.ep_total = tb.ep, tb.pp_total = tb.pp;
   tb.bubble = double(l.p - 1) / l.virtual_stages * t_mb;
 
   // Gradient reduction over the dense group (and the expert group), once per step.
@@ -196,6 +202,18 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   const double peak = cl.device.peak[precision_index(tr.precision)] * double(l.ranks());
   tb.mfu = peak > 0 ? tb.model_flops_rate / peak : 0;
   tb.tokens_per_s = tokens / tb.step;
+  // Recomputed FLOPs per token: the forward of the attention core (4*T*d per layer,
+  // one third of the 12*T*d of model_flops_per_step) or of every block (2 per matmul
+  // weight outside the LM head, plus that attention term).
+  const ParamCounts pc = count_params(m);
+  const double L = double(m.layers), Dm = double(m.d_model), Tq = double(m.seq);
+  double re = 0;
+  if (l.recompute == Recompute::selective) re = 4 * L * Tq * Dm;
+  if (l.recompute == Recompute::full)
+    re = 2 * (pc.matmul_active - double(m.vocab) * Dm) + 4 * L * Tq * Dm;
+  tb.hardware_flops = tb.model_flops + tokens * re;
+  tb.hardware_flops_rate = tb.hardware_flops / tb.step;
+  tb.hfu = peak > 0 ? tb.hardware_flops_rate / peak : 0;
   return tb;
 }
 

@@ -38,7 +38,10 @@ struct TimeBreakdown {
   // Figures of merit.
   double model_flops = 0;      // per step, whole cluster
   double model_flops_rate = 0; // FLOP/s
-  double mfu = 0;
+  double mfu = 0;             // PaLM's definition: model FLOPs only, over peak
+  // Megatron-LM's way of reporting TFLOP/s: the FLOPs actually run, recomputed
+  // forward passes included (selective: the attention core; full: the whole block).
+  double hardware_flops = 0, hardware_flops_rate = 0, hfu = 0;
   double tokens_per_s = 0;
   int slowest_stage = 0;
   double exposed_comm() const { return tp + cp + ep + pp + zero3 + dp; }
