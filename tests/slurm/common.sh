@@ -64,5 +64,37 @@ wait_step() {
   fail "$file: no step $step after ${limit}s (last: ${last:-none})"
 }
 
-# sacct_lines JOB: the job's lines from the completion log (no slurmdbd here).
-sacct_lines() { sacct --completion -j "$1" -o JobID,JobName,State,ExitCode,Start,End -n 2>&1; }
+# sacct_lines JOB: the job's lines from the completion log (no slurmdbd here), one per
+# start (a requeued start shows as PENDING).
+sacct_lines() { sacct --completion -j "$1" -o JobID,JobName%14,State,ExitCode,Start,End -n 2>&1; }
+# wait_sacct JOB STATE: until the completion log has the job's STATE line (slurmctld
+# writes it just after scontrol shows the state); 10 s at most.
+wait_sacct() {
+  local t0=$SECONDS
+  until grep -qE "^$1 .* $2 " <<<"$(sacct_lines "$1")"; do
+    ((SECONDS - t0 < 10)) || fail "sacct: no $2 line for job $1:"$'\n'"$(sacct_lines "$1")"
+    sleep 0.2
+  done
+}
+# reference_run DECK REPORT ARGS... trains the emitted deck
+# uninterrupted on 2 ranks with mpiexec (outside Slurm), with the environment the
+# emitted script sets, into REPORT.
+reference_run() {
+  local deck=$1 report=$2
+  shift 2
+  rm -rf ref-ck
+  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MINI5D_NO_BIND=0 timeout 120 \
+    "$MPIEXEC" "$NPFLAG" 2 "$APP" train "$deck" parallel.ranks_per_node=2 checkpoint.dir=ref-ck \
+    output.report="$report" "$@" > ref.out 2>&1 || { tail -n 5 ref.out; fail "the reference run failed"; }
+}
+
+# setup_test WORKDIR PLAN APP MPIEXEC NPFLAG INPUTS: a fresh work directory holding the
+# planner's deck (plan.yaml) and sbatch script (plan.sh) for tiny on cpu-2core.
+setup_test() {
+  WORK=$1 PLAN=$2 APP=$3 MPIEXEC=$4 NPFLAG=$5 INPUTS=$6
+  export MINI5D=$APP  # the emitted script starts $MINI5D
+  rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || fail "cannot make $WORK"
+  require_slurm
+  "$PLAN" --model "$INPUTS/tiny.yaml" --cluster "$INPUTS/clusters/cpu-2core.yaml" --global-batch 16 \
+    --emit-deck plan.yaml --emit-slurm plan.sh > plan.out 2>&1 || { cat plan.out; fail "mini5d-plan failed"; }
+}
