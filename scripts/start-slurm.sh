@@ -16,13 +16,23 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${MINI5D_SLURM_DIR:-/tmp/mini5d-slurm}
 wait_s=${MINI5D_SLURM_WAIT:-30}
+port=${MINI5D_SLURM_PORT:-6817}  # slurmctld's; slurmd takes the next one
 
-fail() {  # fail WHY: record and print the reason, exit non-zero
+fail() {  # fail WHY: record and print the reason, stop what did start, exit non-zero
   echo "failed: $*" > "$dir/status"
   echo "start-slurm: $*" >&2
+  MINI5D_SLURM_DIR=$dir "$root/scripts/stop-slurm.sh" > /dev/null
   exit 1
 }
-alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# The process in pid file $1 runs and is not a zombie (a daemon that died can linger
+# as one when nothing reaps it in a container).
+alive() {
+  local pid state
+  pid=$(cat "$1" 2>/dev/null) && [[ $pid =~ ^[0-9]+$ ]] || return 1
+  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)
+  [[ -n $state && $state != Z ]]
+}
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # The last error/fatal line of a daemon's log (what to show when it did not come up).
 log_line() { grep -hiE 'error|fatal' "$@" 2>/dev/null | tail -n 1; }
 
@@ -35,6 +45,11 @@ fi
 if [[ $(id -u) -ne 0 ]]; then fail "must run as root (SlurmUser=root, munged on a private socket)"; fi
 
 "$root/scripts/setup-debian.sh" --slurm || fail "could not install slurm-wlm and munge (scripts/setup-debian.sh --slurm)"
+
+# Another Slurm on these ports would answer our sinfo and hide our daemons' failure.
+for p in "$port" $((port + 1)); do
+  if port_taken "$p"; then fail "port $p is in use (another slurmctld/slurmd? set MINI5D_SLURM_PORT)"; fi
+done
 
 rm -rf "$dir/spool" "$dir/state"
 mkdir -p "$dir/spool" "$dir/state"
@@ -64,8 +79,8 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$dir/munge.socket
-SlurmctldPort=6817
-SlurmdPort=6818
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
@@ -102,15 +117,15 @@ slurmd -f "$SLURM_CONF" 2>>"$dir/slurmd.log" || fail "slurmd did not start: $(lo
 
 # Wait for the node to be idle; a daemon that died says why in its log.
 for ((i = 0; i < wait_s * 4; ++i)); do
+  for d in slurmctld slurmd munged; do
+    if [[ -f $dir/$d.pid ]] && ! alive "$dir/$d.pid"; then fail "$d exited: $(log_line "$dir/$d.log")"; fi
+  done
   state=$(timeout 5 sinfo -h -n "$host" -o %T 2>/dev/null)
-  if [[ $state == idle ]]; then
+  if [[ $state == idle ]] && alive "$dir/slurmctld.pid" && alive "$dir/slurmd.pid"; then
     echo up > "$dir/status"
     echo "start-slurm: node $host idle (SLURM_CONF=$SLURM_CONF)"
     exit 0
   fi
-  for d in slurmctld slurmd munged; do
-    if [[ -f $dir/$d.pid ]] && ! alive "$dir/$d.pid"; then fail "$d exited: $(log_line "$dir/$d.log")"; fi
-  done
   sleep 0.25
 done
 fail "node $host not idle after ${wait_s}s (state '${state:-no answer}'): $(log_line "$dir"/slurmctld.log "$dir"/slurmd.log)"

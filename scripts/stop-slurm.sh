@@ -34,5 +34,6 @@ for d in slurmd slurmctld munged; do
   rm -f "$dir/$d.pid"
   echo "stop-slurm: stopped $d ($pid)"
 done
-echo stopped > "$dir/status"
+# Keep a start-up failure's reason for the tests; otherwise say it is stopped.
+grep -q '^failed:' "$dir/status" 2>/dev/null || echo stopped > "$dir/status"
 exit $status
