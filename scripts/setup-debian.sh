@@ -18,6 +18,7 @@ packages=(
   libyaml-cpp-dev                                         # input decks
   python3                                                 # perf scripts, JSON checks
   python3-h5py                                            # tests read checkpoints with h5py
+  python3-yaml                                            # tests parse spack.yaml
   clang libclang-rt-14-dev                                # tests: libFuzzer, ASan, UBSan (tests/fuzz)
 )
 for arg in "$@"; do
