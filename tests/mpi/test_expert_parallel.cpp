@@ -2,7 +2,7 @@
 // Expert parallelism through the trainer, under mpiexec -n 4, on inputs/moe-tiny.yaml
 // (4 experts, top-2, dropless, every block MoE): layout invariance against the
 // single-rank run through the shared oracle (tests/mpi/invariance.hpp) at e = 2 and 4,
-// d2 x e2 and e2 x t2 at several ZeRO stages; the ep bytes of a step against the routing
+// d2 x e2, e2 x t2, e2 x p2 and e2 x c2 at several ZeRO stages; the ep bytes of a step against the routing
 // that happened; the training state memory against the prediction (dense tensors over
 // d x c x e, experts over d x c); and a checkpoint saved at e = 2 resumed at e = 1 and
 // e = 4.
@@ -31,17 +31,19 @@ constexpr int kGlobalBatch = 16;
 
 struct Layout {
   int d = 1, e = 1, t = 1, zero = 0, p = 1;  // p > 1: p micro-batches per step (1F1B)
+  int c = 1;                                  // c > 1: the sequence split over a ring
   std::string name() const {
     return "d" + std::to_string(d) + " e" + std::to_string(e) + " t" + std::to_string(t) + " p" + std::to_string(p) +
-           " zero" + std::to_string(zero);
+           " c" + std::to_string(c) + " zero" + std::to_string(zero);
   }
-  int ranks() const { return d * e * t * p; }
+  int ranks() const { return d * e * t * p * c; }
 };
 
 Deck moe_tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
                                 "parallel.e=" + std::to_string(l.e), "parallel.t=" + std::to_string(l.t),
                                 "parallel.zero=" + std::to_string(l.zero), "parallel.p=" + std::to_string(l.p),
+                                "parallel.c=" + std::to_string(l.c),
                                 "train.accumulation=" + std::to_string(l.p),
                                 "train.micro_batch=" + std::to_string(kGlobalBatch / (l.d * l.e * l.p))};
   o.insert(o.end(), extra.begin(), extra.end());
@@ -49,13 +51,13 @@ Deck moe_tiny(const Layout& l, long steps, const std::vector<std::string>& extra
 }
 }  // namespace
 
-TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2", "[ep][mpi]") {
+TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2, e2 x c2", "[ep][mpi]") {
   REQUIRE(test::world_size() == 4);
   // ZeRO 1 and 3 move the same sums as 0 and 2 (they shard the moments and weights,
   // which the checksum and the memory test see): one of each pair per layout keeps
   // the case short.
   const std::vector<Layout> layouts = {{1, 2, 1, 0}, {1, 4, 1, 3}, {2, 2, 1, 1}, {2, 2, 1, 2},
-                                       {1, 2, 2, 0}, {1, 2, 2, 3}, {1, 2, 1, 1, 2}};
+                                       {1, 2, 2, 0}, {1, 2, 2, 3}, {1, 2, 1, 1, 2}, {1, 2, 1, 1, 1, 2}};
   for (const auto& c : test::configs()) {
     train::Trainer ref(moe_tiny(Layout{}, 10, c.overrides), MPI_COMM_SELF);
     ref.run();
@@ -125,7 +127,8 @@ TEST_CASE("ep bytes of a step equal the routing that happened", "[ep][mpi]") {
 
 TEST_CASE("training state memory: dense tensors over d x c x e, experts over d x c", "[ep][mpi][memory]") {
   for (const Layout& l : {Layout{1, 2, 1, 0}, Layout{1, 2, 1, 3}, Layout{2, 2, 1, 1}, Layout{2, 2, 1, 2},
-                          Layout{2, 2, 1, 3}, Layout{1, 4, 1, 3}, Layout{1, 2, 2, 3}, Layout{1, 2, 1, 1, 2}}) {
+                          Layout{2, 2, 1, 3}, Layout{1, 4, 1, 3}, Layout{1, 2, 2, 3}, Layout{1, 2, 1, 1, 2},
+                          Layout{1, 2, 1, 3, 1, 2}}) {
     Group g(l.ranks());
     train::Trainer tr(moe_tiny(l, 0), g.comm);
     const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();

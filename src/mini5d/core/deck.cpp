@@ -477,11 +477,6 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  // All five axes are implemented. MoE with context parallelism is not yet: the
-  // load-balancing statistics are per sequence and would have to be summed over c.
-  if (d.model.experts != 0 && d.parallel.c != 1)
-    out.push_back(d.origin + ": parallel.c=" + std::to_string(d.parallel.c) +
-                  ": not implemented with model.experts > 0 in this build (supported: 1)");
   // A fully recomputed MoE block would route, exchange and count its tokens twice.
   if (d.model.experts != 0 && d.train.recompute == "full")
     out.push_back(d.origin + ": train.recompute=full: not implemented with model.experts > 0 in this build "

@@ -205,6 +205,7 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
     const Dims& d = ctx_.dims;
     ring_ = std::make_unique<cp::RingAttention<S>>(*par.cp, split, d.att_rows(), d.seq, d.head_dim);
     ctx_.ring = ring_.get();
+    ctx_.cp = par.cp;
     work.bytes += ring_->workspace_bytes();
     ring_mem_ = mem::Charge(mem::Category::comm_buffers, ring_->comm_buffer_bytes());
   }

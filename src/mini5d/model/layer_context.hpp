@@ -26,6 +26,7 @@
 namespace mini5d::cp {
 template <class S>
 class RingAttention;
+class CpComm;
 }
 
 namespace mini5d::model {
@@ -139,6 +140,7 @@ struct Context {
   Recompute recompute = Recompute::none;
   UnitHooks* hooks = nullptr;
   cp::RingAttention<S>* ring = nullptr;  // the attention core when c > 1
+  cp::CpComm* cp = nullptr;               // the c ring when c > 1 (per-sequence statistics)
   ep::EpComm* ep = nullptr;
   MoeSettings moe;
   MoeStats moe_stats;

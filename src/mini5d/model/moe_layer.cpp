@@ -5,6 +5,7 @@
 
 #include "mini5d/kernels/gelu.hpp"
 #include "mini5d/kernels/linear.hpp"
+#include "mini5d/parallel/cp/cp_comm.hpp"
 #include "mini5d/parallel/ep/moe_kernels.hpp"
 
 namespace mini5d::model {
@@ -86,27 +87,31 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   st.dropped += double(send_.total_dropped());
 
   // Load-balancing loss per sequence: [counts | probability sums] per (sequence, expert)
-  // over the sequence's rows, summed over the tensor ranks that hold its other rows.
+  // over the sequence's rows, summed over the tensor ranks that hold its other rows and
+  // over the context ring that holds its other tokens. Tg: the whole sequence's tokens.
   std::vector<double> seq(std::size_t(B) * 2 * E, 0.0);
   for (int r = 0; r < R; ++r) {
     double* s = &seq[std::size_t((ctx.dims.row_begin + r) / T) * 2 * E];
     for (int j = 0; j < k; ++j) s[chosen[std::size_t(r) * k + j]] += 1;
     for (int e = 0; e < E; ++e) s[E + e] += double(probs_h(r, e));
   }
-  const bool split = ctx.region.sequence_split();
+  const bool split = ctx.region.sequence_split(), ring = ctx.cp != nullptr && ctx.cp->size() > 1;
   if (m.aux_coef > 0 && split) ctx.region.comm->allreduce_host(seq.data(), int(seq.size()));
+  if (m.aux_coef > 0 && ring) ctx.cp->sum_host(seq.data(), int(seq.size()));
+  const double Tg = double(T) * ctx.dims.cp;
   auto aux_h = Kokkos::create_mirror_view(aux_);
   double aux = 0;
   for (int b = 0; b < B; ++b)
     for (int e = 0; e < E; ++e) {
-      const double f = seq[std::size_t(b) * 2 * E + e] / (double(T) * k), p = seq[std::size_t(b) * 2 * E + E + e] / T;
+      const double f = seq[std::size_t(b) * 2 * E + e] / (Tg * k), p = seq[std::size_t(b) * 2 * E + E + e] / Tg;
       aux += E * f * p;
       aux_h(b, e) = S(m.aux_coef * E * f * ctx.grad_scale);
     }
   Kokkos::deep_copy(aux_, aux_h);
   // In units of the summed token loss (the trainer divides by the global tokens); the
-  // tensor ranks share the statistics, so one of them counts it.
-  if (!split || ctx.region.comm->rank() == 0) st.aux += m.aux_coef * T * aux;
+  // tensor ranks and the ring share the statistics, so one of them counts it.
+  const bool counts = (!split || ctx.region.comm->rank() == 0) && (!ring || ctx.cp->rank() == 0);
+  if (counts) st.aux += m.aux_coef * Tg * aux;
 
   // Dispatch: the count exchange, then the rows.
   const int A = send_.rows;

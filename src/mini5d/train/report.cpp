@@ -168,6 +168,22 @@ void print_summary(std::ostream& os, const Trainer& tr) {
          << fmt("%.3f s", a.total.seconds) << " in flight, " << fmt("%.3f s", a.total.exposed) << " exposed ("
          << fmt("%.1f%%", total > 0 ? 100.0 * a.total.exposed / total : 0.0) << " of the run)\n";
   }
+  if (const auto& traffic = tr.traffic_summary(); !traffic.empty()) {
+    // The planner's bytes per axis (plan/axis_traffic.hpp) beside the accounts' payloads.
+    bool any = false;
+    for (const auto& a : traffic) any = any || a.predicted > 0 || a.measured > 0 || a.mean_measured > 0;
+    if (any) {
+      os << "bytes per step by axis (planner / measured: rank 0, then the mean over ranks; worst rank's difference):\n";
+      for (const auto& a : traffic) {
+        if (a.mean_predicted == 0 && a.mean_measured == 0) continue;
+        os << "  " << (a.axis + std::string(a.axis.size() < 12 ? 12 - a.axis.size() : 0, ' ')) << fmt("%12.0f", a.predicted) << " / " << fmt("%-12.0f", a.measured)
+           << " mean " << fmt("%12.0f", a.mean_predicted) << " / " << fmt("%-12.0f", a.mean_measured) << " worst "
+           << fmt("%.2g%%", 100 * a.worst)
+           << (a.axis == "e" ? "  (a rank's share follows the router)" : "")
+           << (a.upper_bound ? "  (ZeRO 3 gathers: the planner's figure is a bound)" : "") << "\n";
+      }
+    }
+  }
   os << "memory (rank 0, current / peak):";
   for (auto c : kCategories) {
     const auto& u = mem::ledger().of(c);
@@ -279,6 +295,14 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     }
     o << "}}";
     first_axis = false;
+  }
+  o << "},\n  \"bytes_per_step\": {";
+  for (std::size_t i = 0; i < tr.traffic_summary().size(); ++i) {
+    const auto& a = tr.traffic_summary()[i];
+    o << (i ? ", " : "") << jstr(a.axis) << ": {\"predicted\": " << jnum(a.predicted) << ", \"measured\": "
+      << jnum(a.measured) << ", \"mean_predicted\": " << jnum(a.mean_predicted) << ", \"mean_measured\": "
+      << jnum(a.mean_measured) << ", \"worst_relative_difference\": " << jnum(a.worst)
+      << ", \"upper_bound\": " << (a.upper_bound ? "true" : "false") << "}";
   }
   const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
   o << "},\n  \"memory_bytes\": {";

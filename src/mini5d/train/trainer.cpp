@@ -395,6 +395,8 @@ bool Trainer::stop_requested() {
 void Trainer::run(const std::function<void(const StepStats&)>& on_step,
                   const std::function<void(const CheckpointEvent&)>& on_checkpoint, long until) {
   Kokkos::Timer timer;
+  const auto traffic_before = traffic_snapshot();
+  const long first_step = next_step_;
   const auto& ck = deck_.checkpoint;
   auto saved = [&](const CheckpointEvent& e) {
     if (on_checkpoint) on_checkpoint(e);
@@ -436,6 +438,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   zero_->settle();
   total_seconds_ = timer.seconds();
   if (pipeline_) summarise_pipeline();
+  summarise_traffic(traffic_before, next_step_ - first_step);
   // Min / mean / max of each phase over the ranks: a slow rank shows up here.
   double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};
   double lo[5], hi[5], sum[5];

@@ -84,6 +84,18 @@ struct ActivationMemory {
   double activations = 0, workspace = 0;
 };
 
+// One axis's payload bytes per step (communication accounts, scalars left out): the
+// planner's prediction and the measurement on this rank, their means over every rank,
+// and the worst relative difference of any rank. The expert all-to-alls depend on the
+// router: a rank's bytes differ from the prediction, their mean does not (dropless).
+struct AxisTrafficSummary {
+  std::string axis;
+  double predicted = 0, measured = 0;
+  double mean_predicted = 0, mean_measured = 0;
+  double worst = 0;
+  bool upper_bound = false;  // ZeRO 3's gathers: the prediction is a bound
+};
+
 // One rank's pipeline figures at the end of a run: the bubble measured (mean over the
 // steps after the first) and the formula's; the most micro-batches in flight (in units
 // of all the stage's layers: (micro-batch, chunk) pairs / v) measured and as the
@@ -182,6 +194,10 @@ class Trainer {
   // Ring attention (c > 1) of every rank, gathered at the end of the run: [rank] =
   // {blocks per layer per forward, seconds computing blocks}; empty when c = 1.
   const std::vector<std::vector<double>>& ring_by_rank() const { return ring_; }
+  // Payload bytes per optimizer step on each axis (t, c, e, p, d, d (experts)) during the
+  // last run(): the planner's prediction for this rank's pipeline stage
+  // (plan/axis_traffic.hpp) and what the accounts measured, gathered at its end.
+  const std::vector<AxisTrafficSummary>& traffic_summary() const { return traffic_; }
   double total_seconds() const { return total_seconds_; }
   std::int64_t tokens_per_step() const;  // global
   double flops_per_token() const { return flops_per_token_; }
@@ -215,6 +231,9 @@ class Trainer {
   std::unique_ptr<Pipeline> pipeline_;
   std::vector<PipelineRankSummary> pipeline_summary_;
   void summarise_pipeline();  // collective: fills pipeline_summary_, writes output.trace
+  std::vector<double> traffic_snapshot() const;  // accounted payload bytes per summary axis
+  void summarise_traffic(const std::vector<double>& before, long steps);  // collective: fills traffic_
+  std::vector<AxisTrafficSummary> traffic_;
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<optim::ZeroOptimizer> zero_;

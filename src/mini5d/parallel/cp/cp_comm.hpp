@@ -4,7 +4,8 @@
 // previous rank's block arrives, posted before the compute it overlaps and completed
 // after it. The only file of the axis that talks to comm/; every shift is accounted
 // under "cp" as activations, its payload the block sent. With c = 1 there is no ring
-// and nothing is ever shifted.
+// and nothing is ever shifted. Besides the shift, statistics a layer needs over the
+// whole sequence (the MoE load-balancing counts) are summed over the ring as scalars.
 #pragma once
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/kernels/views.hpp"
@@ -24,6 +25,10 @@ class CpComm {
   // request between kernels, wait() before reading `in` or writing `out`.
   //                                               pairwise over the ring (every rank posts)
   template <class S> comm::Request shift(VecU<S> out, VecU<S> in, int tag);
+  // values <- their sum over the ring (nothing to do with c = 1).      collective over the ring
+  void sum_host(double* values, int n) {
+    if (ring_) ring_->allreduce_host(values, n);
+  }
 
  private:
   comm::Communicator* ring_ = nullptr;

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/train/deck_plan.hpp"
+
+namespace mini5d::train {
+
+plan::ModelDesc plan_model(const Deck& deck) {
+  const auto& m = deck.model;
+  plan::ModelDesc md;
+  md.name = deck.origin;
+  md.source = deck.origin;
+  md.vocab = m.vocab, md.d_model = m.d_model, md.layers = m.layers, md.heads = m.heads, md.seq = m.seq;
+  md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
+  md.tie_embeddings = m.tie_embeddings == "true";
+  return md;
+}
+
+plan::Layout plan_layout(const Deck& deck) {
+  const auto& p = deck.parallel;
+  plan::Layout l;
+  l.d = p.d, l.t = p.t, l.p = p.p, l.c = p.c, l.e = p.e;
+  l.micro_batch = deck.train.micro_batch;
+  l.accumulation = deck.train.accumulation;
+  l.zero = p.zero;
+  plan::parse_recompute(deck.train.recompute, l.recompute);
+  l.virtual_stages = p.virtual_stages;
+  l.sp = p.sp == "true" && p.t > 1;
+  l.schedule = p.schedule == "gpipe"         ? plan::Schedule::gpipe
+               : p.schedule == "interleaved" ? plan::Schedule::interleaved
+                                             : plan::Schedule::one_f_one_b;
+  return l;
+}
+
+}  // namespace mini5d::train

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Bytes per step per axis: the planner's prediction for this rank's stage
+// (plan/axis_traffic.hpp) beside what the communication accounts measured during the
+// last run(), gathered over every rank at its end.
+#include <cmath>
+
+#include "mini5d/comm/accounts.hpp"
+#include "mini5d/plan/axis_traffic.hpp"
+#include "mini5d/train/deck_plan.hpp"
+#include "mini5d/train/trainer.hpp"
+
+namespace mini5d::train {
+
+namespace {
+using comm::Traffic;
+// The payload bytes the accounts hold now, per summary axis (scalars left out).
+std::vector<double> measured_now() {
+  const auto& a = comm::accounts();
+  return {a.bytes("tp", Traffic::activations) + a.bytes("tp", Traffic::grads),
+          a.bytes("cp", Traffic::activations),
+          a.bytes("ep", Traffic::activations),
+          a.bytes("pp", Traffic::activations),
+          a.bytes("dp", Traffic::grads) + a.bytes("dp", Traffic::weights),
+          a.bytes("dp_expert", Traffic::grads) + a.bytes("dp_expert", Traffic::weights)};
+}
+const char* const kAxes[] = {"t", "c", "e", "p", "d", "d (experts)"};
+}  // namespace
+
+std::vector<double> Trainer::traffic_snapshot() const { return measured_now(); }
+
+void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
+  traffic_.clear();
+  if (steps <= 0) return;
+  const auto now = measured_now();
+  const double dense = double(model_->layout().total() - model_->layout().expert_total());
+  const double experts = double(model_->layout().expert_total());
+  const auto want = plan::step_traffic(plan_model(deck_), plan_layout(deck_), grid_->coord(grid::Axis::p),
+                                       deck_.model.moe_every, dense, experts, sizeof(float));
+  const double predicted[] = {want.tp(), want.cp_activations, want.ep_activations,
+                              want.pp_activations, want.dp(), want.dp_expert()};
+  const int A = int(now.size()), R = grid_->size();
+  // [predicted, measured] per axis, every rank.
+  std::vector<double> mine(2 * std::size_t(A)), all(mine.size() * std::size_t(R));
+  for (int i = 0; i < A; ++i) {
+    mine[2 * i] = predicted[i];
+    mine[2 * i + 1] = (now[std::size_t(i)] - before.at(std::size_t(i))) / double(steps);
+  }
+  all_->allgather_host(mine.data(), int(mine.size()), all.data());
+  for (int i = 0; i < A; ++i) {
+    AxisTrafficSummary s;
+    s.axis = kAxes[i];
+    s.predicted = mine[2 * i];
+    s.measured = mine[2 * i + 1];
+    s.upper_bound = (i >= 4) && want.zero3_bound;
+    for (int r = 0; r < R; ++r) {
+      const double p = all[std::size_t(r) * mine.size() + 2 * i], m = all[std::size_t(r) * mine.size() + 2 * i + 1];
+      s.mean_predicted += p / R;
+      s.mean_measured += m / R;
+      s.worst = std::max(s.worst, p > 0 ? std::abs(m - p) / p : (m == 0 ? 0.0 : HUGE_VAL));
+    }
+    traffic_.push_back(s);
+  }
+}
+
+}  // namespace mini5d::train
