@@ -24,8 +24,8 @@ cmake -S "$src/tests/install/downstream" -B "$work/downstream" -DCMAKE_BUILD_TYP
   -DCMAKE_PREFIX_PATH="$stage" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$work/configure.log" 2>&1 || { tail -n 30 "$work/configure.log"; fail "configuring the downstream project"; }
 grep -q "mini5d_DIR:PATH=$stage/lib/cmake/mini5d" "$work/downstream/CMakeCache.txt" || fail "find_package(mini5d) did not use the staged install"
 cmake --build "$work/downstream" -j2 > "$work/build.log" 2>&1 || { tail -n 30 "$work/build.log"; fail "building the downstream project"; }
-grep -q -- "-I$src/src " "$work/downstream/compile_commands.json" && fail "the downstream build used the source tree's headers"
-grep -q -- "-I$stage/include " "$work/downstream/compile_commands.json" || fail "the downstream build did not use the staged headers"
+grep -qE -- "(-I|-isystem )$src/src " "$work/downstream/compile_commands.json" && fail "the downstream build used the source tree's headers"
+grep -qE -- "(-I|-isystem )$stage/include " "$work/downstream/compile_commands.json" || fail "the downstream build did not use the staged headers"
 out=$("$work/downstream/downstream" "$src/inputs/clusters/cpu-2core.yaml" "$src/inputs/tiny.yaml" 2>&1) ||
   { echo "$out"; fail "the downstream tool failed"; }
 expect="downstream: deck d_model 64 d 2; best plan on cpu-2core: d=2 "
