@@ -37,6 +37,7 @@
 #include "mini5d/train/output_paths.hpp"
 #include "mini5d/train/platform.hpp"
 #include "mini5d/train/report.hpp"
+#include "mini5d/train/ceilings.hpp"
 #include "mini5d/train/same_deck.hpp"
 #include "mini5d/train/stop_signal.hpp"
 #include "mini5d/train/trainer.hpp"
@@ -48,6 +49,7 @@ constexpr const char* kUsage =
     "       mini5d check DECK [section.field=value ...]\n"
     "       mini5d topo [DECK] [section.field=value ...]\n"
     "       mini5d ckpt info|verify PATH   (PATH: checkpoint directory or file)\n"
+    "       mini5d ceilings [refresh | CLUSTER.yaml]   (sgemm and stream ceilings for the kernel table, cached)\n"
     "       mini5d deck-help | version\n";
 
 struct Args {
@@ -137,6 +139,12 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
       std::cout << d.to_yaml();
     }
     return 0;
+  }
+  if (a.command == "ceilings") {
+    if (!a.overrides.empty())
+      throw InputError("command line: ceilings takes \"refresh\" or a cluster file, not \"" + a.overrides[0] +
+                       "\"\n" + kUsage);
+    return rank == 0 ? train::ceilings_command(a.deck, std::cout) : 0;
   }
   if (a.command == "topo") return topology::topo_command(world, a.deck, a.overrides, std::cout);
   if (a.command != "train")

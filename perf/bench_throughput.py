@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Throughput benchmark: mini5d at 1 rank vs the PyTorch peer at 1 thread, same model.
+"""Throughput benchmark: mini5d against its PyTorch peer on the same cores, same model.
 
-Runs, in one go and on the same thread count, mini5d on a deck (default inputs/small.yaml)
-and ../shared/perf-peers/torch_gpt.py (Debian's python3-torch) on the same configuration
-with an untied head, then prints both medians and their ratio.
+Rows (each the median of --rounds alternating rounds, at least 3, with min-max):
+  1x1   mini5d 1 rank x 1 thread        vs the peer, 1 process x 1 thread
+  d2    mini5d d = 2 (2 ranks x 1 core)  vs the peer under DDP (gloo), 2 x 1 thread
+  omp2  mini5d 1 rank x 2 OpenMP threads vs the peer, 1 process x 2 threads; only where
+        mini5d's Kokkos has the OpenMP backend (skipped with a note otherwise)
+The peer is perf/peers/torch_gpt_peer.py (Debian's python3-torch), given the deck's
+model, batch per rank, learning rate, weight decay and gradient clipping.
 
 Both count model FLOPs as 6*N*tokens + 12*L*d*seq*tokens, N = parameters that take part
-in matrix products. mini5d's N is its matmul weights (QKV, attention projection, MLP,
-LM head); the peer's N also counts biases and LayerNorm parameters (0.2% more on
-`small`), so its FLOP/s reads slightly higher for the same speed: compare tokens/s.
+in matrix products. mini5d's N is its matmul weights; the peer's N also counts biases
+and LayerNorm gains (0.2% more on `small`), so its FLOP/s reads slightly higher for the
+same speed: compare tokens/s.
 
-Medians: mini5d over its steps 2..n, the peer over its measured steps after warm-up.
-The machine is noisy: the two runs alternate `--rounds` times (at least 3) and the
-median of each side over the rounds is reported, with its spread (min-max) beside it.
+mini5d's figure is its FOM (median over steps 2..n); the peer's the median over its
+steps after warm-up. The kernel table (time, share, GFLOP/s, GB/s and roofline
+fraction of each kernel family, from mini5d's report) is printed for the 1x1 round with
+the median tokens/s; ceilings come from `mini5d ceilings`, which this script runs first
+(it measures once and caches).
 """
 import argparse
 import json
@@ -26,70 +32,120 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_mini5d(app, deck, steps, threads):
+def run_mini5d(app, deck, steps, ranks, threads, overrides):
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "report.json")
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-        subprocess.run(["mpiexec", "-n", "1", app, "train", deck, f"train.steps={steps}",
-                        f"output.report={report}", "output.log_every=1000"],
-                       check=True, env=env, stdout=subprocess.DEVNULL)
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+                   OMP_PROC_BIND="false")
+        subprocess.run(["mpiexec", "-n", str(ranks), os.path.abspath(app), "train", os.path.abspath(deck),
+                        f"train.steps={steps}", f"output.report={report}", "output.log_every=1000"] + overrides,
+                       check=True, env=env, stdout=subprocess.DEVNULL, cwd=tmp)
         with open(report) as f:
-            r = json.load(f)
-    return r
+            return json.load(f)
 
 
-def run_peer(peer, model, batch, steps, threads):
-    cmd = ["/usr/bin/python3", peer, "--vocab", str(model["vocab"]), "--d-model", str(model["d_model"]),
-           "--layers", str(model["layers"]), "--heads", str(model["heads"]), "--seq", str(model["seq"]),
-           "--batch", str(batch), "--steps", str(steps), "--threads", str(threads), "--untied", "--json"]
+def run_peer(peer, deck, processes, threads, steps):
+    m, t = deck["model"], deck["train"]
+    cmd = ["/usr/bin/python3", peer, "--vocab", str(m["vocab"]), "--d-model", str(m["d_model"]),
+           "--layers", str(m["layers"]), "--heads", str(m["heads"]), "--seq", str(m["seq"]),
+           "--ffn", str(m["ffn"]), "--batch", str(t["micro_batch"] * t["accumulation"]),
+           "--steps", str(steps), "--threads", str(threads), "--ddp", str(processes),
+           "--lr", str(t["lr"]), "--weight-decay", str(t["weight_decay"]),
+           "--grad-clip", str(t.get("grad_clip", 0.0)), "--json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     line = [l for l in out.splitlines() if l.startswith("JSON ")][-1]
     return json.loads(line[len("JSON "):])
+
+
+def cell(xs, f):
+    return f"{f.format(statistics.median(xs))} ({f.format(min(xs))}-{f.format(max(xs))})"
+
+
+def kernel_table(report):
+    k = report.get("kernels")
+    if not k or not k.get("families"):
+        return "  (no kernel table in this mini5d's report)"
+    c = k.get("ceilings")
+    head = (f"kernel breakdown (1x1, the median round; ceilings: sgemm {c['gemm_gflops']:.1f} GFLOP/s, "
+            f"stream {c['stream_gbs']:.1f} GB/s)" if c else "kernel breakdown (1x1; no ceilings cached)")
+    lines = [head, f"  {'family':15s} {'ms/step':>9s} {'share':>6s} {'GFLOP/s':>8s} {'GB/s':>7s} {'of roof':>8s}"]
+    for f in k["families"]:
+        roof = f"{100 * f['roofline_fraction']:.1f}%" if f.get("roofline_fraction") is not None else "n/a"
+        lines.append(f"  {f['name']:15s} {1e3 * f['seconds_per_step']:9.2f} {100 * f['share']:5.1f}% "
+                     f"{f['gflops']:8.2f} {f['gbs']:7.2f} {roof:>8s}")
+    lines.append(f"  {'other':15s} {1e3 * k['other_seconds_per_step']:9.2f}")
+    lines.append(f"  matrix products (gemm + attention_gemm): {100 * k['gemm_share']:.1f}% of the step")
+    return "\n".join(lines)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "small.yaml"))
     ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
-    ap.add_argument("--peer", default=os.path.join(ROOT, "..", "shared", "perf-peers", "torch_gpt.py"))
-    ap.add_argument("--steps", type=int, default=5, help="steps per run (mini5d drops its first)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--peer", default=os.path.join(ROOT, "perf", "peers", "torch_gpt_peer.py"))
+    ap.add_argument("--steps", type=int, default=5, help="measured steps per run (mini5d runs one more)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rows", default="1x1,d2,omp2", help="comma-separated: 1x1, d2, omp2")
+    ap.add_argument("--before", help="an earlier mini5d build, run in the same rounds (before/after column)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.rounds < 3:
         ap.error("--rounds must be at least 3 (a median of fewer rounds is not a median)")
+    rows = [r for r in a.rows.split(",") if r]
+    for r in rows:
+        if r not in ("1x1", "d2", "omp2"):
+            ap.error(f"--rows: unknown row {r!r} (valid: 1x1, d2, omp2)")
+    subprocess.run([a.app, "ceilings"], check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"))
 
-    mini, peer = [], []
+    probe = run_mini5d(a.app, a.deck, 1, 1, 1, [])
+    backend = probe["platform"]["backend"]
+    deck = probe["deck"]
+    notes = []
+    if "omp2" in rows and "openmp" not in backend.lower():
+        rows.remove("omp2")
+        notes.append(f"omp2 row skipped: this mini5d's Kokkos runs {backend}, not OpenMP "
+                     "(build against a Kokkos with the OpenMP backend, e.g. Spack's Kokkos >= 4, for it)")
+    setups = {"1x1": (1, 1, ["parallel.d=1"]), "d2": (2, 1, ["parallel.d=2"]), "omp2": (1, 2, ["parallel.d=1"])}
+    got = {r: {"mini": [], "peer": [], "before": []} for r in rows}
     for _ in range(a.rounds):
-        r = run_mini5d(a.app, a.deck, a.steps + 1, a.threads)
-        mini.append(r)
-        m = r["deck"]["model"]
-        if m["ffn"] != 4 * m["d_model"]:
-            sys.exit("bench: the peer's MLP is 4*d_model wide; this deck's ffn differs")
-        peer.append(run_peer(a.peer, m, r["deck"]["train"]["micro_batch"] * r["deck"]["train"]["accumulation"],
-                             a.steps, a.threads))
-    m_tps_r = [r["fom"]["tokens_per_s"] for r in mini]
-    m_flops_r = [r["fom"]["model_flops_per_s"] / 1e9 for r in mini]
-    p_tps_r = [p["tokens_per_s"] for p in peer]
-    p_flops_r = [p.get("model_flops_per_s", p.get("flops_per_s", 0.0)) / 1e9 for p in peer]
-    m_tps, p_tps = statistics.median(m_tps_r), statistics.median(p_tps_r)
+        for r in rows:
+            ranks, threads, ov = setups[r]
+            got[r]["mini"].append(run_mini5d(a.app, a.deck, a.steps + 1, ranks, threads, ov))
+            got[r]["peer"].append(run_peer(a.peer, deck, ranks, threads, a.steps))
+            if a.before:
+                got[r]["before"].append(run_mini5d(a.before, a.deck, a.steps + 1, ranks, threads, ov))
 
-    def cell(xs, f):
-        return f"{f.format(statistics.median(xs))} ({f.format(min(xs))}-{f.format(max(xs))})"
-    model = mini[0]["deck"]["model"]
-    print(f"model: vocab {model['vocab']}, d_model {model['d_model']}, layers {model['layers']}, "
-          f"heads {model['heads']}, seq {model['seq']}, micro_batch {mini[0]['deck']['train']['micro_batch']}; "
-          f"{a.threads} thread(s); median (min-max) of {a.rounds} alternating rounds")
-    print("FLOPs counted as 6*N*tokens + 12*L*d*seq*tokens, N = parameters in matrix products")
-    print(f"{'':10s} {'tokens/s':>24s} {'GFLOP/s':>22s}")
-    print(f"{'mini5d':10s} {cell(m_tps_r, '{:.1f}'):>24s} {cell(m_flops_r, '{:.2f}'):>22s}")
-    print(f"{'pytorch':10s} {cell(p_tps_r, '{:.1f}'):>24s} {cell(p_flops_r, '{:.2f}'):>22s}")
-    ratios = [x / y for x, y in zip(m_tps_r, p_tps_r)]
-    print(f"ratio mini5d/pytorch (tokens/s) = {m_tps / p_tps:.3f} (per round {min(ratios):.3f}-{max(ratios):.3f})")
+    m = deck["model"]
+    print(f"model: vocab {m['vocab']}, d_model {m['d_model']}, layers {m['layers']}, heads {m['heads']}, "
+          f"seq {m['seq']}, ffn {m['ffn']}, micro_batch {deck['train']['micro_batch']} per rank; "
+          f"median (min-max) of {a.rounds} alternating rounds; mini5d {backend}")
+    print(f"{'row':6s} {'mini5d tokens/s':>26s} {'pytorch tokens/s':>26s} {'ratio':>22s}")
+    summary = {}
+    for r in rows:
+        mt = [x["fom"]["tokens_per_s"] for x in got[r]["mini"]]
+        pt = [x["tokens_per_s"] for x in got[r]["peer"]]
+        ratios = [x / y for x, y in zip(mt, pt)]
+        ratio = statistics.median(mt) / statistics.median(pt)
+        print(f"{r:6s} {cell(mt, '{:.1f}'):>26s} {cell(pt, '{:.1f}'):>26s} "
+              f"{ratio:8.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
+        summary[r] = {"mini5d_tokens_per_s": statistics.median(mt), "pytorch_tokens_per_s": statistics.median(pt),
+                      "ratio": ratio, "ratio_per_round": ratios}
+        if a.before:
+            bt = [x["fom"]["tokens_per_s"] for x in got[r]["before"]]
+            print(f"{'':6s} before: {cell(bt, '{:.1f}')} tokens/s, ratio to pytorch "
+                  f"{statistics.median(bt) / statistics.median(pt):.3f}; after/before "
+                  f"{statistics.median(mt) / statistics.median(bt):.3f}")
+            summary[r]["before_tokens_per_s"] = statistics.median(bt)
+    for n in notes:
+        print("note: " + n)
+    if "1x1" in rows:
+        runs = got["1x1"]["mini"]
+        med = sorted(runs, key=lambda x: x["fom"]["tokens_per_s"])[len(runs) // 2]
+        print(kernel_table(med))
+        summary["kernels"] = med.get("kernels")
     if a.json:
-        print(json.dumps({"mini5d_tokens_per_s": m_tps, "pytorch_tokens_per_s": p_tps,
-                          "ratio": m_tps / p_tps, "threads": a.threads}))
+        print(json.dumps(summary))
 
 
 if __name__ == "__main__":

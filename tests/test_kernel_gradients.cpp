@@ -70,6 +70,45 @@ TEST_CASE("layernorm backward matches finite differences", "[kernels][grad]") {
   CHECK(grad_error(b.flat, db.flat, loss) < kBound);
 }
 
+TEST_CASE("layernorm backward over several partial-sum blocks matches finite differences", "[kernels][grad]") {
+  // 37 rows: two blocks of kLnRows = 32, the second partial; dx accumulates.
+  const int N = k::kLnRows + 5, C = 5;
+  Tensor x(N * C), w(C), b(C), y(N * C), mean(N), rstd(N), R(N * C), dx(N * C), dw(C), db(C);
+  test::fill_random(x.flat, 31, 2.0);
+  test::fill_random(w.flat, 32);
+  test::fill_random(b.flat, 33);
+  test::fill_random(R.flat, 34);
+  auto loss = [&] {
+    k::layernorm_forward<double>(y.mat(N, C), mean.vec(), rstd.vec(), x.mat(N, C), w.vec(), b.vec());
+    return test::dot(y.flat, R.flat);
+  };
+  loss();
+  k::layernorm_backward<double>(dx.mat(N, C), dw.vec(), db.vec(), R.mat(N, C), x.mat(N, C), w.vec(),
+                                mean.vec(), rstd.vec(), true);
+  CHECK(grad_error(x.flat, dx.flat, loss) < kBound);
+  CHECK(grad_error(w.flat, dw.flat, loss) < kBound);
+  CHECK(grad_error(b.flat, db.flat, loss) < kBound);
+}
+
+TEST_CASE("bias + gelu forward and gelu backward with the bias gradient match finite differences",
+          "[kernels][grad]") {
+  // 35 rows: two blocks of kGeluRows = 32 partial sums; 7 columns.
+  const int N = k::kGeluRows + 3, C = 7;
+  Tensor x(N * C), b(C), h(N * C), y(N * C), R(N * C), dx(N * C), db(C);
+  test::fill_random(x.flat, 35, 2.0);
+  test::fill_random(b.flat, 36);
+  test::fill_random(R.flat, 37);
+  auto loss = [&] {
+    Kokkos::deep_copy(h.flat, x.flat);  // h = x, then h += b in place
+    k::bias_gelu_forward<double>(y.mat(N, C), h.mat(N, C), b.vec());
+    return test::dot(y.flat, R.flat);
+  };
+  loss();  // h holds x + b, as the model keeps it
+  k::gelu_backward_bias<double>(dx.mat(N, C), db.vec(), R.mat(N, C), h.mat(N, C));
+  CHECK(grad_error(x.flat, dx.flat, loss) < kBound);
+  CHECK(grad_error(b.flat, db.flat, loss) < kBound);
+}
+
 TEST_CASE("gelu backward matches finite differences", "[kernels][grad]") {
   const int N = 3, C = 7;
   Tensor x(N * C), y(N * C), R(N * C), dx(N * C);
@@ -107,29 +146,58 @@ TEST_CASE("embedding backward matches finite differences", "[kernels][grad]") {
   CHECK(grad_error(wpe.flat, dwpe.flat, loss) < kBound);
 }
 
+TEST_CASE("embedding backward over several column blocks matches finite differences", "[kernels][grad]") {
+  // kEmbCols + 3 columns: two column blocks, the second partial; repeated tokens add up.
+  const int V = 4, D = k::kEmbCols + 3, T = 3, B = 2, N = B * T;
+  Tensor wte(V * D), wpe(T * D), x(N * D), R(N * D), dwte(V * D), dwpe(T * D);
+  Vec<int> tok("tokens", N);
+  auto ht = Kokkos::create_mirror_view(tok);
+  const int ids[N] = {2, 0, 2, 3, 2, 1};
+  for (int i = 0; i < N; ++i) ht(i) = ids[i];
+  Kokkos::deep_copy(tok, ht);
+  test::fill_random(wte.flat, 41);
+  test::fill_random(wpe.flat, 42);
+  test::fill_random(R.flat, 43);
+  auto loss = [&] {
+    k::embedding_lookup<double>(x.mat(N, D), tok, wte.mat(V, D), 0);
+    k::add_positions<double>(x.mat(N, D), wpe.mat(T, D), T, 0);
+    return test::dot(x.flat, R.flat);
+  };
+  k::embedding_lookup_backward<double>(dwte.mat(V, D), R.mat(N, D), tok, 0);
+  k::add_positions_backward<double>(dwpe.mat(T, D), R.mat(N, D), T, 0);
+  CHECK(grad_error(wte.flat, dwte.flat, loss) < kBound);
+  CHECK(grad_error(wpe.flat, dwpe.flat, loss) < kBound);
+}
+
 namespace {
-// Full attention path from a fused qkv [B*T, 3D] to the merged output [B*T, D].
+// Full attention path from a fused qkv [B*T, 3D] to the merged output [B*T, D]. With a
+// causal block smaller than T the products run block by block (the last one partial).
 struct AttentionRig {
   k::AttentionShape s{2, 5, 2, 3};
+  int block = k::kAttBlock;
   int N = s.batch * s.seq, D = s.d_model(), BH = s.batch * s.heads;
   Tensor qkv{N * 3 * D}, out{N * D}, q{BH * s.seq * s.head_dim}, kk{BH * s.seq * s.head_dim},
       v{BH * s.seq * s.head_dim}, y{BH * s.seq * s.head_dim}, p{BH * s.seq * s.seq};
+  AttentionRig() = default;
+  AttentionRig(k::AttentionShape shape, int blk)
+      : s(shape), block(blk), N(s.batch * s.seq), D(s.d_model()), BH(s.batch * s.heads), qkv(N * 3 * D),
+        out(N * D), q(BH * s.seq * s.head_dim), kk(BH * s.seq * s.head_dim), v(BH * s.seq * s.head_dim),
+        y(BH * s.seq * s.head_dim), p(BH * s.seq * s.seq) {}
   Ten3U<double> t3(const Tensor& t, int last) const { return t.ten(BH, s.seq, last); }
   void forward() {
     k::attention_split_heads<double>(t3(q, s.head_dim), t3(kk, s.head_dim), t3(v, s.head_dim),
                                      qkv.mat(N, 3 * D), s);
     k::attention_forward<double>(t3(y, s.head_dim), t3(p, s.seq), t3(q, s.head_dim),
-                                 t3(kk, s.head_dim), t3(v, s.head_dim));
+                                 t3(kk, s.head_dim), t3(v, s.head_dim), block);
     k::attention_merge_heads<double>(out.mat(N, D), t3(y, s.head_dim), s);
   }
 };
 }  // namespace
 
-TEST_CASE("causal attention backward matches finite differences", "[kernels][grad]") {
-  AttentionRig a;
+namespace {
+void check_attention_gradient(AttentionRig& a) {
   const int hdn = a.BH * a.s.seq * a.s.head_dim;
-  Tensor R(a.N * a.D), dy(hdn), dq(hdn), dk(hdn), dv(hdn), dp(a.BH * a.s.seq * a.s.seq),
-      dqkv(a.N * 3 * a.D);
+  Tensor R(a.N * a.D), dy(hdn), dq(hdn), dk(hdn), dv(hdn), dp(a.BH * a.s.seq * a.s.seq), dqkv(a.N * 3 * a.D);
   test::fill_random(a.qkv.flat, 14);
   test::fill_random(R.flat, 15);
   auto loss = [&] {
@@ -140,9 +208,36 @@ TEST_CASE("causal attention backward matches finite differences", "[kernels][gra
   const int hd = a.s.head_dim, T = a.s.seq;
   k::attention_split_heads_grad<double>(a.t3(dy, hd), R.mat(a.N, a.D), a.s);
   k::attention_backward<double>(a.t3(dq, hd), a.t3(dk, hd), a.t3(dv, hd), a.t3(dp, T), a.t3(dy, hd),
-                                a.t3(a.p, T), a.t3(a.q, hd), a.t3(a.kk, hd), a.t3(a.v, hd));
+                                a.t3(a.p, T), a.t3(a.q, hd), a.t3(a.kk, hd), a.t3(a.v, hd), a.block);
   k::attention_merge_heads_qkv<double>(dqkv.mat(a.N, 3 * a.D), a.t3(dq, hd), a.t3(dk, hd), a.t3(dv, hd), a.s);
   CHECK(grad_error(a.qkv.flat, dqkv.flat, loss) < kBound);
+}
+}  // namespace
+
+TEST_CASE("causal attention backward matches finite differences", "[kernels][grad]") {
+  AttentionRig a;
+  check_attention_gradient(a);
+}
+
+TEST_CASE("causal attention backward with skipped causal blocks matches finite differences", "[kernels][grad]") {
+  // 11 queries in blocks of 4: three blocks, the last partial; 3 heads of 5.
+  AttentionRig a({2, 11, 3, 5}, 4);
+  check_attention_gradient(a);
+}
+
+TEST_CASE("causal attention: skipping causal blocks changes nothing", "[kernels][mask]") {
+  // The same inputs through one block (the whole T) and through blocks of 3 give the
+  // same output to rounding: the skipped blocks held only masked scores.
+  AttentionRig whole({2, 10, 2, 4}, 64), blocked({2, 10, 2, 4}, 3);
+  test::fill_random(whole.qkv.flat, 21);
+  Kokkos::deep_copy(blocked.qkv.flat, whole.qkv.flat);
+  whole.forward();
+  blocked.forward();
+  auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.out.flat);
+  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), blocked.out.flat);
+  double worst = 0;
+  for (std::size_t i = 0; i < a.extent(0); ++i) worst = std::fmax(worst, std::fabs(a(i) - b(i)));
+  CHECK(worst < 1e-13);
 }
 
 TEST_CASE("causal attention: no position sees the future", "[kernels][mask]") {

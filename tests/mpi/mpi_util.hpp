@@ -5,6 +5,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <chrono>
+#include <thread>
+
 namespace mini5d::test {
 
 inline int world_rank() {
@@ -27,6 +30,19 @@ inline bool all_ranks(bool ok) {
   int v = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return v == 1;
+}
+
+// A barrier that sleeps while it waits: ranks idle while a few others work (many
+// ranks oversubscribing few cores) would otherwise spin inside MPI and take the cores
+// the working ranks need.
+inline void idle_barrier() {
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  for (int done = 0;;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 // The ranks of the world in groups of d consecutive ranks; `index` numbers the group.

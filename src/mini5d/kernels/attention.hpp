@@ -3,18 +3,35 @@
 //
 // qkv is [B*T, 3*D] (Q | K | V, head h in columns h*hd .. h*hd+hd of each third).
 // The forward permutes it to contiguous [B*H, T, hd] tensors so that each (batch,
-// head) is a plain row-major matrix for KokkosBlas::gemm, computes the scores
-// S = Q K^T / sqrt(hd), applies the causal mask and a row softmax (P, kept for the
-// backward), and Y = P V, which is permuted back to [B*T, D].
-// The masked entries of P are stored as exact zeros, so the backward needs no mask:
-// dS = P * (dP - rowsum(dP * P)) is zero there.
+// head) is a plain row-major matrix for the BLAS, computes the scores
+// S = Q K^T / sqrt(hd) (the scale is the product's alpha), applies the causal mask and
+// a row softmax (P, kept for the backward), and Y = P V, which is permuted back to
+// [B*T, D].
+//
+// Causal blocks are skipped: the rows are cut into blocks of `block` queries, and query
+// block i meets only keys [0, (i+1)*block) - the blocks above the diagonal are neither
+// computed nor read (at T = 4 blocks that is 3/8 of the products' work). P is defined
+// on the computed blocks only: the softmax stores exact zeros above the diagonal inside
+// the diagonal block, so the backward needs no mask: dS = P * (dP - rowsum(dP * P)) is
+// zero there. The products read strided blocks of P in place (a LayoutRight view with
+// the row stride of P, which Kokkos Kernels passes to the BLAS as its leading
+// dimension): nothing is copied.
+//
+// The row kernels take a team per row (row reductions are team reductions, threads on
+// consecutive columns); the permutes take a team per token row, a thread per head and
+// vector lanes over the head's consecutive elements.
 #pragma once
 #include <KokkosBlas3_gemm.hpp>
+#include <utility>
 
 #include "mini5d/kernels/math.hpp"
+#include "mini5d/kernels/profile.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
+
+constexpr int kAttBlock = 64;  // queries per causal block
 
 struct AttentionShape {
   int batch, seq, heads, head_dim;
@@ -27,125 +44,221 @@ auto head_matrix(const V& v, int bh) {
   return Kokkos::subview(v, bh, Kokkos::ALL(), Kokkos::ALL());
 }
 
+// Rows [r0, r0 + n) of (batch, head) bh of a [B*H, T, x] tensor (contiguous).
+template <class V>
+auto head_rows(const V& v, int bh, int r0, int n) {
+  return Kokkos::subview(v, bh, std::make_pair(r0, r0 + n), Kokkos::ALL());
+}
+
+// Rows [r0, r0 + n), columns [c0, c1) of (batch, head) bh of P [B*H, T, T]: a
+// LayoutRight view whose row stride is T (the BLAS's leading dimension).
+template <class S>
+MatU<S> prob_block(Ten3U<S> p, int bh, int r0, int n, int c0, int c1) {
+  return Kokkos::subview(p, bh, std::make_pair(r0, r0 + n), std::make_pair(c0, c1));
+}
+template <class S>
+CMatU<S> prob_block(CTen3U<S> p, int bh, int r0, int n, int c0, int c1) {
+  return Kokkos::subview(p, bh, std::make_pair(r0, r0 + n), std::make_pair(c0, c1));
+}
+
+// One causal block: queries [r0, r0 + n), keys [0, end).
+struct CausalBlock {
+  int r0, n, end;
+};
+inline CausalBlock causal_block(int i, int block, int T) {
+  const int r0 = i * block, n = r0 + block < T ? block : T - r0;
+  return {r0, n, r0 + n};
+}
+inline int causal_blocks(int T, int block) { return (T + block - 1) / block; }
+
+// The key columns row t of P is computed over: up to the end of its diagonal block.
+KOKKOS_INLINE_FUNCTION int causal_row_end(int t, int T, int block) {
+  const int e = (t / block + 1) * block;
+  return e < T ? e : T;
+}
+
+// Copies between qkv-style rows [B*T, n*D] and head tensors [B*H, T, hd]: a team per
+// token row, a thread per (tensor, head), lanes over the head's elements. to_heads:
+// rows -> heads, else heads -> rows.
+template <class S>
+struct HeadPermute {
+  static constexpr int kMax = 3;
+  S* heads[kMax];  // q, k, v (or dq, dk, dv; or y alone)
+  int n;           // tensors: 1 or 3
+  MatU<S> rows;
+  AttentionShape s;
+  bool to_heads;
+  KOKKOS_INLINE_FUNCTION void operator()(const TeamMember& tm) const {
+    const int r = tm.league_rank(), T = s.seq, H = s.heads, hd = s.head_dim, D = s.d_model();
+    const int b = r / T, t = r % T;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, n * H), [&](const int wh) {
+      const int which = wh / H, h = wh % H;
+      S* hp = heads[which] + (std::int64_t(b * H + h) * T + t) * hd;
+      S* rp = &rows(r, which * D + h * hd);
+      if (to_heads)
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd), [&](const int i) { hp[i] = rp[i]; });
+      else
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd), [&](const int i) { rp[i] = hp[i]; });
+    });
+  }
+};
+
+template <class S>
+void permute_heads(const char* name, HeadPermute<S> f) {
+  const double elems = double(f.rows.extent(0)) * f.n * f.s.d_model();
+  prof::Scope ps(prof::Family::attention, 0.0, 2.0 * double(sizeof(S)) * elems);
+  Kokkos::parallel_for(name, teams(f.rows.extent(0)), f);
+}
+
 // qkv [B*T, 3D] -> q, k, v [B*H, T, hd]
 template <class S>
 void attention_split_heads(Ten3U<S> q, Ten3U<S> k, Ten3U<S> v, CMatU<S> qkv, AttentionShape s) {
-  const int T = s.seq, H = s.heads, hd = s.head_dim, D = s.d_model();
-  Kokkos::parallel_for(
-      "mini5d::kernels::attention_split_heads", Range(0, s.batch * T), KOKKOS_LAMBDA(const int r) {
-        const int b = r / T, t = r % T;
-        for (int h = 0; h < H; ++h)
-          for (int i = 0; i < hd; ++i) {
-            q(b * H + h, t, i) = qkv(r, h * hd + i);
-            k(b * H + h, t, i) = qkv(r, D + h * hd + i);
-            v(b * H + h, t, i) = qkv(r, 2 * D + h * hd + i);
-          }
-      });
+  // The functor writes through `rows` only when merging; splitting reads it.
+  const MatU<S> rows(const_cast<S*>(qkv.data()), qkv.extent(0), qkv.extent(1));
+  permute_heads<S>("mini5d::kernels::attention_split_heads", {{q.data(), k.data(), v.data()}, 3, rows, s, true});
 }
 
 // Inverse of split_heads for gradients: dq, dk, dv [B*H, T, hd] -> dqkv [B*T, 3D].
 template <class S>
 void attention_merge_heads_qkv(MatU<S> dqkv, CTen3U<S> dq, CTen3U<S> dk, CTen3U<S> dv,
                                AttentionShape s) {
-  const int T = s.seq, H = s.heads, hd = s.head_dim, D = s.d_model();
-  Kokkos::parallel_for(
-      "mini5d::kernels::attention_merge_heads_qkv", Range(0, s.batch * T), KOKKOS_LAMBDA(const int r) {
-        const int b = r / T, t = r % T;
-        for (int h = 0; h < H; ++h)
-          for (int i = 0; i < hd; ++i) {
-            dqkv(r, h * hd + i) = dq(b * H + h, t, i);
-            dqkv(r, D + h * hd + i) = dk(b * H + h, t, i);
-            dqkv(r, 2 * D + h * hd + i) = dv(b * H + h, t, i);
-          }
-      });
+  permute_heads<S>("mini5d::kernels::attention_merge_heads_qkv",
+                   {{const_cast<S*>(dq.data()), const_cast<S*>(dk.data()), const_cast<S*>(dv.data())}, 3, dqkv, s,
+                    false});
 }
 
 // y [B*H, T, hd] -> out [B*T, D]
 template <class S>
 void attention_merge_heads(MatU<S> out, CTen3U<S> y, AttentionShape s) {
-  const int T = s.seq, H = s.heads, hd = s.head_dim;
-  Kokkos::parallel_for(
-      "mini5d::kernels::attention_merge_heads", Range(0, s.batch * T), KOKKOS_LAMBDA(const int r) {
-        const int b = r / T, t = r % T;
-        for (int h = 0; h < H; ++h)
-          for (int i = 0; i < hd; ++i) out(r, h * hd + i) = y(b * H + h, t, i);
-      });
+  permute_heads<S>("mini5d::kernels::attention_merge_heads", {{const_cast<S*>(y.data()), nullptr, nullptr}, 1, out, s,
+                                                               false});
 }
 
 // dout [B*T, D] -> dy [B*H, T, hd]
 template <class S>
 void attention_split_heads_grad(Ten3U<S> dy, CMatU<S> dout, AttentionShape s) {
-  const int T = s.seq, H = s.heads, hd = s.head_dim;
-  Kokkos::parallel_for(
-      "mini5d::kernels::attention_split_heads_grad", Range(0, s.batch * T), KOKKOS_LAMBDA(const int r) {
-        const int b = r / T, t = r % T;
-        for (int h = 0; h < H; ++h)
-          for (int i = 0; i < hd; ++i) dy(b * H + h, t, i) = dout(r, h * hd + i);
-      });
+  const MatU<S> rows(const_cast<S*>(dout.data()), dout.extent(0), dout.extent(1));
+  permute_heads<S>("mini5d::kernels::attention_split_heads_grad", {{dy.data(), nullptr, nullptr}, 1, rows, s, true});
 }
 
-// In place on P [B*H, T, T] holding scores: scale, causal mask, row softmax.
+// In place on P [B*H, T, T] holding scaled scores on the causal blocks: mask and row
+// softmax; zeros above the diagonal up to the end of the diagonal block.
 template <class S>
-void causal_softmax(Ten3U<S> p, S scale) {
-  const int T = int(p.extent(1));
+void causal_softmax(Ten3U<S> p, int block = kAttBlock) {
+  const int BH = int(p.extent(0)), T = int(p.extent(1));
+  prof::Scope ps(prof::Family::attention, 6.0 * BH * T * (T + 1) / 2.0, 2.0 * double(sizeof(S)) * BH * T * (T + 1) / 2.0);
   Kokkos::parallel_for(
-      "mini5d::kernels::causal_softmax", Range2({0, 0}, {int(p.extent(0)), T}),
-      KOKKOS_LAMBDA(const int bh, const int t) {
-        S mx = p(bh, t, 0) * scale;
-        for (int j = 1; j <= t; ++j) mx = p(bh, t, j) * scale > mx ? p(bh, t, j) * scale : mx;
-        S sum = 0;
-        for (int j = 0; j <= t; ++j) {
-          const S e = kmath::exp_fast(p(bh, t, j) * scale - mx);
+      "mini5d::kernels::causal_softmax", teams(std::int64_t(BH) * T), KOKKOS_LAMBDA(const TeamMember& tm) {
+        const int bh = tm.league_rank() / T, t = tm.league_rank() % T, end = causal_row_end(t, T, block);
+        const S mx = team_max<S>(tm, t + 1, [&](const int j) { return p(bh, t, j); });
+        // Each thread rewrites only the entries it reads.
+        const S sum = team_sum<S>(tm, t + 1, [&](const int j) {
+          const S e = kmath::exp_fast(p(bh, t, j) - mx);
           p(bh, t, j) = e;
-          sum += e;
-        }
+          return e;
+        });
         const S inv = S(1) / sum;
-        for (int j = 0; j <= t; ++j) p(bh, t, j) *= inv;
-        for (int j = t + 1; j < T; ++j) p(bh, t, j) = S(0);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, end), [&](const int j) {
+          p(bh, t, j) = j <= t ? p(bh, t, j) * inv : S(0);
+        });
       });
 }
 
-// In place on dP [B*H, T, T]: dS = P * (dP - rowsum(dP * P)) * scale.
+// In place on dP [B*H, T, T] (causal blocks): dS = P * (dP - rowsum(dP * P)), the
+// softmax scale left to the products that consume dS; zeros above the diagonal.
 template <class S>
-void causal_softmax_backward(Ten3U<S> dp, CTen3U<S> p, S scale) {
-  const int T = int(p.extent(1));
+void causal_softmax_backward(Ten3U<S> dp, CTen3U<S> p, int block = kAttBlock) {
+  const int BH = int(p.extent(0)), T = int(p.extent(1));
+  prof::Scope ps(prof::Family::attention, 4.0 * BH * T * (T + 1) / 2.0, 3.0 * double(sizeof(S)) * BH * T * (T + 1) / 2.0);
   Kokkos::parallel_for(
-      "mini5d::kernels::causal_softmax_backward", Range2({0, 0}, {int(p.extent(0)), T}),
-      KOKKOS_LAMBDA(const int bh, const int t) {
-        S dot = 0;
-        for (int j = 0; j <= t; ++j) dot += dp(bh, t, j) * p(bh, t, j);
-        for (int j = 0; j <= t; ++j) dp(bh, t, j) = p(bh, t, j) * (dp(bh, t, j) - dot) * scale;
-        for (int j = t + 1; j < T; ++j) dp(bh, t, j) = S(0);
+      "mini5d::kernels::causal_softmax_backward", teams(std::int64_t(BH) * T), KOKKOS_LAMBDA(const TeamMember& tm) {
+        const int bh = tm.league_rank() / T, t = tm.league_rank() % T, end = causal_row_end(t, T, block);
+        const S dot = team_sum<S>(tm, t + 1, [&](const int j) { return dp(bh, t, j) * p(bh, t, j); });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, end), [&](const int j) {
+          dp(bh, t, j) = j <= t ? p(bh, t, j) * (dp(bh, t, j) - dot) : S(0);
+        });
       });
 }
+
+// The per-head products, one BLAS call per (batch, head, causal block): the host BLAS
+// takes them one at a time at full speed (each is a 64 x (64..T) x hd panel or
+// larger). Work is counted as done (skipped blocks are not counted).
 
 // Forward core on permuted heads: p = softmax(mask(q k^T * scale)), y = p v.
 template <class S>
-void attention_forward(Ten3U<S> y, Ten3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v) {
-  const int BH = int(q.extent(0));
-  const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
-  for (int bh = 0; bh < BH; ++bh)
-    KokkosBlas::gemm("N", "T", S(1), head_matrix(q, bh), head_matrix(k, bh), S(0), head_matrix(p, bh));
-  causal_softmax(p, scale);
-  for (int bh = 0; bh < BH; ++bh)
-    KokkosBlas::gemm("N", "N", S(1), head_matrix(p, bh), head_matrix(v, bh), S(0), head_matrix(y, bh));
+void attention_forward(Ten3U<S> y, Ten3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v, int block = kAttBlock) {
+  const int BH = int(q.extent(0)), T = int(q.extent(1)), hd = int(q.extent(2)), nb = causal_blocks(T, block);
+  const S scale = S(1) / kmath::sqrt(S(hd));
+  const CTen3U<S> pc = p;
+  {
+    double flops = 0, bytes = 0;
+    for (int i = 0; i < nb; ++i) {
+      const CausalBlock c = causal_block(i, block, T);
+      prof::gemm_work<S>(c.n, c.end, hd, false, flops, bytes);
+    }
+    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
+    for (int bh = 0; bh < BH; ++bh)
+      for (int i = 0; i < nb; ++i) {
+        const CausalBlock c = causal_block(i, block, T);
+        KokkosBlas::gemm("N", "T", scale, head_rows(q, bh, c.r0, c.n), head_rows(k, bh, 0, c.end), S(0),
+                         prob_block(p, bh, c.r0, c.n, 0, c.end));
+      }
+  }
+  causal_softmax(p, block);
+  {
+    double flops = 0, bytes = 0;
+    for (int i = 0; i < nb; ++i) {
+      const CausalBlock c = causal_block(i, block, T);
+      prof::gemm_work<S>(c.n, hd, c.end, false, flops, bytes);
+    }
+    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
+    for (int bh = 0; bh < BH; ++bh)
+      for (int i = 0; i < nb; ++i) {
+        const CausalBlock c = causal_block(i, block, T);
+        KokkosBlas::gemm("N", "N", S(1), prob_block(pc, bh, c.r0, c.n, 0, c.end), head_rows(v, bh, 0, c.end), S(0),
+                         head_rows(y, bh, c.r0, c.n));
+      }
+  }
 }
 
 // Backward core: from dy, produce dq, dk, dv (overwritten). dp is a [B*H, T, T]
-// workspace.
+// workspace. Query block i: dP_i = dY_i V[0:end]^T, dQ_i = scale dS_i K[0:end]. Key
+// block j: the queries that see it are rows [j*block, T), so dV_j = P[rows, j]^T dY[rows]
+// and dK_j = scale dS[rows, j]^T Q[rows].
 template <class S>
 void attention_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> dp, CTen3U<S> dy,
-                        CTen3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v) {
-  const int BH = int(q.extent(0));
-  const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
-  for (int bh = 0; bh < BH; ++bh) {
-    KokkosBlas::gemm("N", "T", S(1), head_matrix(dy, bh), head_matrix(v, bh), S(0), head_matrix(dp, bh));
-    KokkosBlas::gemm("T", "N", S(1), head_matrix(p, bh), head_matrix(dy, bh), S(0), head_matrix(dv, bh));
+                        CTen3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v, int block = kAttBlock) {
+  const int BH = int(q.extent(0)), T = int(q.extent(1)), hd = int(q.extent(2)), nb = causal_blocks(T, block);
+  const S scale = S(1) / kmath::sqrt(S(hd));
+  const CTen3U<S> dpc = dp;
+  double flops = 0, bytes = 0;  // of the two passes, each
+  for (int i = 0; i < nb; ++i) {
+    const CausalBlock c = causal_block(i, block, T);
+    prof::gemm_work<S>(c.n, c.end, hd, false, flops, bytes);   // dP_i
+    prof::gemm_work<S>(c.n, hd, T - c.r0, false, flops, bytes);  // dV_j
   }
-  causal_softmax_backward(dp, p, scale);
-  for (int bh = 0; bh < BH; ++bh) {
-    KokkosBlas::gemm("N", "N", S(1), head_matrix(dp, bh), head_matrix(k, bh), S(0), head_matrix(dq, bh));
-    KokkosBlas::gemm("T", "N", S(1), head_matrix(dp, bh), head_matrix(q, bh), S(0), head_matrix(dk, bh));
+  {
+    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
+    for (int bh = 0; bh < BH; ++bh)
+      for (int i = 0; i < nb; ++i) {
+        const CausalBlock c = causal_block(i, block, T);
+        KokkosBlas::gemm("N", "T", S(1), head_rows(dy, bh, c.r0, c.n), head_rows(v, bh, 0, c.end), S(0),
+                         prob_block(dp, bh, c.r0, c.n, 0, c.end));
+        KokkosBlas::gemm("T", "N", S(1), prob_block(p, bh, c.r0, T - c.r0, c.r0, c.end), head_rows(dy, bh, c.r0, T - c.r0),
+                         S(0), head_rows(dv, bh, c.r0, c.n));
+      }
+  }
+  causal_softmax_backward(dp, p, block);
+  {
+    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
+    for (int bh = 0; bh < BH; ++bh)
+      for (int i = 0; i < nb; ++i) {
+        const CausalBlock c = causal_block(i, block, T);
+        KokkosBlas::gemm("N", "N", scale, prob_block(dpc, bh, c.r0, c.n, 0, c.end), head_rows(k, bh, 0, c.end), S(0),
+                         head_rows(dq, bh, c.r0, c.n));
+        KokkosBlas::gemm("T", "N", scale, prob_block(dpc, bh, c.r0, T - c.r0, c.r0, c.end),
+                         head_rows(q, bh, c.r0, T - c.r0), S(0), head_rows(dk, bh, c.r0, c.n));
+      }
   }
 }
 

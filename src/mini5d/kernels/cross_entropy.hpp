@@ -4,8 +4,15 @@
 // dL/dlogits = (p - onehot(target)) * grad_scale (the caller passes 1 / tokens so the
 // gradient is that of the mean loss). Fusing saves a [rows, vocab] buffer, the
 // largest activation of a small model.
+//
+// A team per row: the row maximum and the sum of exponentials are team reductions that
+// only read, and the one pass that writes recomputes the exponential (cheaper than
+// writing it and reading it back, and no thread overwrites a logit another thread of
+// the team still has to read).
 #pragma once
 #include "mini5d/kernels/math.hpp"
+#include "mini5d/kernels/profile.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
@@ -13,25 +20,23 @@ namespace mini5d::kernels {
 // Returns the sum (not the mean) of the row losses, accumulated in double.
 template <class S>
 double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, S grad_scale) {
-  const int cols = int(logits.extent(1));
+  const int rows = int(logits.extent(0)), cols = int(logits.extent(1));
+  prof::Scope ps(prof::Family::cross_entropy, 12.0 * rows * cols, double(sizeof(S)) * 4.0 * rows * cols);
   double total = 0;
   Kokkos::parallel_reduce(
-      "mini5d::kernels::cross_entropy", Range(0, logits.extent(0)),
-      KOKKOS_LAMBDA(const int r, double& acc) {
+      "mini5d::kernels::cross_entropy", teams(rows),
+      KOKKOS_LAMBDA(const TeamMember& t, double& acc) {
+        const int r = t.league_rank();
         const int tgt = targets(r);
-        S mx = logits(r, 0);
-        for (int c = 1; c < cols; ++c) mx = logits(r, c) > mx ? logits(r, c) : mx;
+        const S mx = team_max<S>(t, cols, [&](const int c) { return logits(r, c); });
         const S z_target = logits(r, tgt) - mx;  // log p[target] = z_target - log(sum)
-        S sum = 0;
-        for (int c = 0; c < cols; ++c) {
-          const S e = kmath::exp_fast(logits(r, c) - mx);
-          logits(r, c) = e;
-          sum += e;
-        }
-        const S inv = S(1) / sum;
-        acc += double(kmath::log(sum)) - double(z_target);
-        for (int c = 0; c < cols; ++c) logits(r, c) = logits(r, c) * inv * grad_scale;
-        logits(r, tgt) -= grad_scale;
+        const S sum = team_sum<S>(t, cols, [&](const int c) { return kmath::exp_fast(logits(r, c) - mx); });
+        const S scale = grad_scale / sum;
+        // Every thread has read what it needs (the reductions end with the team in step).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+          logits(r, c) = kmath::exp_fast(logits(r, c) - mx) * scale - (c == tgt ? grad_scale : S(0));
+        });
+        Kokkos::single(Kokkos::PerTeam(t), [&]() { acc += double(kmath::log(sum)) - double(z_target); });
       },
       total);
   return total;

@@ -2,23 +2,34 @@
 // Token + learned position embedding, x[b*T + t] = wte[tok[b*T + t]] + wpe[t], as two
 // kernels: the lookup, and the positions added after it (under tensor parallelism the
 // lookups of the ranks' vocabulary rows are summed in between).
+//
+// The forward kernels take a team per token row, its threads over consecutive columns.
+// The backward kernels scatter rows into the tables; to stay reproducible without
+// atomics each team owns a block of kEmbCols columns and walks the token rows in order,
+// its threads over the block's consecutive columns (each row's segment is contiguous).
 #pragma once
 #include "mini5d/kernels/positions.hpp"
+#include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
+
+constexpr int kEmbCols = 128;  // columns per team in the backward scatters
 
 // A rank holds the vocabulary rows [vocab_begin, vocab_begin + wte.extent(0)) (all of
 // them without tensor parallelism) and some token rows.
 // x[r] = wte[tok[r] - vocab_begin], or zeros when another rank holds the token's row.
 template <class S>
 void embedding_lookup(MatU<S> x, CTokU tokens, CMatU<S> wte, int vocab_begin) {
-  const int cols = int(x.extent(1)), rows = int(wte.extent(0));
+  const int n = int(x.extent(0)), cols = int(x.extent(1)), rows = int(wte.extent(0));
+  prof::Scope ps(prof::Family::embedding, 0.0, 2.0 * double(sizeof(S)) * n * cols);
   Kokkos::parallel_for(
-      "mini5d::kernels::embedding_lookup", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
+      "mini5d::kernels::embedding_lookup", teams(n), KOKKOS_LAMBDA(const TeamMember& t) {
+        const int r = t.league_rank();
         const int tok = tokens(r) - vocab_begin;
         const bool mine = tok >= 0 && tok < rows;
-        for (int c = 0; c < cols; ++c) x(r, c) = mine ? wte(tok, c) : S(0);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols),
+                             [&](const int c) { x(r, c) = mine ? wte(tok, c) : S(0); });
       });
 }
 
@@ -26,35 +37,49 @@ void embedding_lookup(MatU<S> x, CTokU tokens, CMatU<S> wte, int vocab_begin) {
 // row_begin, ... (a plain sequence length for whole sequences).
 template <class S>
 void add_positions(MatU<S> x, CMatU<S> wpe, Positions pos, int row_begin) {
-  const int cols = int(x.extent(1)), seq = pos.local_seq;
+  const int n = int(x.extent(0)), cols = int(x.extent(1)), seq = pos.local_seq;
+  prof::Scope ps(prof::Family::embedding, double(n) * cols, 3.0 * double(sizeof(S)) * n * cols);
   Kokkos::parallel_for(
-      "mini5d::kernels::add_positions", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
-        const int t = pos.global((row_begin + r) % seq);
-        for (int c = 0; c < cols; ++c) x(r, c) += wpe(t, c);
+      "mini5d::kernels::add_positions", teams(n), KOKKOS_LAMBDA(const TeamMember& t) {
+        const int r = t.league_rank();
+        const int p = pos.global((row_begin + r) % seq);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) { x(r, c) += wpe(p, c); });
       });
 }
 
-// dwte[tok - vocab_begin] += dx for the tokens whose row this rank holds. One thread
-// per column, rows in order: no atomics, bit-reproducible.
+// dwte[tok - vocab_begin] += dx for the tokens whose row this rank holds; rows in order
+// for every column, so the sums are bit-reproducible.
 template <class S>
 void embedding_lookup_backward(MatU<S> dwte, CMatU<S> dx, CTokU tokens, int vocab_begin) {
-  const int rows = int(dx.extent(0)), vrows = int(dwte.extent(0));
+  const int rows = int(dx.extent(0)), cols = int(dx.extent(1)), vrows = int(dwte.extent(0));
+  prof::Scope ps(prof::Family::embedding, double(rows) * cols, 3.0 * double(sizeof(S)) * rows * cols);
   Kokkos::parallel_for(
-      "mini5d::kernels::embedding_lookup_backward", Range(0, dx.extent(1)), KOKKOS_LAMBDA(const int c) {
+      "mini5d::kernels::embedding_lookup_backward", teams((cols + kEmbCols - 1) / kEmbCols),
+      KOKKOS_LAMBDA(const TeamMember& t) {
+        const int c0 = t.league_rank() * kEmbCols;
+        const int c1 = c0 + kEmbCols < cols ? c0 + kEmbCols : cols;
         for (int r = 0; r < rows; ++r) {
           const int tok = tokens(r) - vocab_begin;
-          if (tok >= 0 && tok < vrows) dwte(tok, c) += dx(r, c);
+          if (tok < 0 || tok >= vrows) continue;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, c0, c1), [&](const int c) { dwte(tok, c) += dx(r, c); });
         }
       });
 }
 
-// dwpe[global position of (row_begin + r) % local_seq] += dx[r].
+// dwpe[global position of (row_begin + r) % local_seq] += dx[r], rows in order.
 template <class S>
 void add_positions_backward(MatU<S> dwpe, CMatU<S> dx, Positions pos, int row_begin) {
-  const int rows = int(dx.extent(0)), seq = pos.local_seq;
+  const int rows = int(dx.extent(0)), cols = int(dx.extent(1)), seq = pos.local_seq;
+  prof::Scope ps(prof::Family::embedding, double(rows) * cols, 3.0 * double(sizeof(S)) * rows * cols);
   Kokkos::parallel_for(
-      "mini5d::kernels::add_positions_backward", Range(0, dx.extent(1)), KOKKOS_LAMBDA(const int c) {
-        for (int r = 0; r < rows; ++r) dwpe(pos.global((row_begin + r) % seq), c) += dx(r, c);
+      "mini5d::kernels::add_positions_backward", teams((cols + kEmbCols - 1) / kEmbCols),
+      KOKKOS_LAMBDA(const TeamMember& t) {
+        const int c0 = t.league_rank() * kEmbCols;
+        const int c1 = c0 + kEmbCols < cols ? c0 + kEmbCols : cols;
+        for (int r = 0; r < rows; ++r) {
+          const int p = pos.global((row_begin + r) % seq);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, c0, c1), [&](const int c) { dwpe(p, c) += dx(r, c); });
+        }
       });
 }
 

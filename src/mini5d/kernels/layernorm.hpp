@@ -1,31 +1,46 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // LayerNorm over the last dimension: y = (x - mean) * rstd * w + b. The forward keeps
 // mean and rstd per row so the backward does not recompute them.
+//
+// Both directions are team kernels: the forward takes a team per row (row sums are team
+// reductions, consecutive threads on consecutive columns). The backward is one sweep
+// over blocks of kLnRows rows: a team computes dx row by row and, in the same pass,
+// its block's partial sums of dw and db (one per column, each owned by one thread);
+// a small second kernel adds the blocks' partials per column in block order. The block
+// size is fixed, so the sums do not depend on the thread count: the result is
+// reproducible on every backend, without atomics.
 #pragma once
 #include "mini5d/kernels/math.hpp"
+#include "mini5d/kernels/profile.hpp"
+#include "mini5d/kernels/scratch.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
 
+constexpr int kLnRows = 32;  // rows per block of the backward's partial sums
+
 template <class S>
 void layernorm_forward(MatU<S> y, VecU<S> mean, VecU<S> rstd, CMatU<S> x, CVecU<S> w,
                        CVecU<S> b, S eps = S(1e-5)) {
-  const int cols = int(x.extent(1));
+  const int rows = int(x.extent(0)), cols = int(x.extent(1));
+  prof::Scope ps(prof::Family::layernorm, 8.0 * rows * cols, double(sizeof(S)) * 2.0 * rows * cols);
   Kokkos::parallel_for(
-      "mini5d::kernels::layernorm_forward", Range(0, x.extent(0)), KOKKOS_LAMBDA(const int r) {
-        S m = 0;
-        for (int c = 0; c < cols; ++c) m += x(r, c);
-        m /= S(cols);
-        S var = 0;
-        for (int c = 0; c < cols; ++c) {
-          const S dx = x(r, c) - m;
-          var += dx * dx;
-        }
-        var /= S(cols);
+      "mini5d::kernels::layernorm_forward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
+        const int r = t.league_rank();
+        const S m = team_sum<S>(t, cols, [&](const int c) { return x(r, c); }) / S(cols);
+        const S var = team_sum<S>(t, cols, [&](const int c) {
+                        const S d = x(r, c) - m;
+                        return d * d;
+                      }) /
+                      S(cols);
         const S rs = S(1) / kmath::sqrt(var + eps);
-        for (int c = 0; c < cols; ++c) y(r, c) = (x(r, c) - m) * rs * w(c) + b(c);
-        mean(r) = m;
-        rstd(r) = rs;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols),
+                             [&](const int c) { y(r, c) = (x(r, c) - m) * rs * w(c) + b(c); });
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          mean(r) = m;
+          rstd(r) = rs;
+        });
       });
 }
 
@@ -35,31 +50,46 @@ template <class S>
 void layernorm_backward(MatU<S> dx, VecU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S> x,
                         CVecU<S> w, CVecU<S> mean, CVecU<S> rstd, bool accumulate_dx) {
   const int rows = int(x.extent(0)), cols = int(x.extent(1));
+  const int blocks = (rows + kLnRows - 1) / kLnRows;
+  prof::Scope ps(prof::Family::layernorm, 14.0 * rows * cols,
+                 double(sizeof(S)) * (rows * cols * (accumulate_dx ? 4.0 : 3.0) + 4.0 * blocks * cols));
+  // part: [blocks][dw | db] partial sums, cols each.
+  const VecU<S> part = scratch<S>(std::int64_t(blocks) * 2 * cols);
   Kokkos::parallel_for(
-      "mini5d::kernels::layernorm_backward_x", Range(0, rows), KOKKOS_LAMBDA(const int r) {
-        const S m = mean(r), rs = rstd(r);
-        S sum_g = 0, sum_gx = 0;  // means of dy*w and dy*w*xhat over the row
-        for (int c = 0; c < cols; ++c) {
-          const S g = dy(r, c) * w(c);
-          sum_g += g;
-          sum_gx += g * (x(r, c) - m) * rs;
-        }
-        sum_g /= S(cols);
-        sum_gx /= S(cols);
-        for (int c = 0; c < cols; ++c) {
-          const S xhat = (x(r, c) - m) * rs;
-          const S v = rs * (dy(r, c) * w(c) - sum_g - xhat * sum_gx);
-          dx(r, c) = accumulate_dx ? dx(r, c) + v : v;
+      "mini5d::kernels::layernorm_backward", teams(blocks), KOKKOS_LAMBDA(const TeamMember& t) {
+        const int r0 = t.league_rank() * kLnRows;
+        const int r1 = r0 + kLnRows < rows ? r0 + kLnRows : rows;
+        S* pw = part.data() + std::int64_t(t.league_rank()) * 2 * cols;
+        S* pb = pw + cols;
+        // Each column's partials belong to the thread TeamThreadRange gives that column
+        // in every loop below, so no barrier is needed between them.
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+          pw[c] = S(0);
+          pb[c] = S(0);
+        });
+        for (int r = r0; r < r1; ++r) {
+          const S m = mean(r), rs = rstd(r);
+          // Means of dy*w and dy*w*xhat over the row.
+          const S sum_g = team_sum<S>(t, cols, [&](const int c) { return dy(r, c) * w(c); }) / S(cols);
+          const S sum_gx =
+              team_sum<S>(t, cols, [&](const int c) { return dy(r, c) * w(c) * ((x(r, c) - m) * rs); }) / S(cols);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+            const S g = dy(r, c);
+            const S xhat = (x(r, c) - m) * rs;
+            const S v = rs * (g * w(c) - sum_g - xhat * sum_gx);
+            dx(r, c) = accumulate_dx ? dx(r, c) + v : v;
+            pw[c] += g * xhat;
+            pb[c] += g;
+          });
         }
       });
-  // Parameter gradients: one thread per column, rows in order, so the sum is
-  // deterministic on every backend (no atomics).
+  // Blocks in order, one thread per column (consecutive threads, consecutive columns).
   Kokkos::parallel_for(
-      "mini5d::kernels::layernorm_backward_w", Range(0, cols), KOKKOS_LAMBDA(const int c) {
+      "mini5d::kernels::layernorm_backward_params", Range(0, cols), KOKKOS_LAMBDA(const int c) {
         S gw = 0, gb = 0;
-        for (int r = 0; r < rows; ++r) {
-          gw += dy(r, c) * (x(r, c) - mean(r)) * rstd(r);
-          gb += dy(r, c);
+        for (int k = 0; k < blocks; ++k) {
+          gw += part(std::int64_t(k) * 2 * cols + c);
+          gb += part(std::int64_t(k) * 2 * cols + cols + c);
         }
         dw(c) += gw;
         db(c) += gb;

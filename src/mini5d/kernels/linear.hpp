@@ -5,31 +5,51 @@
 #pragma once
 #include <KokkosBlas3_gemm.hpp>
 
+#include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
 
-// y[N, O] += b[O] on every row; an empty b adds nothing.
+// The transpose flags keep every operand in its stored row-major form: Kokkos Kernels
+// hands a LayoutRight product to the column-major BLAS as the transposed product, so
+// no operand is ever copied or transposed in memory.
+
+// y[N, O] += b[O] on every row; an empty b adds nothing. A team per row, threads over
+// consecutive columns.
 template <class S>
 void add_bias(MatU<S> y, CVecU<S> b) {
   if (b.extent(0) == 0) return;
-  const int cols = int(y.extent(1));
+  const int rows = int(y.extent(0)), cols = int(y.extent(1));
+  prof::Scope ps(prof::Family::bias, double(rows) * cols, 2.0 * double(sizeof(S)) * rows * cols);
   Kokkos::parallel_for(
-      "mini5d::kernels::linear_bias", Range(0, y.extent(0)), KOKKOS_LAMBDA(const int r) {
-        for (int c = 0; c < cols; ++c) y(r, c) += b(c);
+      "mini5d::kernels::linear_bias", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
+        const int r = t.league_rank();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) { y(r, c) += b(c); });
       });
+}
+
+// y[N, O] = x[N, I] * w[O, I]^T (BLAS only; the bias is the caller's).
+template <class S>
+void matmul_nt(MatU<S> y, CMatU<S> x, CMatU<S> w) {
+  double flops = 0, bytes = 0;
+  prof::gemm_work<S>(double(y.extent(0)), double(y.extent(1)), double(x.extent(1)), false, flops, bytes);
+  prof::Scope ps(prof::Family::gemm, flops, bytes);
+  KokkosBlas::gemm("N", "T", S(1), x, w, S(0), y);
 }
 
 // y[N, O] = x[N, I] * w[O, I]^T + b[O]
 template <class S>
 void linear_forward(MatU<S> y, CMatU<S> x, CMatU<S> w, CVecU<S> b) {
-  KokkosBlas::gemm("N", "T", S(1), x, w, S(0), y);
+  matmul_nt<S>(y, x, w);
   add_bias<S>(y, b);
 }
 
 // dx[N, I] = dy[N, O] * w[O, I] (overwritten, or added when accumulate).
 template <class S>
 void linear_backward_input(MatU<S> dx, CMatU<S> dy, CMatU<S> w, bool accumulate = false) {
+  double flops = 0, bytes = 0;
+  prof::gemm_work<S>(double(dx.extent(0)), double(dx.extent(1)), double(dy.extent(1)), accumulate, flops, bytes);
+  prof::Scope ps(prof::Family::gemm, flops, bytes);
   KokkosBlas::gemm("N", "N", S(1), dy, w, accumulate ? S(1) : S(0), dx);
 }
 
@@ -39,6 +59,7 @@ void linear_backward_input(MatU<S> dx, CMatU<S> dy, CMatU<S> w, bool accumulate 
 template <class S>
 void bias_backward(VecU<S> db, CMatU<S> dy, CVecU<S> ones) {
   if (db.extent(0) == 0) return;
+  prof::Scope ps(prof::Family::bias, 2.0 * double(dy.size()), double(sizeof(S)) * double(dy.size() + 2 * db.extent(0)));
   Kokkos::View<const S**, Kokkos::LayoutRight, MemSpace, Unmanaged> ones_row(ones.data(), 1, dy.extent(0));
   MatU<S> db_row(db.data(), 1, db.extent(0));
   KokkosBlas::gemm("N", "N", S(1), ones_row, dy, S(1), db_row);
@@ -50,7 +71,12 @@ template <class S>
 void linear_backward(MatU<S> dx, MatU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S> x,
                      CMatU<S> w, CVecU<S> ones, bool accumulate_dx = false) {
   if (dx.extent(0) > 0) linear_backward_input<S>(dx, dy, w, accumulate_dx);
-  KokkosBlas::gemm("T", "N", S(1), dy, x, S(1), dw);
+  {
+    double flops = 0, bytes = 0;
+    prof::gemm_work<S>(double(dw.extent(0)), double(dw.extent(1)), double(dy.extent(0)), true, flops, bytes);
+    prof::Scope ps(prof::Family::gemm, flops, bytes);
+    KokkosBlas::gemm("T", "N", S(1), dy, x, S(1), dw);
+  }
   bias_backward<S>(db, dy, ones);
 }
 

@@ -31,6 +31,15 @@ using CTokU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>
 using Range = Kokkos::RangePolicy<ExecSpace>;
 using Range2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
 
+// Hierarchical parallelism for the row-wise kernels: a team per row (or per block of
+// rows or columns), its threads over consecutive columns, so that consecutive threads
+// touch consecutive elements on a GPU and row reductions are team reductions. Kokkos
+// picks the team size: one thread on the host backends, where the column loop is then
+// a plain loop the compiler vectorises.
+using Team = Kokkos::TeamPolicy<ExecSpace>;
+using TeamMember = Team::member_type;
+inline Team teams(std::int64_t league) { return Team(int(league), Kokkos::AUTO); }
+
 }  // namespace mini5d
 
 namespace mini5d {

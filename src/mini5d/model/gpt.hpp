@@ -91,8 +91,14 @@ class Gpt {
   const Dims& dims() const { return ctx_.dims; }
   Recompute recompute() const { return ctx_.recompute; }
   bool sequence_parallel() const { return ctx_.region.sequence_split(); }
-  // Bytes of activations kept for the backward, and of the backward's work buffers.
-  std::int64_t activation_bytes() const { return acts_mem_.bytes(); }
+  // Bytes of activations kept for the backward (with the MoE layers' routed rows as
+  // allocated so far), and of the backward's work buffers.
+  std::int64_t activation_bytes() const {
+    std::int64_t routed = 0;
+    for (const auto& b : blocks_)
+      if (b.moe()) routed += b.moe()->routed_bytes();
+    return acts_mem_.bytes() + routed;
+  }
   std::int64_t workspace_bytes() const { return work_mem_.bytes(); }
   // Ring attention (c > 1; nullptr otherwise): its blocks and buffers.
   const cp::RingAttention<S>* ring() const { return ring_.get(); }
@@ -117,6 +123,7 @@ class Gpt {
   void reset_moe_stats() { ctx_.moe_stats = MoeStats{}; }
   double last_aux_loss() const { return last_aux_; }
   const Block<S>& block(int l) const { return blocks_[std::size_t(l)]; }
+  int block_sets() const { return int(blocks_.size()); }  // blocks' activation sets (pipeline: in flight)
 
   // Pipeline parallelism: forward of micro-batch `mb` on local chunk `chunk`, from the
   // token ids (the chunk with the embeddings) or from x_in, the previous chunk's output

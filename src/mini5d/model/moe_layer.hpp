@@ -53,6 +53,9 @@ class MoeLayer {
                 CMatU<S> x_rows);
   // The last forward's routing (tests).
   const ep::SendPlan& send_plan() const { return send_; }
+  // Bytes of the buffers for the rows routed and received, as allocated so far (they
+  // follow the router and grow with headroom when a step needs more rows).
+  std::int64_t routed_bytes() const { return routed_.bytes(); }
   const ep::ReceivePlan& receive_plan() const { return recv_; }
   const std::vector<int>& chosen() const { return chosen_; }  // [rows * k] experts picked
   void forget_routing() { chosen_.clear(); }  // a dense block ran in this activation set

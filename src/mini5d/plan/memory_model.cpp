@@ -65,7 +65,8 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
 namespace {
 double local_tokens(const ActShape& s) { return s.micro_batch * s.seq / s.c; }
 double rep(const ActShape& s) { return s.sp ? 1.0 / s.t : 1.0; }
-// Elements of the MLP part (dense MLP or router + experts) of one block.
+// Elements of the MLP part (dense MLP or router + experts) of one block: the backward's
+// work buffers (workspace_bytes) are sized by it.
 double mlp_elems(const ActShape& s) {
   const double N = local_tokens(s), t = s.t, r = rep(s);
   if (s.experts <= 1) return 2 * N * s.ffn / t;  // fc, gelu(fc)
@@ -96,13 +97,29 @@ double attention_core_bytes(const ActShape& s) {
   return s.elem_bytes * (4 * N * s.d_model / t + core_row_elems(s));
 }
 
+double moe_kept_bytes(const ActShape& s) {
+  if (s.experts <= 1) return 0;
+  const double R = local_tokens(s) * rep(s), k = s.top_k;
+  // probabilities [R, E], top-k weights [R, k], the aux loss gradient [B, E]; the top-k
+  // indices [R, k] as 4-byte integers.
+  return s.elem_bytes * (R * s.experts + R * k + s.micro_batch * s.experts) + 4 * R * k;
+}
+
+double moe_routed_bytes(const ActShape& s) {
+  if (s.experts <= 1) return 0;
+  const double R = local_tokens(s) * rep(s), k = s.top_k, Nr = k * s.imbalance * R;
+  // expert inputs [Nr, D], fc and gelu(fc) [Nr, F] (whole experts), the outputs sent
+  // back [R k, D]; the send-row map [R k] and the receive order [Nr] as 4-byte integers.
+  return s.elem_bytes * (Nr * s.d_model + 2 * Nr * s.ffn + R * k * s.d_model) + 4 * (R * k + Nr);
+}
+
 double block_activation_bytes(const ActShape& s, Recompute r) {
   const double N = local_tokens(s), t = s.t, a = s.elem_bytes, rr = rep(s);
   if (r == Recompute::full) return a * N * s.d_model * rr;
   const double kept = 4 * N * s.d_model * rr + 4 * N * rr  // residual-class + LN stats
                       + 4 * N * s.d_model / t              // qkv, att_merged
-                      + mlp_elems(s);
-  const double b = a * kept + attention_core_bytes(s);
+                      + (s.experts > 1 ? 0.0 : mlp_elems(s));
+  const double b = a * kept + moe_kept_bytes(s) + moe_routed_bytes(s) + attention_core_bytes(s);
   return r == Recompute::selective ? b - attention_core_bytes(s) : b;
 }
 

@@ -16,6 +16,7 @@
 //                  + (3+1)*N*d/t                 (q, k, v, y head-major copies)
 //                  + B*(h/t)*T*T ]               (softmax probabilities; c = 1)
 //                 with c > 1 (ring attention) B*(h/t)*(T/c) log-sum-exps replace them
+//                 with experts the MLP terms are moe_kept_bytes + moe_routed_bytes
 //     selective: none minus the attention core (q, k, v, y, probabilities)
 //     full:      a*N*d*r                          (the block's output = next input)
 #pragma once
@@ -57,6 +58,13 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
 
 // Stored by one block for one micro-batch until its backward.
 double block_activation_bytes(const ActShape& s, Recompute r);
+// A mixture-of-experts block's MLP part (experts > 1), per micro-batch, as
+// model/moe_layer.cpp keeps it: the router's outputs, fixed in size (kept), and the
+// buffers of the rows the rank routes and receives, which follow the router: with
+// imbalance 1 a rank receives as many rows as it sends (routed; the runtime grows them
+// with 25% headroom when a step needs more).
+double moe_kept_bytes(const ActShape& s);
+double moe_routed_bytes(const ActShape& s);
 // The part of block_activation_bytes(none) that selective recomputation drops.
 double attention_core_bytes(const ActShape& s);
 // Embedding output (first stage) and final LayerNorm + logits (last stage).

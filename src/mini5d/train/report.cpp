@@ -243,6 +243,7 @@ void print_summary(std::ostream& os, const Trainer& tr) {
        << ", block compute per rank " << fmt("%.3f", slo) << ".." << fmt("%.3f s", shi) << " (max / mean - 1 = "
        << fmt("%.1f%%", mean > 0 ? 100.0 * (shi / mean - 1) : 0.0) << ")\n";
   }
+  print_kernel_table(os, tr.kernel_table());
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
@@ -272,7 +273,8 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << "  \"timings_s\": {\"total\": " << jnum(tr.total_seconds()) << ", \"data\": " << jnum(ph.data)
     << ", \"forward\": " << jnum(ph.forward) << ", \"backward\": " << jnum(ph.backward)
     << ", \"reduce\": " << jnum(ph.reduce) << ", \"optimizer\": " << jnum(ph.optimizer) << "},\n"
-    << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n";
+    << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n"
+    << "  \"kernels\": " << kernel_table_json(tr.kernel_table()) << ",\n";
   if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
     o << "  \"context\": {\"c\": " << tr.deck().parallel.c << ", \"split\": "
       << jstr(cp::split_from_env(tr.deck().parallel.c).name()) << ", \"blocks_per_layer_by_rank\": [";

@@ -11,7 +11,9 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/optim/schedule.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
+#include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/plan/memory_model.hpp"
+#include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/memory_fit.hpp"
 #include "mini5d/train/stop_signal.hpp"
 
@@ -56,35 +58,22 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 }  // namespace
 
 ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
-  const auto& m = deck.model;
-  plan::ActShape s;
-  s.micro_batch = deck.train.micro_batch;
-  s.seq = m.seq;
-  s.d_model = m.d_model;
-  s.heads = m.heads;
-  s.ffn = m.ffn;
-  s.vocab = m.vocab;
-  s.t = deck.parallel.t;
-  s.c = deck.parallel.c;
-  s.sp = deck.parallel.sp == "true" && s.t > 1;
-  plan::Recompute r = plan::Recompute::none;
-  plan::parse_recompute(deck.train.recompute, r);
-  if (deck.parallel.p > 1) {
-    // The stage's layers, its embeddings or head, times the micro-batches in flight.
-    const int p = deck.parallel.p;
-    plan::Schedule sch = plan::Schedule::one_f_one_b;
-    if (deck.parallel.schedule == "gpipe") sch = plan::Schedule::gpipe;
-    if (deck.parallel.schedule == "interleaved") sch = plan::Schedule::interleaved;
-    double per_mb = double(m.layers / p) * plan::block_activation_bytes(s, r);
-    if (stage == 0) per_mb += plan::embedding_activation_bytes(s);
-    if (stage == p - 1) per_mb += plan::head_activation_bytes(s);
-    return {per_mb * plan::in_flight_microbatches(sch, p, deck.train.accumulation, deck.parallel.virtual_stages,
-                                                  stage),
-            plan::workspace_bytes(s, r)};
-  }
-  return {m.layers * plan::block_activation_bytes(s, r) + plan::embedding_activation_bytes(s) +
-              plan::head_activation_bytes(s),
-          plan::workspace_bytes(s, r)};
+  // The planner's shapes for this deck: dense blocks, and MoE blocks where the model
+  // has experts (every moe_every-th), with a router that balances its load.
+  const plan::ModelDesc md = plan_model(deck);
+  const plan::Layout l = plan_layout(deck);
+  const plan::ActShape moe = plan::act_shape(md, l, plan::Precision::fp32);
+  plan::ActShape dense = moe;
+  dense.experts = 0;
+  const auto blocks = plan::stage_blocks(md, l, stage, deck.model.moe_every);
+  double per_mb = blocks.dense * plan::block_activation_bytes(dense, l.recompute) +
+                  blocks.moe * plan::block_activation_bytes(moe, l.recompute);
+  if (blocks.embedding) per_mb += plan::embedding_activation_bytes(dense);
+  if (blocks.head) per_mb += plan::head_activation_bytes(dense);
+  // The stage's layers, its embeddings or head, times the micro-batches in flight.
+  const double in_flight =
+      l.p > 1 ? plan::in_flight_microbatches(l.schedule, l.p, l.accumulation, l.virtual_stages, stage) : 1.0;
+  return {per_mb * in_flight, plan::workspace_bytes(dense, l.recompute)};
 }
 
 std::string activation_budget_problem(const Deck& deck) {
@@ -253,6 +242,12 @@ StateMemory Trainer::measured_state_memory() const {
 }
 
 StepStats Trainer::step(long s) {
+  if (steps_run_ == 1) {
+    // The kernel table leaves out this process's first step (page faults, BLAS set-up).
+    prof::profile().reset();
+    profiled_seconds_ = 0;
+    profiled_steps_ = 0;
+  }
   Kokkos::Timer timer;
   const auto comm_before = comm_by_axis();
   const auto& tc = deck_.train;
@@ -357,6 +352,9 @@ StepStats Trainer::step(long s) {
   }
   Kokkos::fence();
   st.seconds = timer.seconds();
+  ++steps_run_;
+  profiled_seconds_ += st.seconds;
+  ++profiled_steps_;
   st.tokens_per_s = tokens / st.seconds;
   st.flops_per_s = st.tokens_per_s * flops_per_token_;
   for (const auto& [axis, now] : comm_by_axis()) {
@@ -367,6 +365,15 @@ StepStats Trainer::step(long s) {
     st.exposed_by_axis[axis] = now.exposed - was.exposed;
   }
   return st;
+}
+
+KernelTable Trainer::kernel_table() const {
+  KernelTable k;
+  k.profile = prof::profile();
+  k.step_seconds = profiled_seconds_;
+  k.steps = profiled_steps_;
+  k.ceilings = cached_ceilings();
+  return k;
 }
 
 long Trainer::skipped_steps() const {

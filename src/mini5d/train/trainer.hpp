@@ -25,6 +25,7 @@
 #include "mini5d/parallel/cp/cp_comm.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
+#include "mini5d/train/kernel_table.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/step_guard.hpp"
 
@@ -187,6 +188,9 @@ class Trainer {
   // Every rank's pipeline figures, gathered at the end of run() (empty without a pipeline).
   const std::vector<PipelineRankSummary>& pipeline_summary() const { return pipeline_summary_; }
   const PhaseTimes& phases() const { return phases_; }
+  // Per-kernel-family times and work over this process's steps after its first (all of
+  // them when it ran one), with the cached ceilings (train/kernel_table.hpp).
+  KernelTable kernel_table() const;
   const PhaseSpread& phase_spread() const { return spread_; }  // over every rank
   // Peak bytes per memory category (mem::Category order) of every rank, gathered at the
   // end of the run: [rank][category].
@@ -239,6 +243,9 @@ class Trainer {
   std::unique_ptr<optim::ZeroOptimizer> zero_;
   std::vector<StepStats> history_;
   PhaseTimes phases_;
+  long steps_run_ = 0;             // steps this process ran
+  double profiled_seconds_ = 0;    // their wall time since the kernel profile's reset
+  long profiled_steps_ = 0;
   PhaseSpread spread_;
   std::vector<std::vector<double>> peaks_, ring_;
   double total_seconds_ = 0;

@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""PyTorch peer of mini5d's model for perf/bench_throughput.py.
+
+The same decoder as mini5d's dense model, in fp32 on the CPU:
+  token and learned position embeddings; L pre-LayerNorm blocks
+  (x += proj(attention(qkv(ln1(x)))), x += fc2(gelu_tanh(fc1(ln2(x))))) with a fused
+  QKV projection, biases on every block linear, an explicit causal softmax attention
+  (PyTorch 1.13 has no fused attention on the CPU), a final LayerNorm and an LM head
+  without bias, untied from the token embedding unless --tied.
+One training step: zero the gradients, forward, mean cross-entropy over B*T targets,
+backward, optional clipping of the global gradient norm (mini5d clips when its deck's
+train.grad_clip > 0; the benchmark passes it), AdamW (decay on matrices and
+embeddings only). Tokens are uniform random, drawn outside the timed region.
+
+Model FLOPs per step: 6*N*tokens + 12*L*d*T*tokens with N the parameters of the
+matrix products (block weights and the LM head; biases and LayerNorm gains included,
+which is 0.2% more than mini5d counts on `small`): compare tokens/s.
+
+--threads sets the OpenMP and OpenBLAS thread counts before torch loads (Debian's torch
+hands its matrix products to OpenBLAS, whose pool ignores torch.set_num_threads).
+--ddp N runs N processes under DistributedDataParallel with the gloo backend on
+127.0.0.1, each with --batch sequences; tokens/s is then global (rank 0's steps).
+Output: a human summary and, with --json, one line `JSON {...}`.
+"""
+import argparse
+import os
+import sys
+
+
+def options(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--vocab", type=int, required=True)
+    ap.add_argument("--d-model", type=int, required=True)
+    ap.add_argument("--layers", type=int, required=True)
+    ap.add_argument("--heads", type=int, required=True)
+    ap.add_argument("--seq", type=int, required=True)
+    ap.add_argument("--ffn", type=int, default=0, help="MLP width (default 4 * d-model)")
+    ap.add_argument("--batch", type=int, required=True, help="sequences per step per process")
+    ap.add_argument("--steps", type=int, default=5, help="timed steps after the warm-up")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--tied", action="store_true", help="LM head shares the token embedding")
+    ap.add_argument("--grad-clip", type=float, default=0.0, help="clip the global gradient norm (0: off)")
+    ap.add_argument("--lr", type=float, default=6e-4)
+    ap.add_argument("--weight-decay", type=float, default=0.1)
+    ap.add_argument("--ddp", type=int, default=1, help="processes under DistributedDataParallel (gloo)")
+    ap.add_argument("--port", type=int, default=29631)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    if a.d_model % a.heads:
+        ap.error(f"--d-model {a.d_model} is not a multiple of --heads {a.heads}")
+    if a.steps < 1 or a.ddp < 1 or a.threads < 1:
+        ap.error("--steps, --ddp and --threads must be at least 1")
+    return a
+
+
+OPTS = options()
+# Before torch is imported: OpenBLAS sizes its pool when it loads.
+os.environ["OMP_NUM_THREADS"] = str(OPTS.threads)
+os.environ["OPENBLAS_NUM_THREADS"] = str(OPTS.threads)
+
+import json  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+
+class Attention(nn.Module):
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        # Additive mask (-inf above the diagonal); an attribute, not a buffer, so DDP
+        # has nothing to broadcast.
+        self.mask = torch.full((seq, seq), float("-inf")).triu(1)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        hd = d // self.heads
+        # [b, t, 3, heads, hd] -> three [b, heads, t, hd]
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, hd).permute(2, 0, 3, 1, 4)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + self.mask[:t, :t]
+        y = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads, seq, ffn):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = Attention(d, heads, seq)
+        self.fc1, self.fc2 = nn.Linear(d, ffn), nn.Linear(ffn, d)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class Decoder(nn.Module):
+    def __init__(self, o):
+        super().__init__()
+        ffn = o.ffn or 4 * o.d_model
+        self.tok = nn.Embedding(o.vocab, o.d_model)
+        self.pos = nn.Embedding(o.seq, o.d_model)
+        self.blocks = nn.ModuleList(Block(o.d_model, o.heads, o.seq, ffn) for _ in range(o.layers))
+        self.ln_f = nn.LayerNorm(o.d_model)
+        self.head = nn.Linear(o.d_model, o.vocab, bias=False)
+        if o.tied:
+            self.head.weight = self.tok.weight
+        # GPT-2 initialisation; residual projections scaled by 1/sqrt(2L).
+        for name, p in self.named_parameters():
+            if p.dim() >= 2:
+                std = 0.02 / math.sqrt(2 * o.layers) if name.endswith(("proj.weight", "fc2.weight")) else 0.02
+                nn.init.normal_(p, 0.0, std)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+
+    def forward(self, tokens):
+        x = self.tok(tokens) + self.pos(torch.arange(tokens.shape[1]))
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.ln_f(x))
+
+
+def matmul_params(model):
+    """Parameters of the matrix products: everything but the two embeddings, plus the
+    LM head's matrix once (tied or not)."""
+    emb = {id(model.tok.weight), id(model.pos.weight)}
+    n = sum(p.numel() for p in model.parameters() if id(p) not in emb)
+    if id(model.head.weight) in emb:  # tied: the head's matrix is the token embedding
+        n += model.head.weight.numel()
+    return n
+
+
+def train(rank, o, out=None):
+    torch.set_num_threads(o.threads)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    torch.manual_seed(o.seed)
+    model = Decoder(o)
+    runner = model
+    if o.ddp > 1:
+        import torch.distributed as dist
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ["MASTER_PORT"] = str(o.port)
+        dist.init_process_group("gloo", rank=rank, world_size=o.ddp)
+        runner = nn.parallel.DistributedDataParallel(model)
+    params = list(model.parameters())
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": o.weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=o.lr, betas=(0.9, 0.95), eps=1e-8)
+    rng = torch.Generator().manual_seed(o.seed + 7919 * rank)
+    step_s, losses = [], []
+    for i in range(o.warmup + o.steps):
+        batch = torch.randint(0, o.vocab, (o.batch, o.seq + 1), generator=rng)
+        inputs, targets = batch[:, :-1], batch[:, 1:]
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(runner(inputs).reshape(-1, o.vocab), targets.reshape(-1))
+        loss.backward()
+        if o.grad_clip > 0:
+            nn.utils.clip_grad_norm_(params, o.grad_clip)
+        opt.step()
+        if i >= o.warmup:
+            step_s.append(time.perf_counter() - t0)
+        losses.append(float(loss))
+    if o.ddp > 1:
+        import torch.distributed as dist
+        dist.barrier()
+        dist.destroy_process_group()
+    if rank != 0:
+        return
+    tokens = o.batch * o.seq
+    flops = 6 * matmul_params(model) * tokens + 12 * o.layers * o.d_model * o.seq * tokens
+    med = statistics.median(step_s)
+    res = {"torch": torch.__version__, "threads": o.threads, "ddp": o.ddp, "batch_per_process": o.batch,
+           "step_s_median": med, "step_s_min": min(step_s), "step_s_max": max(step_s),
+           "tokens_per_s": o.ddp * tokens / med, "model_flops_per_s": o.ddp * flops / med,
+           "matmul_params": matmul_params(model), "loss_first": losses[0], "loss_last": losses[-1]}
+    print(f"peer: torch {torch.__version__}, {o.ddp} process(es) x {o.threads} thread(s), "
+          f"median step {med * 1e3:.1f} ms over {len(step_s)}, {res['tokens_per_s']:.1f} tokens/s, "
+          f"{res['model_flops_per_s'] * 1e-9:.2f} GFLOP/s")
+    if o.json:
+        print("JSON " + json.dumps(res))
+    sys.stdout.flush()
+
+
+def main():
+    if OPTS.ddp > 1:
+        import torch.multiprocessing as mp
+        mp.spawn(train, args=(OPTS,), nprocs=OPTS.ddp, join=True)
+    else:
+        train(0, OPTS)
+
+
+if __name__ == "__main__":
+    main()

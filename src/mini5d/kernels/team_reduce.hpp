@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Row reductions inside a team kernel: sum or maximum of f(c) over c in [0, n). With
+// more than one thread in the team (GPUs, and host teams Kokkos sizes above one) they
+// are team reductions over TeamThreadRange. On a one-thread team (the host backends
+// under Kokkos::AUTO) they run eight interleaved partial results: a single running sum
+// is a dependency chain the compiler may not reorder without -ffast-math, eight
+// independent ones fill a vector register. Either way the order is fixed for a given
+// team size, so results are reproducible run to run.
+#pragma once
+#include "mini5d/kernels/views.hpp"
+
+namespace mini5d::kernels {
+
+template <class S, class F>
+KOKKOS_INLINE_FUNCTION S team_sum(const TeamMember& t, int n, const F& f) {
+  if (t.team_size() == 1) {
+    S acc[8] = {S(0), S(0), S(0), S(0), S(0), S(0), S(0), S(0)};
+    int c = 0;
+    for (; c + 8 <= n; c += 8)
+      for (int k = 0; k < 8; ++k) acc[k] += f(c + k);
+    for (int k = 0; c < n; ++c, ++k) acc[k] += f(c);
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+  S s = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(t, n), [&](const int c, S& a) { a += f(c); }, s);
+  return s;
+}
+
+// n >= 1.
+template <class S, class F>
+KOKKOS_INLINE_FUNCTION S team_max(const TeamMember& t, int n, const F& f) {
+  if (t.team_size() == 1) {
+    const S f0 = f(0);
+    S acc[8] = {f0, f0, f0, f0, f0, f0, f0, f0};
+    int c = 0;
+    for (; c + 8 <= n; c += 8)
+      for (int k = 0; k < 8; ++k) {
+        const S v = f(c + k);
+        acc[k] = v > acc[k] ? v : acc[k];
+      }
+    for (int k = 0; c < n; ++c, ++k) {
+      const S v = f(c);
+      acc[k] = v > acc[k] ? v : acc[k];
+    }
+    S m = acc[0];
+    for (int k = 1; k < 8; ++k) m = acc[k] > m ? acc[k] : m;
+    return m;
+  }
+  S m = f(0);
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(t, n),
+      [&](const int c, S& a) {
+        const S v = f(c);
+        a = v > a ? v : a;
+      },
+      Kokkos::Max<S>(m));
+  return m;
+}
+
+}  // namespace mini5d::kernels

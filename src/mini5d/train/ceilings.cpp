@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/train/ceilings.hpp"
+
+#include <KokkosBlas3_gemm.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "mini5d/core/json_text.hpp"
+#include "mini5d/kernels/views.hpp"
+#include "mini5d/plan/input_files.hpp"
+
+namespace mini5d::train {
+
+namespace {
+std::string this_host() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string this_backend() { return ExecSpace::name(); }
+
+std::string jstr(const std::string& s) { return json_quote(s); }
+std::string jnum(double v) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.6g", v);
+  return b;
+}
+
+// Best of `reps` timed runs of f (after one warm-up), in seconds.
+template <class F>
+double best_seconds(int reps, F&& f) {
+  f();
+  fence("mini5d::ceilings::warmup");
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    Kokkos::Timer t;
+    f();
+    fence("mini5d::ceilings::rep");
+    best = std::min(best, t.seconds());
+  }
+  return best;
+}
+
+// The number after "key": in a flat JSON object (the cache is written by
+// ceilings_json below), or a string value for string keys.
+std::string field(const std::string& text, const std::string& key) {
+  const auto at = text.find("\"" + key + "\"");
+  if (at == std::string::npos) return "";
+  auto colon = text.find(':', at);
+  if (colon == std::string::npos) return "";
+  ++colon;
+  while (colon < text.size() && text[colon] == ' ') ++colon;
+  if (colon < text.size() && text[colon] == '"') {
+    const auto end = text.find('"', colon + 1);
+    return end == std::string::npos ? "" : text.substr(colon + 1, end - colon - 1);
+  }
+  const auto end = text.find_first_of(",}\n", colon);
+  return text.substr(colon, end - colon);
+}
+}  // namespace
+
+Ceilings measure_ceilings() {
+  Ceilings c;
+  c.host = this_host();
+  c.backend = this_backend();
+  c.source = "measured by mini5d ceilings";
+  {
+    // 1024^3 sgemm: large enough for the BLAS's best blocking, ~20 ms on a CPU core.
+    const int n = 1024;
+    Mat<float> a("mini5d::ceilings::a", n, n), b("mini5d::ceilings::b", n, n), y("mini5d::ceilings::y", n, n);
+    Kokkos::deep_copy(a, 1.0f);
+    Kokkos::deep_copy(b, 0.5f);
+    const double s = best_seconds(5, [&] { KokkosBlas::gemm("N", "T", 1.0f, a, b, 0.0f, y); });
+    c.gemm_gflops = 2.0 * n * double(n) * n / s * 1e-9;
+  }
+  {
+    // Triad over 3 x 128 MB: well beyond any last-level cache.
+    const std::int64_t n = std::int64_t(32) << 20;
+    Vec<float> a("mini5d::ceilings::ta", n), b("mini5d::ceilings::tb", n), d("mini5d::ceilings::tc", n);
+    Kokkos::deep_copy(b, 1.0f);
+    Kokkos::deep_copy(d, 2.0f);
+    const double s = best_seconds(5, [&] {
+      Kokkos::parallel_for(
+          "mini5d::ceilings::triad", Range(0, n), KOKKOS_LAMBDA(const std::int64_t i) { a(i) = b(i) + 0.5f * d(i); });
+    });
+    c.stream_gbs = 3.0 * 4.0 * double(n) / s * 1e-9;
+  }
+  return c;
+}
+
+std::string ceilings_cache_path() {
+  if (const char* p = std::getenv("MINI5D_CEILINGS"); p && *p) return p;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/mini5d/ceilings.json";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/mini5d/ceilings.json";
+  return "mini5d-ceilings.json";
+}
+
+std::string ceilings_json(const Ceilings& c) {
+  std::ostringstream o;
+  o << "{\"gemm_gflops\": " << jnum(c.gemm_gflops) << ", \"stream_gbs\": " << jnum(c.stream_gbs)
+    << ", \"host\": " << jstr(c.host) << ", \"backend\": " << jstr(c.backend) << ", \"source\": " << jstr(c.source)
+    << "}";
+  return o.str();
+}
+
+std::optional<Ceilings> cached_ceilings() {
+  const std::string path = ceilings_cache_path();
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  Ceilings c;
+  c.host = field(text, "host");
+  c.backend = field(text, "backend");
+  if (c.host != this_host() || c.backend != this_backend()) return std::nullopt;
+  c.gemm_gflops = std::atof(field(text, "gemm_gflops").c_str());
+  c.stream_gbs = std::atof(field(text, "stream_gbs").c_str());
+  if (!(c.gemm_gflops > 0) || !(c.stream_gbs > 0)) return std::nullopt;
+  c.source = path;
+  return c;
+}
+
+void save_ceilings(const Ceilings& c, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << ceilings_json(c) << "\n";
+    if (!out) throw std::runtime_error("ceilings: cannot write " + tmp);
+  }
+  fs::rename(tmp, p, ec);
+  if (ec) throw std::runtime_error("ceilings: cannot write " + path + ": " + ec.message());
+}
+
+Ceilings ceilings_from_cluster(const std::string& path) {
+  const plan::ClusterDesc cl = plan::load_cluster_file(path);
+  Ceilings c;
+  c.host = this_host();
+  c.backend = this_backend();
+  c.gemm_gflops = (cl.device.sustained[0] > 0 ? cl.device.sustained[0] : cl.device.peak[0]) * 1e-9;
+  c.stream_gbs = cl.device.hbm_bandwidth * 1e-9;
+  if (!(c.gemm_gflops > 0) || !(c.stream_gbs > 0))
+    throw std::runtime_error(path + ": device.sustained_tflops.fp32 (or peak_tflops.fp32) and "
+                             "device.memory_bandwidth_gbs must be > 0 for the ceilings");
+  c.source = "cluster file " + path;
+  return c;
+}
+
+int ceilings_command(const std::string& arg, std::ostream& os) {
+  std::optional<Ceilings> c;
+  const bool from_file = !arg.empty() && arg != "refresh";
+  if (from_file) {
+    c = ceilings_from_cluster(arg);
+    save_ceilings(*c, ceilings_cache_path());
+  } else if (arg.empty()) {
+    c = cached_ceilings();
+  }
+  if (!c) {
+    c = measure_ceilings();
+    save_ceilings(*c, ceilings_cache_path());
+    c->source = "measured now";
+  }
+  char line[256];
+  std::snprintf(line, sizeof(line), "ceilings (%s, %s): sgemm %.1f GFLOP/s, stream triad %.1f GB/s\n",
+                c->host.c_str(), c->backend.c_str(), c->gemm_gflops, c->stream_gbs);
+  os << line << "source: " << c->source << (arg.empty() && c->source == ceilings_cache_path() ? " (cached)" : "")
+     << "; cache: " << ceilings_cache_path() << "\n";
+  return 0;
+}
+
+}  // namespace mini5d::train

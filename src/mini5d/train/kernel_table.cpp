@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/train/kernel_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "mini5d/core/json_text.hpp"
+
+namespace mini5d::train {
+
+namespace {
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof(b), f, v);
+  return b;
+}
+std::string jnum(double v) { return std::isfinite(v) ? fmt("%.9g", v) : "null"; }
+double rate(double work, double seconds) { return seconds > 0 ? work / seconds * 1e-9 : 0.0; }
+}  // namespace
+
+double roofline_fraction(const prof::Tally& t, bool compute, const Ceilings& c) {
+  if (!(t.seconds > 0) || !(c.gemm_gflops > 0) || !(c.stream_gbs > 0)) return 0.0;
+  // A product is held to the GEMM peak; the other kernels to the roof at their
+  // intensity (a kernel counted as moving no bytes is held to the peak).
+  if (compute || t.bytes <= 0) return rate(t.flops, t.seconds) / c.gemm_gflops;
+  const double attainable = std::min(c.gemm_gflops, t.flops / t.bytes * c.stream_gbs);
+  const double flop_frac = attainable > 0 ? rate(t.flops, t.seconds) / attainable : 0.0;
+  return std::max(flop_frac, rate(t.bytes, t.seconds) / c.stream_gbs);
+}
+
+void print_kernel_table(std::ostream& os, const KernelTable& k) {
+  if (k.steps <= 0 || !(k.step_seconds > 0)) return;
+  const double per = 1.0 / double(k.steps);
+  os << "kernel breakdown (rank 0, " << k.steps << " step(s) after the first; ";
+  if (k.ceilings)
+    os << "ceilings: sgemm " << fmt("%.1f", k.ceilings->gemm_gflops) << " GFLOP/s, stream "
+       << fmt("%.1f", k.ceilings->stream_gbs) << " GB/s, from " << k.ceilings->source << "):\n";
+  else
+    os << "no ceilings: run `mini5d ceilings` once to measure them):\n";
+  os << "  family           ms/step  share   GFLOP/s    GB/s  of roof\n";
+  double timed = 0, gemm = 0;
+  for (int i = 0; i < prof::kFamilies; ++i) {
+    const auto f = prof::Family(i);
+    const auto& t = k.profile.tally[std::size_t(i)];
+    timed += t.seconds;
+    if (prof::compute_bound(f)) gemm += t.seconds;
+    if (t.calls == 0) continue;
+    char line[160];
+    const double frac = k.ceilings ? roofline_fraction(t, prof::compute_bound(f), *k.ceilings) : 0.0;
+    std::snprintf(line, sizeof(line), "  %-14s %9.2f %5.1f%% %9.2f %7.2f  %s\n", prof::family_name(f),
+                  1e3 * t.seconds * per, 100.0 * t.seconds / k.step_seconds, rate(t.flops, t.seconds),
+                  rate(t.bytes, t.seconds), k.ceilings ? fmt("%5.1f%%", 100.0 * frac).c_str() : "  n/a");
+    os << line;
+  }
+  char line[160];
+  std::snprintf(line, sizeof(line), "  %-14s %9.2f %5.1f%%   (communication, data, host work, launches)\n", "other",
+                1e3 * std::max(0.0, k.step_seconds - timed) * per,
+                100.0 * std::max(0.0, k.step_seconds - timed) / k.step_seconds);
+  os << line;
+  os << "  matrix products (gemm + attention_gemm): " << fmt("%.1f%%", 100.0 * gemm / k.step_seconds)
+     << " of the step\n";
+}
+
+std::string kernel_table_json(const KernelTable& k) {
+  std::ostringstream o;
+  const double per = k.steps > 0 ? 1.0 / double(k.steps) : 0.0;
+  o << "{\"steps\": " << k.steps << ", \"step_seconds\": " << jnum(k.step_seconds * per) << ", \"ceilings\": ";
+  if (k.ceilings)
+    o << "{\"gemm_gflops\": " << jnum(k.ceilings->gemm_gflops) << ", \"stream_gbs\": " << jnum(k.ceilings->stream_gbs)
+      << ", \"source\": " << json_quote(k.ceilings->source) << "}";
+  else
+    o << "null";
+  o << ", \"families\": [";
+  double timed = 0, gemm = 0;
+  bool first = true;
+  for (int i = 0; i < prof::kFamilies; ++i) {
+    const auto f = prof::Family(i);
+    const auto& t = k.profile.tally[std::size_t(i)];
+    timed += t.seconds;
+    if (prof::compute_bound(f)) gemm += t.seconds;
+    if (t.calls == 0) continue;
+    o << (first ? "" : ", ") << "\n      {\"name\": " << json_quote(prof::family_name(f))
+      << ", \"bound\": " << (prof::compute_bound(f) ? "\"compute\"" : "\"memory\"")
+      << ", \"seconds_per_step\": " << jnum(t.seconds * per)
+      << ", \"share\": " << jnum(k.step_seconds > 0 ? t.seconds / k.step_seconds : 0.0)
+      << ", \"flops_per_step\": " << jnum(t.flops * per) << ", \"bytes_per_step\": " << jnum(t.bytes * per)
+      << ", \"calls_per_step\": " << jnum(double(t.calls) * per) << ", \"gflops\": " << jnum(rate(t.flops, t.seconds))
+      << ", \"gbs\": " << jnum(rate(t.bytes, t.seconds)) << ", \"roofline_fraction\": ";
+    if (k.ceilings) o << jnum(roofline_fraction(t, prof::compute_bound(f), *k.ceilings)); else o << "null";
+    o << "}";
+    first = false;
+  }
+  o << "],\n    \"other_seconds_per_step\": " << jnum(std::max(0.0, k.step_seconds - timed) * per)
+    << ", \"gemm_share\": " << jnum(k.step_seconds > 0 ? gemm / k.step_seconds : 0.0) << "}";
+  return o.str();
+}
+
+}  // namespace mini5d::train

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The kernel table's inputs and arithmetic: each family's timer counts its calls and
+// the exact work of the kernels it wraps (GEMM FLOPs 2mnk, the causal attention
+// products' FLOPs with the skipped blocks left out), the roofline fraction against
+// known ceilings, and the JSON record's shares.
+#include <catch2/catch.hpp>
+
+#include "mini5d/kernels/attention.hpp"
+#include "mini5d/kernels/layernorm.hpp"
+#include "mini5d/kernels/linear.hpp"
+#include "mini5d/train/kernel_table.hpp"
+
+using namespace mini5d;
+namespace k = mini5d::kernels;
+
+TEST_CASE("kernel timers count calls and GEMM FLOPs exactly", "[profile]") {
+  const int N = 7, I = 5, O = 3;
+  Mat<double> x("x", N, I), w("w", O, I), y("y", N, O), dx("dx", N, I), dw("dw", O, I);
+  Vec<double> b("b", O), db("db", O), ones("ones", N);
+  Kokkos::deep_copy(ones, 1.0);
+  prof::profile().reset();
+  k::linear_forward<double>(y, x, w, b);
+  k::linear_backward<double>(dx, dw, db, y, x, w, ones);
+  const auto& g = prof::profile().tally[int(prof::Family::gemm)];
+  CHECK(g.calls == 3);  // forward, dx, dw
+  CHECK(g.flops == 3 * 2.0 * N * I * O);
+  const auto& bias = prof::profile().tally[int(prof::Family::bias)];
+  CHECK(bias.calls == 2);  // the add and the gradient
+  CHECK(g.seconds >= 0);
+}
+
+TEST_CASE("attention timers count only the causal blocks computed", "[profile]") {
+  // T = 10 in blocks of 4: query blocks meet 4, 8 and 10 keys.
+  const int BH = 2, T = 10, hd = 3, blk = 4;
+  Ten3<double> q("q", BH, T, hd), kk("k", BH, T, hd), v("v", BH, T, hd), y("y", BH, T, hd), p("p", BH, T, T);
+  Kokkos::deep_copy(q, 0.1);
+  Kokkos::deep_copy(kk, 0.2);
+  Kokkos::deep_copy(v, 0.3);
+  prof::profile().reset();
+  k::attention_forward<double>(y, p, q, kk, v, blk);
+  const double keys = 4 * 4 + 4 * 8 + 2 * 10;  // query rows x keys they meet
+  const auto& a = prof::profile().tally[int(prof::Family::attention_gemm)];
+  CHECK(a.calls == 2);
+  CHECK(a.flops == BH * 2 * (2.0 * keys * hd));  // QK^T and PV
+  CHECK(prof::profile().tally[int(prof::Family::attention)].calls == 1);  // the softmax
+}
+
+TEST_CASE("roofline fraction and the JSON record from known figures", "[profile]") {
+  train::Ceilings c;
+  c.gemm_gflops = 100;
+  c.stream_gbs = 20;
+  prof::Tally gemm{2.0, 100e9, 1e9, 4};     // 50 GFLOP/s: half the peak
+  prof::Tally stream{1.0, 1e9, 10e9, 2};    // 10 GB/s at 0.1 FLOP/B: half the roof
+  CHECK(train::roofline_fraction(gemm, true, c) == Approx(0.5));
+  CHECK(train::roofline_fraction(stream, false, c) == Approx(0.5));
+  train::KernelTable t;
+  t.profile.tally[int(prof::Family::gemm)] = gemm;
+  t.profile.tally[int(prof::Family::layernorm)] = stream;
+  t.step_seconds = 4.0;
+  t.steps = 2;
+  t.ceilings = c;
+  const std::string j = train::kernel_table_json(t);
+  CHECK(j.find("\"name\": \"gemm\", \"bound\": \"compute\", \"seconds_per_step\": 1, \"share\": 0.5") != std::string::npos);
+  CHECK(j.find("\"gemm_share\": 0.5") != std::string::npos);
+  CHECK(j.find("\"other_seconds_per_step\": 0.5") != std::string::npos);
+}
