@@ -45,6 +45,9 @@ const char* kUsage =
     "  --emit-deck FILE      write a mini5d deck for the best plan ('-' = stdout)\n"
     "  --scale-down          with --emit-deck: a single-rank, seconds-long version\n"
     "  --emit-slurm FILE     write an sbatch script for the best plan ('-' = stdout)\n"
+    "  --slurm-account A     sbatch --account (default: the cluster file's slurm.account)\n"
+    "  --slurm-partition P   sbatch --partition (default: the cluster file's slurm.partition)\n"
+    "  --slurm-mpi M         srun --mpi: pmi2 | pmix | none (default: the cluster file's slurm.mpi)\n"
     "  --zero LIST           ZeRO stages to consider, e.g. 0,1 (default 0,1,2,3)\n"
     "  --recompute LIST      of none,selective,full (default all)\n"
     "  --max-micro-batch N   largest micro-batch considered (default 16)\n"
@@ -58,6 +61,7 @@ const char* kUsage =
 
 struct Args {
   std::string model, cluster, deck_out, slurm_out, layout, deck;
+  std::string slurm_account, slurm_partition, slurm_mpi;  // site values over the cluster file's
   long long nodes = 0, global_batch = 0;
   std::string precision;
   bool explain = false, json = false, scale_down = false;
@@ -129,6 +133,9 @@ Args parse(int argc, char** argv) {
     else if (f == "--emit-deck") a.deck_out = val();
     else if (f == "--scale-down") a.scale_down = true;
     else if (f == "--emit-slurm") a.slurm_out = val();
+    else if (f == "--slurm-account") a.slurm_account = val();
+    else if (f == "--slurm-partition") a.slurm_partition = val();
+    else if (f == "--slurm-mpi") a.slurm_mpi = val();
     else if (f == "--zero") {
       a.opt.zero_stages.clear();
       for (const auto& z : split(val())) a.opt.zero_stages.push_back(int(integer_arg(f, z, 0, 3)));
@@ -173,6 +180,9 @@ int main(int argc, char** argv) {
     plan::ModelInput in = plan::load_model_file(a.model);
     plan::ClusterDesc cl = plan::load_cluster_file(a.cluster);
     if (a.nodes) cl.nodes = a.nodes;
+    if (!a.slurm_account.empty()) cl.slurm_account = a.slurm_account;
+    if (!a.slurm_partition.empty()) cl.slurm_partition = a.slurm_partition;
+    if (!a.slurm_mpi.empty()) cl.slurm_mpi = a.slurm_mpi;
     if (a.global_batch) in.train.global_batch = a.global_batch;
     if (!a.precision.empty() && !plan::parse_precision(a.precision, in.train.precision))
       usage_error("--precision: '" + a.precision + "' (valid: fp32, bf16, fp64)");

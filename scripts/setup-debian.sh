@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages mini5d needs to build, test and run its demo,
 # skipping those already installed. Run as root (or with sudo available).
-# Usage: scripts/setup-debian.sh [--bench]   (--bench adds the PyTorch peer and matplotlib for perf/plot_*.py)
+# Usage: scripts/setup-debian.sh [--bench] [--slurm]
+#   --bench  adds the PyTorch peer and matplotlib for perf/plot_*.py
+#   --slurm  adds the test extras for the `slurm` tests: Slurm and munge (scripts/start-slurm.sh)
 set -euo pipefail
 
 packages=(
@@ -16,11 +18,17 @@ packages=(
   libyaml-cpp-dev                                         # input decks
   python3                                                 # perf scripts, JSON checks
   python3-h5py                                            # tests read checkpoints with h5py
+  python3-yaml                                            # tests parse spack.yaml
   clang libclang-rt-14-dev                                # tests: libFuzzer, ASan, UBSan (tests/fuzz)
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch libopenblas0-openmp python3-matplotlib)
-fi
+for arg in "$@"; do
+  case $arg in
+    --bench) packages+=(python3-torch libopenblas0-openmp python3-matplotlib) ;;
+    # slurmctld + slurmd + the client commands, and munge for their authentication.
+    --slurm) packages+=(slurm-wlm slurm-client munge) ;;
+    *) echo "setup-debian.sh: unknown option '$arg' (valid: --bench, --slurm)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

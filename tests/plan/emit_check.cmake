@@ -17,7 +17,7 @@ function(check_script script nodes tasks gpu)
   endif()
   file(READ ${script} text)
   foreach(re "^#!/bin/bash" "#SBATCH --nodes=${nodes}\n" "#SBATCH --ntasks-per-node=${tasks}\n"
-             "#SBATCH --cpus-per-task=[0-9]+\n" "srun [^\n]*--cpu-bind=cores" "\"\\$MINI5D\" train \"\\$DECK\"")
+             "#SBATCH --cpus-per-task=[0-9]+\n" "srun [^\n]*--cpu-bind=(cores|none)" "\"\\$MINI5D\" train \"\\$DECK\"")
     if(NOT text MATCHES "${re}")
       message(FATAL_ERROR "${script} lacks '${re}':\n${text}")
     endif()

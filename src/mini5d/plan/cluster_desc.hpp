@@ -71,8 +71,13 @@ struct ClusterDesc {
   DeviceDesc device;
   // Ordered from the fastest/smallest tier to the slowest; the last spans everything.
   std::vector<LinkTier> tiers;
-  // Slurm flavour for emit_slurm.
+  // Slurm flavour for emit_slurm: site values from the cluster file's `slurm:` section
+  // (or mini5d-plan's --slurm-* flags). Empty partition/account/mpi: the site default.
   std::string slurm_partition, slurm_account, slurm_gpu_bind = "closest";
+  std::string slurm_mpi;             // srun --mpi: pmi2 | pmix | none | "" (site default)
+  std::string slurm_binding = "srun";  // who pins ranks: srun (--cpu-bind) | mini5d (hwloc)
+  std::string slurm_gpu_aware_env;   // NAME=VALUE that turns on GPU-aware MPI, "" if none
+  std::string slurm_time = "01:00:00";
   long long devices() const { return nodes * devices_per_node; }
 };
 

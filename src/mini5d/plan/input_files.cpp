@@ -3,6 +3,8 @@
 // failure names file, field and range in one line.
 #include "mini5d/plan/input_files.hpp"
 
+#include "mini5d/plan/emit_slurm.hpp"  // validate_slurm
+
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -366,6 +368,10 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   cl.slurm_partition = f.text("slurm.partition", "");
   cl.slurm_account = f.text("slurm.account", "");
   cl.slurm_gpu_bind = f.text("slurm.gpu_bind", "closest");
+  cl.slurm_mpi = f.text("slurm.mpi", "");
+  cl.slurm_binding = f.text("slurm.binding", "srun");
+  cl.slurm_gpu_aware_env = f.text("slurm.gpu_aware_env", "");
+  cl.slurm_time = f.text("slurm.time", "01:00:00");
   validate_cluster(cl);
   return cl;
 }
@@ -375,6 +381,7 @@ ClusterDesc load_cluster_file(const std::string& path) {
 }
 
 void validate_cluster(const ClusterDesc& cl) {
+  validate_slurm(cl);
   if (cl.nodes < 1) throw InputError(cl.source + ": nodes: must be >= 1");
   if (cl.nodes > 1 && cl.tiers.size() < 2)
     throw InputError(cl.source + ": links.inter_node: missing (needed for nodes > 1, got nodes=" +

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Issue 16 item 3: each template in slurm/ passes bash -n and has the shape of what
+# mini5d-plan --emit-slurm writes for the matching cluster; site values (account,
+# partition, MPI plugin) reach the script from the cluster file or the flags, and a
+# bad one is refused naming the field. Needs no Slurm.
+# usage: templates.sh WORKDIR PLAN REPO_ROOT
+set -u
+work=$1 plan=$2 root=$3
+here=$(cd "$(dirname "$0")" && pwd)
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+in=$root/inputs
+check() {  # check TEMPLATE CLUSTER MODEL [flags]
+  local t=$1 cl=$2 model=$3
+  shift 3
+  bash -n "$root/slurm/$t" || fail "bash -n slurm/$t"
+  "$plan" --model "$in/$model" --cluster "$in/clusters/$cl" --emit-deck plan.yaml --emit-slurm "$t.emitted" "$@" \
+    > plan.out 2>&1 || { cat plan.out; fail "mini5d-plan for $cl"; }
+  python3 "$here/template_shape.py" "$root/slurm/$t" "$t.emitted" || exit 1
+}
+check gpu-4-per-node.sbatch perlmutter-a100-4.yaml gpt2-124m.yaml --nodes 1
+check gpu-8-per-node.sbatch h200-8.yaml gpt2-124m.yaml --nodes 1
+check cpu-node.sbatch cpu-2core.yaml tiny.yaml --global-batch 16
+# Site values: from the cluster file ...
+grep -q -- '^srun --mpi=cray_shasta ' gpu-4-per-node.sbatch.emitted || fail "perlmutter: slurm.mpi not on the srun line"
+grep -q '^export MPICH_GPU_SUPPORT_ENABLED=1 ' gpu-4-per-node.sbatch.emitted || fail "perlmutter: slurm.gpu_aware_env not exported"
+grep -q 'account\|partition' gpu-8-per-node.sbatch.emitted && fail "h200: account/partition without a site value"
+# ... or the flags, which win.
+"$plan" --model "$in/gpt2-124m.yaml" --cluster "$in/clusters/h200-8.yaml" --nodes 1 --emit-slurm flags.sh \
+  --slurm-account m1234 --slurm-partition gpu_h200 --slurm-mpi pmi2 > plan.out 2>&1 || { cat plan.out; fail "--slurm-* flags"; }
+for re in '^#SBATCH --account=m1234$' '^#SBATCH --partition=gpu_h200$' '^srun --mpi=pmi2 '; do
+  grep -q -- "$re" flags.sh || fail "flags.sh lacks '$re'"
+done
+python3 "$here/template_shape.py" "$root/slurm/gpu-8-per-node.sbatch" flags.sh > /dev/null &&
+  fail "the shape check did not notice the extra account/partition lines"
+# Bad site values: exit 2, one line naming the field.
+"$plan" --model "$in/tiny.yaml" --cluster "$in/clusters/cpu-2core.yaml" --slurm-mpi openmpi > bad.out 2>&1
+[[ $? -eq 2 ]] && grep -q "slurm.mpi: 'openmpi' is not valid (valid: pmi2, pmix" bad.out || { cat bad.out; fail "--slurm-mpi openmpi not refused"; }
+"$plan" --model "$in/tiny.yaml" --cluster "$in/clusters/cpu-2core.yaml" --slurm-account 'a;rm' > bad.out 2>&1
+[[ $? -eq 2 ]] && grep -q "slurm.account: 'a;rm' is not valid" bad.out || { cat bad.out; fail "--slurm-account 'a;rm' not refused"; }
+echo "ok: templates match the planner's scripts; site values from file and flags; bad ones refused"
