@@ -5,6 +5,7 @@
 // and optionally write the deck and the Slurm script for the best plan.
 // Exit status: 0 ok, 1 bad command line, 2 bad input file, 3 nothing fits.
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/plan/emit_deck.hpp"
 #include "mini5d/plan/emit_slurm.hpp"
 #include "mini5d/plan/explain.hpp"
@@ -174,6 +176,28 @@ void write_to(const std::string& path, W&& write) {
 
 }  // namespace
 
+// The given layout's memory per rank and payload bytes per step by axis, per pipeline
+// stage, in the runtime's accounting (plan/axis_traffic.hpp): what `mini5d train` prints
+// beside its measurements for the same deck. Every block is MoE when the model has
+// experts (the planner's model).
+static void print_stage_bytes(std::ostream& os, const plan::ModelDesc& m, const plan::TrainDesc& tr,
+                       const plan::ClusterDesc& cl, const plan::Layout& l, const plan::SearchOptions& o) {
+  os << "per rank, by pipeline stage: training state and activations (bytes), and payload bytes per step by axis\n"
+     << "  stage   weights     grads optimizer activations          t          c          e          p          d  d (experts)\n";
+  for (int stage = 0; stage < l.p; ++stage) {
+    const plan::MemoryBreakdown mem = plan::stage_memory(m, tr, cl, l, stage, o.memory);
+    const plan::ShardParams sp = plan::stage_params(m, l, stage);
+    const plan::AxisTraffic a = plan::step_traffic(m, l, stage, 1, sp.dense, sp.expert,
+                                                   plan::activation_elem_bytes(tr.precision));
+    char line[320];
+    std::snprintf(line, sizeof line, "  %5d %9.0f %9.0f %9.0f %11.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.0f%s\n", stage,
+                  mem.weights, mem.grads, mem.optimizer, mem.activations, a.tp(), a.cp_activations,
+                  a.ep_activations, a.pp_activations, a.dp(), a.dp_expert(),
+                  a.zero3_bound ? "  (d: ZeRO 3 bound)" : "");
+    os << line;
+  }
+}
+
 int main(int argc, char** argv) {
   Args a = parse(argc, argv);
   try {
@@ -244,6 +268,7 @@ int main(int argc, char** argv) {
         std::cout << "\n";
         plan::print_plan_detail(std::cout, *given, cl, "given plan");
         plan::print_given_rank(std::cout, *given, r, cl);
+        print_stage_bytes(std::cout, in.model, in.train, cl, given->layout, a.opt);
         if (a.explain) {
           std::cout << "\nThe given plan axis by axis (alternatives re-planned with their best knobs):\n";
           plan::explain_plan(std::cout, in.model, in.train, cl, *given, a.opt);

@@ -76,7 +76,7 @@ const KeySchema& cluster_file_schema() {
       {"links.intra_node", tier},
       {"links.middle", {"name", "bandwidth_gbs", "latency_us", "curve", "nodes_per_group"}},
       {"links.inter_node", tier},
-      {"slurm", {"partition", "account", "gpu_bind"}},
+      {"slurm", {"partition", "account", "gpu_bind", "mpi", "binding", "gpu_aware_env", "time"}},
   };
   return s;
 }
