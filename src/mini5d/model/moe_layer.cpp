@@ -95,7 +95,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
     for (int j = 0; j < k; ++j) s[chosen[std::size_t(r) * k + j]] += 1;
     for (int e = 0; e < E; ++e) s[E + e] += double(probs_h(r, e));
   }
-  const bool split = ctx.region.sequence_split(), ring = ctx.cp != nullptr && ctx.cp->size() > 1;
+  const bool split = ctx.region.sequence_split(), ring = ctx.cp != nullptr;  // set when c > 1
   if (m.aux_coef > 0 && split) ctx.region.comm->allreduce_host(seq.data(), int(seq.size()));
   if (m.aux_coef > 0 && ring) ctx.cp->sum_host(seq.data(), int(seq.size()));
   const double Tg = double(T) * ctx.dims.cp;

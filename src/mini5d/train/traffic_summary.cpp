@@ -24,6 +24,7 @@ std::vector<double> measured_now() {
           a.bytes("dp_expert", Traffic::grads) + a.bytes("dp_expert", Traffic::weights)};
 }
 const char* const kAxes[] = {"t", "c", "e", "p", "d", "d (experts)"};
+constexpr int kFirstZeroAxis = 4;  // d and d (experts): where ZeRO 3's gathers are a bound
 }  // namespace
 
 std::vector<double> Trainer::traffic_snapshot() const { return measured_now(); }
@@ -51,7 +52,7 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
     s.axis = kAxes[i];
     s.predicted = mine[2 * i];
     s.measured = mine[2 * i + 1];
-    s.upper_bound = (i >= 4) && want.zero3_bound;
+    s.upper_bound = i >= kFirstZeroAxis && want.zero3_bound;
     for (int r = 0; r < R; ++r) {
       const double p = all[std::size_t(r) * mine.size() + 2 * i], m = all[std::size_t(r) * mine.size() + 2 * i + 1];
       s.mean_predicted += p / R;

@@ -218,15 +218,10 @@ ActivationMemory Trainer::predicted_activation_memory() const {
 double Trainer::predicted_expert_params() const {
   const auto& m = deck_.model;
   if (m.experts == 0) return 0;
-  plan::ModelDesc md;
-  md.vocab = m.vocab, md.d_model = m.d_model, md.layers = m.layers, md.heads = m.heads, md.seq = m.seq;
-  md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
-  plan::Layout l;
-  l.d = deck_.parallel.d, l.t = deck_.parallel.t, l.e = deck_.parallel.e, l.c = deck_.parallel.c;
   int moe_blocks = 0;  // of this pipeline stage's units
   for (const auto& u : model_->layout().units())
     if (u.global >= 1 && u.global <= m.layers && model::is_moe_block(m, u.global - 1)) ++moe_blocks;
-  return moe_blocks * plan::block_params(md, l).expert;
+  return moe_blocks * plan::block_params(plan_model(deck_), plan_layout(deck_)).expert;
 }
 
 double Trainer::measured_expert_params() const { return double(model_->layout().expert_total()); }
