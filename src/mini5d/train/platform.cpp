@@ -12,9 +12,6 @@
 
 #include "mini5d/kernels/views.hpp"
 
-#ifndef MINI5D_GIT_HASH
-#define MINI5D_GIT_HASH "unknown"
-#endif
 #ifndef MINI5D_VERSION
 #define MINI5D_VERSION "0"
 #endif
@@ -49,7 +46,9 @@ std::string describe_device() {
 Platform describe_platform() {
   Platform p;
   p.mini5d_version = MINI5D_VERSION;
-  p.git_hash = MINI5D_GIT_HASH;
+  p.git_hash =
+#include "mini5d_git_hash.inc"  // generated at build time: cmake/GitHash.cmake
+      ;
   p.kokkos = std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
              "." + std::to_string(KOKKOS_VERSION % 100);
   p.backend = Kokkos::DefaultExecutionSpace::name();
