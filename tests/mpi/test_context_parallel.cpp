@@ -20,6 +20,7 @@
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
 #include "mpi_util.hpp"
+#include "reshard.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
@@ -136,21 +137,17 @@ TEST_CASE("activation memory equals the planner's formulas with c", "[cp][mpi][m
 
 TEST_CASE("a checkpoint saved at c = 2 resumes at c = 1 and c = 4", "[cp][mpi][checkpoint]") {
   const long steps = 6, cut = 3;
-  const std::string base = (fs::current_path() / "cp_reshard").string();
-  if (world_rank() == 0) fs::remove_all(base);
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto with_dir = [&](Deck d, const std::string& dir) {
-    d.checkpoint.dir = dir;
-    d.checkpoint.keep = 0;
-    return d;
-  };
+  const std::string base = test::fresh_dir("cp_reshard");
   train::Trainer straight(tiny(Layout{}, steps), MPI_COMM_SELF);
   straight.run();
+  train::Trainer at_cut(tiny(Layout{}, steps), MPI_COMM_SELF);
+  at_cut.run({}, {}, cut);
+  const auto want_sums = train::parameter_checksums(at_cut);
   const std::string saved = base + "/saved";
   {
     Group g(2);
     if (g.index == 0) {
-      train::Trainer first(with_dir(tiny({1, 2, 1, 1}, steps), saved), g.comm);
+      train::Trainer first(test::with_checkpoint_dir(tiny({1, 2, 1, 1}, steps), saved), g.comm);
       first.run({}, {}, cut);
       first.save("test");
     }
@@ -158,20 +155,13 @@ TEST_CASE("a checkpoint saved at c = 2 resumes at c = 1 and c = 4", "[cp][mpi][c
   MPI_Barrier(MPI_COMM_WORLD);
   for (const Layout& l : {Layout{}, Layout{1, 4}}) {
     Group g(l.ranks());
-    const std::string dir = base + "/c" + std::to_string(l.c) + "_" + std::to_string(g.index);
-    if (g.index * l.ranks() == world_rank()) fs::copy(saved, dir, fs::copy_options::recursive);
-    MPI_Barrier(MPI_COMM_WORLD);
-    train::Trainer tr(with_dir(tiny(l, steps), dir), g.comm);
+    const std::string dir = test::copy_for_group(saved, base, "c" + std::to_string(l.c), g, l.ranks());
+    train::Trainer tr(test::with_checkpoint_dir(tiny(l, steps), dir), g.comm);
     tr.resume("latest");
-    tr.run();
-    double worst = 0;
-    REQUIRE(tr.history().size() == std::size_t(steps - cut));
-    for (long s = cut; s < steps; ++s) {
-      const double want = straight.history()[std::size_t(s)].loss;
-      worst = std::max(worst, std::abs(tr.history()[std::size_t(s - cut)].loss - want) / want);
-    }
-    worst = world_max(worst);
     INFO(l.name());
+    CHECK(world_max(test::checksum_difference(want_sums, tr)) <= 1e-5);
+    tr.run();
+    const double worst = world_max(test::resumed_loss_difference(straight, tr, cut));
     CHECK(worst <= 1e-5);
     if (world_rank() == 0) std::printf("saved at c=2, resumed at %s: worst relative loss difference %.3g\n",
                                        l.name().c_str(), worst);

@@ -18,6 +18,7 @@
 #include "mini5d/train/trainer.hpp"
 #include "invariance.hpp"
 #include "mpi_util.hpp"
+#include "reshard.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
@@ -148,14 +149,7 @@ TEST_CASE("training state memory: dense tensors over d x c x e, experts over d x
 
 TEST_CASE("a checkpoint saved at e = 2 resumes at e = 1 and e = 4", "[ep][mpi][checkpoint]") {
   const long steps = 6, cut = 3;
-  const std::string base = (fs::current_path() / "ep_reshard").string();
-  if (world_rank() == 0) fs::remove_all(base);
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto with_dir = [&](Deck d, const std::string& dir) {
-    d.checkpoint.dir = dir;
-    d.checkpoint.keep = 0;
-    return d;
-  };
+  const std::string base = test::fresh_dir("ep_reshard");
   train::Trainer straight(moe_tiny(Layout{}, steps), MPI_COMM_SELF);
   straight.run();
   train::Trainer at_cut(moe_tiny(Layout{}, steps), MPI_COMM_SELF);
@@ -165,7 +159,7 @@ TEST_CASE("a checkpoint saved at e = 2 resumes at e = 1 and e = 4", "[ep][mpi][c
   {
     Group g(2);
     if (g.index == 0) {
-      train::Trainer first(with_dir(moe_tiny({1, 2, 1, 1}, steps), saved), g.comm);
+      train::Trainer first(test::with_checkpoint_dir(moe_tiny({1, 2, 1, 1}, steps), saved), g.comm);
       first.run({}, {}, cut);
       first.save("test");
     }
@@ -173,25 +167,12 @@ TEST_CASE("a checkpoint saved at e = 2 resumes at e = 1 and e = 4", "[ep][mpi][c
   MPI_Barrier(MPI_COMM_WORLD);
   for (const Layout& l : {Layout{1, 1, 1, 0}, Layout{1, 4, 1, 2}}) {
     Group g(l.ranks());
-    const std::string dir = base + "/" + l.name() + "_" + std::to_string(g.index);
-    for (auto& ch : const_cast<std::string&>(dir))
-      if (ch == ' ') ch = '_';
-    if (g.index * l.ranks() == world_rank()) fs::copy(saved, dir, fs::copy_options::recursive);
-    MPI_Barrier(MPI_COMM_WORLD);
-    train::Trainer tr(with_dir(moe_tiny(l, steps), dir), g.comm);
+    const std::string dir = test::copy_for_group(saved, base, l.name(), g, l.ranks());
+    train::Trainer tr(test::with_checkpoint_dir(moe_tiny(l, steps), dir), g.comm);
     tr.resume("latest");
-    double worst_sum_sq = 0;
-    for (const auto& [name, c] : train::parameter_checksums(tr))
-      worst_sum_sq = std::max(worst_sum_sq, std::abs(c.sum_sq - want_sums.at(name).sum_sq) / want_sums.at(name).sum_sq);
-    CHECK(world_max(worst_sum_sq) <= 1e-5);
+    CHECK(world_max(test::checksum_difference(want_sums, tr)) <= 1e-5);
     tr.run();
-    double worst = 0;
-    REQUIRE(tr.history().size() == std::size_t(steps - cut));
-    for (long s = cut; s < steps; ++s) {
-      const double want = straight.history()[std::size_t(s)].loss;
-      worst = std::max(worst, std::abs(tr.history()[std::size_t(s - cut)].loss - want) / want);
-    }
-    worst = world_max(worst);
+    const double worst = world_max(test::resumed_loss_difference(straight, tr, cut));
     INFO(l.name());
     CHECK(worst <= 1e-5);
     if (world_rank() == 0) std::printf("resume at %s: worst relative loss difference %.3g\n", l.name().c_str(), worst);

@@ -27,6 +27,7 @@
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
 #include "mpi_util.hpp"
+#include "reshard.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
@@ -169,9 +170,7 @@ TEST_CASE("five axes: the training state per rank is the planner's, activations 
 
 TEST_CASE("a checkpoint saved in five axes resumes on 1 rank and on d = 2", "[five][mpi][checkpoint]") {
   const long steps = 4, cut = 2;
-  const std::string base = (fs::current_path() / "five_axes_ckpt").string();
-  if (world_rank() == 0) fs::remove_all(base);
-  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string base = test::fresh_dir("five_axes_ckpt");
   const std::vector<std::string> keep = {"checkpoint.dir=" + base, "checkpoint.keep=0", "checkpoint.at_end=false"};
   // The uninterrupted run, where a resume will need it (ranks 0 and 1).
   train::Trainer straight(five_axes(Layout{}, world_rank() < 2 ? steps : 0), MPI_COMM_SELF);
@@ -191,11 +190,7 @@ TEST_CASE("a checkpoint saved in five axes resumes on 1 rank and on d = 2", "[fi
       train::Trainer tr(five_axes(l, steps, keep), g.comm);
       tr.resume("latest");
       tr.run();
-      if (tr.history().size() != std::size_t(steps - cut)) worst = HUGE_VAL;
-      for (long s = cut; s < steps && worst < HUGE_VAL; ++s) {
-        const double want = straight.history()[std::size_t(s)].loss;
-        worst = std::max(worst, std::abs(tr.history()[std::size_t(s - cut)].loss - want) / want);
-      }
+      worst = test::resumed_loss_difference(straight, tr, cut);
     }
     test::idle_barrier();
     worst = world_max(worst);

@@ -22,6 +22,7 @@
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
 #include "mpi_util.hpp"
+#include "reshard.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
@@ -225,24 +226,20 @@ TEST_CASE("the trace holds every rank's forwards and backwards, as many as the g
 
 TEST_CASE("a checkpoint saved at p = 2 resumes at p = 1 and p = 4", "[pp][mpi][np4][checkpoint]") {
   const long steps = 4, cut = 2;
-  const std::string base = (fs::current_path() / "pp_reshard").string();
-  if (world_rank() == 0) fs::remove_all(base);
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto with_dir = [&](Deck d, const std::string& dir) {
-    d.checkpoint.dir = dir;
-    d.checkpoint.keep = 0;
-    return d;
-  };
+  const std::string base = test::fresh_dir("pp_reshard");
   Layout one;
   one.layers = 4;
   train::Trainer straight(tiny(one, steps), MPI_COMM_SELF);
   straight.run();
+  train::Trainer at_cut(tiny(one, steps), MPI_COMM_SELF);
+  at_cut.run({}, {}, cut);
+  const auto want_sums = train::parameter_checksums(at_cut);
   const std::string saved = base + "/saved";
   {
     Layout two = one;
     two.p = 2;
     Group g(2);
-    train::Trainer first(with_dir(tiny(two, steps), saved + std::to_string(g.index)), g.comm);
+    train::Trainer first(test::with_checkpoint_dir(tiny(two, steps), saved + std::to_string(g.index)), g.comm);
     first.run({}, {}, cut);
     first.save("test");
   }
@@ -251,20 +248,13 @@ TEST_CASE("a checkpoint saved at p = 2 resumes at p = 1 and p = 4", "[pp][mpi][n
     Layout l = one;
     l.p = p;
     Group g(l.ranks());
-    const std::string dir = base + "/p" + std::to_string(p) + "_" + std::to_string(g.index);
-    if (g.index * l.ranks() == world_rank()) fs::copy(saved + "0", dir, fs::copy_options::recursive);
-    MPI_Barrier(MPI_COMM_WORLD);
-    train::Trainer tr(with_dir(tiny(l, steps), dir), g.comm);
+    const std::string dir = test::copy_for_group(saved + "0", base, "p" + std::to_string(p), g, l.ranks());
+    train::Trainer tr(test::with_checkpoint_dir(tiny(l, steps), dir), g.comm);
     tr.resume("latest");
-    tr.run();
-    double worst = 0;
-    REQUIRE(tr.history().size() == std::size_t(steps - cut));
-    for (long s = cut; s < steps; ++s) {
-      const double want = straight.history()[std::size_t(s)].loss;
-      worst = std::max(worst, std::abs(tr.history()[std::size_t(s - cut)].loss - want) / want);
-    }
-    worst = world_max(worst);
     INFO("resume at p=" << p);
+    CHECK(world_max(test::checksum_difference(want_sums, tr)) <= 1e-5);
+    tr.run();
+    const double worst = world_max(test::resumed_loss_difference(straight, tr, cut));
     CHECK(worst <= 1e-5);
     if (world_rank() == 0) std::printf("resume at p=%d: worst relative loss difference %.3g\n", p, worst);
   }

@@ -18,6 +18,7 @@
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
 #include "mpi_util.hpp"
+#include "reshard.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
@@ -139,14 +140,7 @@ TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]"
 
 TEST_CASE("a checkpoint saved at d2 x t2 resumes at t = 1, t = 4 and d = 4", "[tp][mpi][checkpoint]") {
   const long steps = 6, cut = 3;
-  const std::string base = (fs::current_path() / "tp_reshard").string();
-  if (world_rank() == 0) fs::remove_all(base);
-  MPI_Barrier(MPI_COMM_WORLD);
-  auto with_dir = [&](Deck d, const std::string& dir) {
-    d.checkpoint.dir = dir;
-    d.checkpoint.keep = 0;
-    return d;
-  };
+  const std::string base = test::fresh_dir("tp_reshard");
   train::Trainer straight(tiny(Layout{}, steps), MPI_COMM_SELF);
   straight.run();
   // The single-rank state at the cut: what every layout must read back from the file.
@@ -156,32 +150,20 @@ TEST_CASE("a checkpoint saved at d2 x t2 resumes at t = 1, t = 4 and d = 4", "[t
   const std::string saved = base + "/saved";
   {
     Group g(4);
-    train::Trainer first(with_dir(tiny({2, 2, 1, true}, steps), saved), g.comm);
+    train::Trainer first(test::with_checkpoint_dir(tiny({2, 2, 1, true}, steps), saved), g.comm);
     first.run({}, {}, cut);
     first.save("test");
   }
   MPI_Barrier(MPI_COMM_WORLD);
   for (const Layout& l : {Layout{1, 1, 0}, Layout{1, 4, 0}, Layout{4, 1, 2}}) {
     Group g(l.ranks());
-    // Every group resumes from a copy of its own (a directory belongs to one run).
-    const std::string dir = base + "/" + std::to_string(l.d) + "x" + std::to_string(l.t) + "_" + std::to_string(g.index);
-    if (g.index * l.ranks() == world_rank()) fs::copy(saved, dir, fs::copy_options::recursive);
-    MPI_Barrier(MPI_COMM_WORLD);
-    train::Trainer tr(with_dir(tiny(l, steps), dir), g.comm);
+    const std::string dir = test::copy_for_group(saved, base, l.name(), g, l.ranks());
+    train::Trainer tr(test::with_checkpoint_dir(tiny(l, steps), dir), g.comm);
     tr.resume("latest");
     // The logical tensors read back are the single-rank ones, whatever the layout.
-    double worst_sum_sq = 0;
-    for (const auto& [name, c] : train::parameter_checksums(tr))
-      worst_sum_sq = std::max(worst_sum_sq, std::abs(c.sum_sq - want_sums.at(name).sum_sq) / want_sums.at(name).sum_sq);
-    CHECK(world_max(worst_sum_sq) <= 1e-5);
+    CHECK(world_max(test::checksum_difference(want_sums, tr)) <= 1e-5);
     tr.run();
-    double worst = 0;
-    REQUIRE(tr.history().size() == std::size_t(steps - cut));
-    for (long s = cut; s < steps; ++s) {
-      const double want = straight.history()[std::size_t(s)].loss;
-      worst = std::max(worst, std::abs(tr.history()[std::size_t(s - cut)].loss - want) / want);
-    }
-    worst = world_max(worst);
+    const double worst = world_max(test::resumed_loss_difference(straight, tr, cut));
     INFO(l.name());
     CHECK(worst <= 1e-5);
     if (world_rank() == 0) std::printf("resume at %s: worst relative loss difference %.3g\n", l.name().c_str(), worst);

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The checkpoint-resharding oracle (DESIGN.md §8) shared by the axis tests: a
+// checkpoint saved in one layout after `cut` steps is resumed in others, and
+//   * the parameters read back equal the single-rank run's at the cut (per logical
+//     tensor, the sum of squares of train/param_checksum.hpp): the file holds the
+//     logical tensors whatever layout wrote or reads it;
+//   * the losses of the remaining steps equal the uninterrupted single-rank run's.
+// The pieces are separate functions because the tests arrange their groups
+// differently (all ranks in groups, or a few working while the rest idle).
+#pragma once
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "mini5d/core/deck.hpp"
+#include "mini5d/train/param_checksum.hpp"
+#include "mini5d/train/trainer.hpp"
+#include "mpi_util.hpp"
+
+namespace mini5d::test {
+
+// An empty folder under the working directory, agreed by every rank (collective).
+inline std::string fresh_dir(const std::string& name) {
+  const std::string dir = (std::filesystem::current_path() / name).string();
+  if (world_rank() == 0) std::filesystem::remove_all(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return dir;
+}
+
+// The deck with its checkpoints in `dir`, every one kept.
+inline Deck with_checkpoint_dir(Deck d, const std::string& dir) {
+  d.checkpoint.dir = dir;
+  d.checkpoint.keep = 0;
+  return d;
+}
+
+// Gives each group of `ranks` its own copy of the saved checkpoint folder (a folder
+// belongs to one run: its lock and `latest` are per run); collective over the world.
+// Returns the copy's path for the calling rank's group.
+inline std::string copy_for_group(const std::string& saved, const std::string& base, const std::string& tag,
+                                  const Group& g, int ranks) {
+  std::string dir = base + "/" + tag + "_" + std::to_string(g.index);
+  std::replace(dir.begin(), dir.end(), ' ', '_');
+  if (g.index * ranks == world_rank()) std::filesystem::copy(saved, dir, std::filesystem::copy_options::recursive);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return dir;
+}
+
+// Worst relative difference of the resumed run's losses from the uninterrupted run's
+// steps cut.. (local to the rank; infinite when the resumed run did not run them all).
+inline double resumed_loss_difference(const train::Trainer& straight, const train::Trainer& resumed, long cut) {
+  const auto& want = straight.history();
+  const auto& got = resumed.history();
+  if (cut < 0 || want.size() != got.size() + std::size_t(cut) || got.empty()) return HUGE_VAL;
+  double worst = 0;
+  for (std::size_t s = 0; s < got.size(); ++s) {
+    const double w = want[s + std::size_t(cut)].loss;
+    const double diff = std::abs(got[s].loss - w) / std::abs(w);
+    worst = std::max(worst, std::isfinite(diff) ? diff : HUGE_VAL);
+  }
+  return worst;
+}
+
+// Worst relative difference of the sums of squares of the parameters `tr` holds from
+// `want` (the single-rank run at the cut); infinite when a tensor is missing or extra.
+inline double checksum_difference(const std::map<std::string, train::TensorChecksum>& want,
+                                  const train::Trainer& tr) {
+  const auto got = train::parameter_checksums(tr);
+  if (got.size() != want.size() || want.empty()) return HUGE_VAL;
+  double worst = 0;
+  for (const auto& [name, c] : want) {
+    const auto g = got.find(name);
+    if (g == got.end()) return HUGE_VAL;
+    worst = std::max(worst, std::abs(g->second.sum_sq - c.sum_sq) / c.sum_sq);
+  }
+  return worst;
+}
+
+}  // namespace mini5d::test
