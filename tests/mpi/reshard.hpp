@@ -38,6 +38,28 @@ inline Deck with_checkpoint_dir(Deck d, const std::string& dir) {
   return d;
 }
 
+// The parameters of the single-rank run of `deck` after `cut` steps: what every layout
+// must read back from a checkpoint saved at the cut.
+inline std::map<std::string, train::TensorChecksum> checksums_at_cut(const Deck& deck, long cut) {
+  train::Trainer one(deck, MPI_COMM_SELF);
+  one.run({}, {}, cut);
+  return train::parameter_checksums(one);
+}
+
+// The first `ranks` ranks run `cut` steps of `deck` and save a checkpoint in its
+// checkpoint folder; the other ranks wait (collective over the world).
+inline void save_at_cut(const Deck& deck, int ranks, long cut) {
+  {
+    Group g(ranks);
+    if (g.index == 0) {
+      train::Trainer first(deck, g.comm);
+      first.run({}, {}, cut);
+      first.save("test");
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // Gives each group of `ranks` its own copy of the saved checkpoint folder (a folder
 // belongs to one run: its lock and `latest` are per run); collective over the world.
 // Returns the copy's path for the calling rank's group.

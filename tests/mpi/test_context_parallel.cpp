@@ -140,19 +140,9 @@ TEST_CASE("a checkpoint saved at c = 2 resumes at c = 1 and c = 4", "[cp][mpi][c
   const std::string base = test::fresh_dir("cp_reshard");
   train::Trainer straight(tiny(Layout{}, steps), MPI_COMM_SELF);
   straight.run();
-  train::Trainer at_cut(tiny(Layout{}, steps), MPI_COMM_SELF);
-  at_cut.run({}, {}, cut);
-  const auto want_sums = train::parameter_checksums(at_cut);
+  const auto want_sums = test::checksums_at_cut(tiny(Layout{}, steps), cut);
   const std::string saved = base + "/saved";
-  {
-    Group g(2);
-    if (g.index == 0) {
-      train::Trainer first(test::with_checkpoint_dir(tiny({1, 2, 1, 1}, steps), saved), g.comm);
-      first.run({}, {}, cut);
-      first.save("test");
-    }
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  test::save_at_cut(test::with_checkpoint_dir(tiny({1, 2, 1, 1}, steps), saved), 2, cut);
   for (const Layout& l : {Layout{}, Layout{1, 4}}) {
     Group g(l.ranks());
     const std::string dir = test::copy_for_group(saved, base, "c" + std::to_string(l.c), g, l.ranks());

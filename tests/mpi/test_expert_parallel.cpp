@@ -152,19 +152,9 @@ TEST_CASE("a checkpoint saved at e = 2 resumes at e = 1 and e = 4", "[ep][mpi][c
   const std::string base = test::fresh_dir("ep_reshard");
   train::Trainer straight(moe_tiny(Layout{}, steps), MPI_COMM_SELF);
   straight.run();
-  train::Trainer at_cut(moe_tiny(Layout{}, steps), MPI_COMM_SELF);
-  at_cut.run({}, {}, cut);
-  const auto want_sums = train::parameter_checksums(at_cut);
+  const auto want_sums = test::checksums_at_cut(moe_tiny(Layout{}, steps), cut);
   const std::string saved = base + "/saved";
-  {
-    Group g(2);
-    if (g.index == 0) {
-      train::Trainer first(test::with_checkpoint_dir(moe_tiny({1, 2, 1, 1}, steps), saved), g.comm);
-      first.run({}, {}, cut);
-      first.save("test");
-    }
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  test::save_at_cut(test::with_checkpoint_dir(moe_tiny({1, 2, 1, 1}, steps), saved), 2, cut);
   for (const Layout& l : {Layout{1, 1, 1, 0}, Layout{1, 4, 1, 2}}) {
     Group g(l.ranks());
     const std::string dir = test::copy_for_group(saved, base, l.name(), g, l.ranks());

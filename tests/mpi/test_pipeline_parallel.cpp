@@ -231,24 +231,16 @@ TEST_CASE("a checkpoint saved at p = 2 resumes at p = 1 and p = 4", "[pp][mpi][n
   one.layers = 4;
   train::Trainer straight(tiny(one, steps), MPI_COMM_SELF);
   straight.run();
-  train::Trainer at_cut(tiny(one, steps), MPI_COMM_SELF);
-  at_cut.run({}, {}, cut);
-  const auto want_sums = train::parameter_checksums(at_cut);
+  const auto want_sums = test::checksums_at_cut(tiny(one, steps), cut);
   const std::string saved = base + "/saved";
-  {
-    Layout two = one;
-    two.p = 2;
-    Group g(2);
-    train::Trainer first(test::with_checkpoint_dir(tiny(two, steps), saved + std::to_string(g.index)), g.comm);
-    first.run({}, {}, cut);
-    first.save("test");
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  Layout two = one;
+  two.p = 2;
+  test::save_at_cut(test::with_checkpoint_dir(tiny(two, steps), saved), 2, cut);
   for (int p : {1, 4}) {
     Layout l = one;
     l.p = p;
     Group g(l.ranks());
-    const std::string dir = test::copy_for_group(saved + "0", base, "p" + std::to_string(p), g, l.ranks());
+    const std::string dir = test::copy_for_group(saved, base, "p" + std::to_string(p), g, l.ranks());
     train::Trainer tr(test::with_checkpoint_dir(tiny(l, steps), dir), g.comm);
     tr.resume("latest");
     INFO("resume at p=" << p);

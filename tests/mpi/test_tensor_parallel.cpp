@@ -143,18 +143,9 @@ TEST_CASE("a checkpoint saved at d2 x t2 resumes at t = 1, t = 4 and d = 4", "[t
   const std::string base = test::fresh_dir("tp_reshard");
   train::Trainer straight(tiny(Layout{}, steps), MPI_COMM_SELF);
   straight.run();
-  // The single-rank state at the cut: what every layout must read back from the file.
-  train::Trainer at_cut(tiny(Layout{}, steps), MPI_COMM_SELF);
-  at_cut.run({}, {}, cut);
-  const auto want_sums = train::parameter_checksums(at_cut);
+  const auto want_sums = test::checksums_at_cut(tiny(Layout{}, steps), cut);
   const std::string saved = base + "/saved";
-  {
-    Group g(4);
-    train::Trainer first(test::with_checkpoint_dir(tiny({2, 2, 1, true}, steps), saved), g.comm);
-    first.run({}, {}, cut);
-    first.save("test");
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  test::save_at_cut(test::with_checkpoint_dir(tiny({2, 2, 1, true}, steps), saved), 4, cut);
   for (const Layout& l : {Layout{1, 1, 0}, Layout{1, 4, 0}, Layout{4, 1, 2}}) {
     Group g(l.ranks());
     const std::string dir = test::copy_for_group(saved, base, l.name(), g, l.ranks());
