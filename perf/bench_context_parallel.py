@@ -20,11 +20,10 @@ is over it by design) and is confined to core 0 with taskset. BLAS threads = 1. 
 run reports the median of its steps 2..n; the runs alternate for --rounds rounds and
 every figure is the median over rounds, with the min-max spread of the tokens/s beside it.
 """
-import argparse
 import json
 import os
 
-from bench_util import ROOT, median, steady, train
+from bench_util import ROOT, bench_parser, median, steady, train
 
 
 def exposed_share(report, axis):
@@ -54,12 +53,7 @@ def run(app, deck, ranks, overrides, pin, split):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "long-context.yaml"))
-    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
-    ap.add_argument("--steps", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--json", action="store_true")
+    ap = bench_parser(__doc__, "long-context.yaml", 4, 3)
     a = ap.parse_args()
     common = [f"train.steps={a.steps}", "train.micro_batch=1"]
     rows = [

@@ -20,11 +20,10 @@ BLAS set-up). This machine's speed drifts by +-10% from run to run, so the runs
 alternate for `--rounds` rounds (at least 3) and every figure is the median over the
 rounds, with the spread (min-max over the rounds) beside it.
 """
-import argparse
 import json
 import os
 
-from bench_util import ROOT, median, steady, train
+from bench_util import ROOT, bench_parser, median, steady, train
 
 
 def spread(xs):
@@ -38,13 +37,8 @@ def fmt(xs, f="{:.1f}", scale=1.0):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "small.yaml"))
-    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
-    ap.add_argument("--steps", type=int, default=11, help="steps per run (the first is not measured)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = bench_parser(__doc__, "small.yaml", 11, 3, steps_help="steps per run (the first is not measured)")
     ap.add_argument("--micro-batch", type=int, default=8)
-    ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.rounds < 3 or a.steps < 2:
         ap.error("--rounds must be at least 3 and --steps at least 2 (the first step is not measured)")

@@ -17,11 +17,10 @@ The 1-rank run is confined to core 0 with taskset. BLAS threads = 1. Each run re
 the median of its steps 2..n; the runs alternate for --rounds rounds and every figure
 is the median over rounds, with the min-max spread of the tokens/s beside it.
 """
-import argparse
 import json
 import os
 
-from bench_util import ROOT, median, steady, train
+from bench_util import ROOT, alternate, bench_parser, median, steady
 
 
 def axis_share(report, axis):
@@ -30,13 +29,8 @@ def axis_share(report, axis):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "moe-small.yaml"))
-    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = bench_parser(__doc__, "moe-small.yaml", 5, 3)
     ap.add_argument("--micro-batch", type=int, default=8)
-    ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     m = a.micro_batch
     common = [f"train.steps={a.steps}"]
@@ -45,10 +39,7 @@ def main():
         ("e=2", 2, [f"train.micro_batch={m // 2}", "parallel.e=2"], False),
         ("d=2", 2, [f"train.micro_batch={m // 2}", "parallel.d=2"], False),
     ]
-    reports = {name: [] for name, *_ in rows}
-    for _ in range(a.rounds):
-        for name, ranks, over, pin in rows:
-            reports[name].append(train(a.app, a.deck, ranks, common + over, pin_core0=pin))
+    reports = alternate(rows, a.rounds, a.app, a.deck, common)
 
     mib = 1024.0 * 1024.0
     tps = {name: [steady(r, "tokens_per_s") for r in reports[name]] for name in reports}

@@ -17,14 +17,13 @@ It also writes the Gantt chart of one run (1F1B, m = 8) with perf/plot_pipeline.
 The 1-rank run is confined to core 0 with taskset. BLAS threads = 1. Each run reports
 the median of its steps 2..n; figures are medians over --rounds alternating rounds.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from bench_util import ROOT, median, steady, train
+from bench_util import ROOT, bench_parser, median, steady, train
 
 
 def plot(trace, png):
@@ -39,15 +38,10 @@ def plot(trace, png):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", "small.yaml"))
-    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
-    ap.add_argument("--steps", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap = bench_parser(__doc__, "small.yaml", 4, 2)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--ms", default="2,4,8,16")
     ap.add_argument("--png", default=os.path.join(ROOT, "perf", "pipeline_gantt.png"))
-    ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     ms = [int(x) for x in a.ms.split(",")]
     schedules = [("gpipe", 1), ("1f1b", 1), ("interleaved", 2)]

@@ -5,6 +5,7 @@ the medians they report.
 Each run happens in its own temporary directory (the report and the checkpoint
 directory every run creates go there), with one BLAS and OpenMP thread per rank.
 """
+import argparse
 import json
 import os
 import subprocess
@@ -38,3 +39,25 @@ def steady(report, key):
     """Median of a per-step figure over steps 2..n (the first pays page faults, BLAS set-up)."""
     steps = report["steps"][1:] or report["steps"]
     return median([s[key] for s in steps])
+
+
+def bench_parser(doc, deck, steps, rounds, steps_help=None):
+    """The options every layout benchmark takes: --deck, --app, --steps, --rounds, --json."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--deck", default=os.path.join(ROOT, "inputs", deck))
+    ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
+    ap.add_argument("--steps", type=int, default=steps, help=steps_help)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--json", action="store_true")
+    return ap
+
+
+def alternate(rows, rounds, app, deck, common):
+    """Runs each row (name, ranks, overrides, pin to core 0) once per round, the rows
+    alternating so that a slow spell of the machine hits every row alike; returns
+    {name: [report per round]}."""
+    reports = {name: [] for name, *_ in rows}
+    for _ in range(rounds):
+        for name, ranks, over, pin in rows:
+            reports[name].append(train(app, deck, ranks, common + over, pin_core0=pin))
+    return reports
