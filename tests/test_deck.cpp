@@ -100,12 +100,12 @@ TEST_CASE("valid decks this build cannot run yet are named, field by field", "[d
   const Deck d = parse_deck("parallel:\n  p: 2\n  c: 2\n  t: 2\ntrain:\n  recompute: full\n", "t.yaml");
   const auto u = unsupported_features(d);  // tensor, pipeline and context parallelism and recomputation run
   CHECK(u.empty());
-  // Every axis runs, MoE with a context ring too; a fully recomputed MoE block does not yet.
+  // Every axis runs, MoE with a context ring and with full recomputation too.
   CHECK(unsupported_features(parse_deck("parallel:\n  e: 2\nmodel:\n  experts: 4\n", "t.yaml")).empty());
   CHECK(unsupported_features(parse_deck("parallel:\n  c: 2\n  e: 2\nmodel:\n  experts: 4\n", "t.yaml")).empty());
-  CHECK(unsupported_features(parse_deck("model:\n  experts: 4\ntrain:\n  recompute: full\n", "t.yaml")) ==
-        std::vector<std::string>{"t.yaml: train.recompute=full: not implemented with model.experts > 0 in this build "
-                                 "(supported: none, selective)"});
+  CHECK(unsupported_features(parse_deck("model:\n  experts: 4\ntrain:\n  recompute: full\n", "t.yaml")).empty());
+  CHECK(unsupported_features(parse_deck("model:\n  tie_embeddings: true\n", "t.yaml")) ==
+        std::vector<std::string>{"t.yaml: model.tie_embeddings=true: not implemented in this build (supported: false)"});
   // ZeRO 3 runs with a pipeline too.
   CHECK(unsupported_features(parse_deck("parallel:\n  p: 2\n  zero: 3\n", "t.yaml")).empty());
   CHECK(unsupported_features(load_deck(kDir + "tiny.yaml")).empty());

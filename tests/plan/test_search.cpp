@@ -79,8 +79,6 @@ bool brute_valid(const ModelDesc& m, long long batch, long long per_node, const 
   if (l.sp && (l.t == 1 || (m.seq / l.c) % l.t || m.seq % l.c)) return false;
   if (l.e > 1 && (!m.moe() || m.experts % l.e)) return false;
   if (m.moe() && l.t > 1 && (m.experts % (l.e * l.t) || !l.sp)) return false;
-  // Not in the runtime yet: MoE with full recomputation.
-  if (m.moe() && l.recompute == Recompute::full) return false;
   if (l.virtual_stages > 1 && (l.p == 1 || l.accumulation % l.p)) return false;
   if (l.zero > 0 && l.d * l.c * l.e == 1) return false;  // same plan as ZeRO-0
   return 1LL * l.micro_batch * l.accumulation * l.d * l.e == batch;

@@ -478,10 +478,6 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  // A fully recomputed MoE block would route, exchange and count its tokens twice.
-  if (d.model.experts != 0 && d.train.recompute == "full")
-    out.push_back(d.origin + ": train.recompute=full: not implemented with model.experts > 0 in this build "
-                             "(supported: none, selective)");
   if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
   if (d.train.precision != "fp32") no("train.precision", d.train.precision, "fp32");
   return out;

@@ -27,13 +27,19 @@ BlockActs<S>& Block<S>::acts(Context<S>& ctx) {
 }
 
 template <class S>
-void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in) {
+void Block<S>::attention_half(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in) {
   auto& a = acts(ctx);
   k::layernorm_forward<S>(a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.ln1_w, w.ln1_b);
   AttentionLayer<S>::forward(ctx, a.attn, w.attn, a.res2, a.ln1);
   k::accumulate<S>(a.res2, x_in);
   ctx.hooks->progress();  // lets a prefetched gather (ZeRO-3) advance
   k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
+}
+
+template <class S>
+void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in) {
+  auto& a = acts(ctx);
+  attention_half(ctx, w, x_in);
   if (w.moe.router_w.data())
     moe_->forward(ctx, w.moe, a.res3, a.ln2);
   else {
@@ -45,7 +51,16 @@ void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in)
 
 template <class S>
 void Block<S>::backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<S>& g, CMatU<S> x_in) {
-  if (ctx.recompute == Recompute::full) forward(ctx, w, x_in);  // rebuilds the shared activations
+  // Full recomputation rebuilds the shared activations from the block's input. An MoE
+  // layer is not run again: it keeps its own routing and routed rows (MoeLayer), so a
+  // second pass would only repeat its two all-to-alls and count its tokens and its
+  // load-balancing loss twice; its output, like every block's, is kept.
+  if (ctx.recompute == Recompute::full) {
+    if (w.moe.router_w.data())
+      attention_half(ctx, w, x_in);
+    else
+      forward(ctx, w, x_in);
+  }
   auto& a = acts(ctx);
   auto& ws = ctx.ws;
   // MLP branch: res3 = res2 + mlp(ln2(res2)); dres holds dL/dres3.

@@ -5,7 +5,8 @@
 // with sequence parallelism. The block keeps what its backward needs, according to
 // the recomputation mode: everything (none); all but the attention core (selective,
 // rebuilt from qkv in the backward); only its output (full: the forward is rerun from
-// the block's input, which the previous unit keeps, into shared buffers).
+// the block's input, which the previous unit keeps, into shared buffers; an MoE layer
+// keeps its routing and routed rows in every mode and is not rerun).
 #pragma once
 #include <memory>
 
@@ -34,6 +35,8 @@ class Block {
 
  private:
   BlockActs<S>& acts(Context<S>& ctx);  // this block's, or the shared ones (full)
+  // ln1, attention, res2 = x + attention, ln2: the forward up to the MLP's input.
+  void attention_half(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in);
   BlockActs<S> own_;
   std::unique_ptr<MoeLayer<S>> moe_;
 };

@@ -34,6 +34,7 @@ BlockGemms block_forward_gemms(const ModelDesc& m, const Layout& l, const Device
   };
   add(g.linear, N, 3 * D / t, D);
   add(g.linear, N, D, D / t);
+  const double attention_linear = g.linear;
   if (m.moe()) {
     const double E = double(m.experts);
     const double local = std::max(1.0, E / (double(l.e) * t));
@@ -41,6 +42,7 @@ BlockGemms block_forward_gemms(const ModelDesc& m, const Layout& l, const Device
     const double tokens = N * double(m.top_k) * imb / t / local;
     add(g.linear, tokens, F, D, local);
     add(g.linear, tokens, D, F, local);
+    g.experts = g.linear - attention_linear;
   } else {
     add(g.linear, N, F / t, D);
     add(g.linear, N, D, F / t);

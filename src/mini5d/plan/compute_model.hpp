@@ -27,6 +27,7 @@ double gemm_time(const DeviceDesc& dev, Precision prec, double m, double n, doub
 // the dense (or expert) GEMMs and the attention core (QK^T and PV).
 struct BlockGemms {
   double linear = 0;  // QKV, projection, MLP (or router + experts)
+  double experts = 0; // of linear, the router and experts' share (MoE blocks)
   double attention = 0;
   double flops = 0;   // the FLOPs they carry (for the achieved-rate report)
 };

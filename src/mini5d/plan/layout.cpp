@@ -112,9 +112,6 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
     why("e*t=" + std::to_string(l.e * l.t) + " does not divide experts=" + std::to_string(m.experts) +
         " (experts are split over e x t)");
   if (m.moe() && l.t > 1 && !l.sp) why("t > 1 with experts needs sequence parallelism");
-  // What this build of the runtime refuses (core/deck.cpp, unsupported_features).
-  if (m.moe() && l.recompute == Recompute::full)
-    why("full recomputation with experts is not implemented in the runtime yet");
   if (m.moe() && (m.top_k < 1 || m.top_k > m.experts))
     why("top_k must be in 1..experts");
   if (l.zero < 0 || l.zero > 3) why("ZeRO stage must be 0..3");

@@ -115,7 +115,9 @@ double moe_routed_bytes(const ActShape& s) {
 
 double block_activation_bytes(const ActShape& s, Recompute r) {
   const double N = local_tokens(s), t = s.t, a = s.elem_bytes, rr = rep(s);
-  if (r == Recompute::full) return a * N * s.d_model * rr;
+  // Full: the block's output; an MoE layer is not recomputed (model/block.hpp) and keeps
+  // its routing and routed rows in every mode.
+  if (r == Recompute::full) return a * N * s.d_model * rr + moe_kept_bytes(s) + moe_routed_bytes(s);
   const double kept = 4 * N * s.d_model * rr + 4 * N * rr  // residual-class + LN stats
                       + 4 * N * s.d_model / t              // qkv, att_merged
                       + (s.experts > 1 ? 0.0 : mlp_elems(s));
@@ -147,8 +149,13 @@ double workspace_bytes(const ActShape& s, Recompute r) {
   if (s.t > 1) w += a * N * (s.t + 3);
   if (r == Recompute::selective) w += attention_core_bytes(s);
   // Full: one block's activations rebuilt in the backward, but its output, which each
-  // block keeps (it is what block_activation_bytes(full) counts).
-  if (r == Recompute::full) w += block_activation_bytes(s, Recompute::none) - a * N * s.d_model * rr;
+  // block keeps (it is what block_activation_bytes(full) counts). The shared set has a
+  // dense MLP's buffers (an MoE layer keeps its own), so it is a dense block's.
+  if (r == Recompute::full) {
+    ActShape dense = s;
+    dense.experts = 0;
+    w += block_activation_bytes(dense, Recompute::none) - a * N * s.d_model * rr;
+  }
   return w;
 }
 

@@ -72,7 +72,8 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   // The backward runs two GEMMs of each forward shape (input and weight gradients).
   sc.bwd = blocks * (2 * (g.linear + g.attention) + elem_bwd + k_bwd);
   if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
-  if (l.recompute == Recompute::full) sc.recompute = sc.fwd;
+  // Full recomputation reruns every block's forward but an MoE layer's (model/block.hpp).
+  if (l.recompute == Recompute::full) sc.recompute = sc.fwd - blocks * g.experts;
   if (stage == l.p - 1) {
     const double head = head_forward_gemm(m, l, cl.device, tr.precision);
     const double head_mem = o.elementwise_passes * a * N * V / t / hbm;
@@ -81,10 +82,11 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   }
 
   // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
-  // forward is recomputed); the vocab-parallel embedding/head add one each.
+  // forward is recomputed, +1 for an MoE block, whose experts are not rerun); the
+  // vocab-parallel embedding/head add one each.
   if (const LinkTier* lt = tier_ptr(cl, axis_tier(cl, l, Axis::t))) {
     const double one = allreduce_time(tp_allreduce_bytes(B, T, l.c, D, a), l.t, *lt);
-    double calls = blocks * (l.recompute == Recompute::full ? 6 : 4);
+    double calls = blocks * (l.recompute == Recompute::full ? (m.moe() ? 5 : 6) : 4);
     if (stage == 0) calls += 1;
     if (stage == l.p - 1) calls += 1;
     sc.tp_total = calls * one;
@@ -109,11 +111,11 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
     sc.cp = blocks * exp;
     sc.cp_total = blocks * tot;
   }
-  // Expert parallelism: dispatch + combine forward and backward (and recompute).
+  // Expert parallelism: dispatch + combine forward and backward (never recomputed).
   if (const LinkTier* le = tier_ptr(cl, axis_tier(cl, l, Axis::e))) {
     const double one = alltoall_time(
         ep_alltoall_bytes(B, T, l.c, l.t, l.sp, D, double(m.top_k), imb, a), l.e, *le);
-    sc.ep = blocks * (l.recompute == Recompute::full ? 6 : 4) * one;
+    sc.ep = blocks * 4 * one;
   }
   // Pipeline: each micro-batch crosses v stage boundaries forward and backward.
   sc.pp = 2.0 * l.virtual_stages * pp_send_time(cl, l, B, T, D, a);
@@ -209,8 +211,10 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   const double L = double(m.layers), Dm = double(m.d_model), Tq = double(m.seq);
   double re = 0;
   if (l.recompute == Recompute::selective) re = 4 * L * Tq * Dm;
+  // An MoE layer is not recomputed: its router and experts are left out.
+  const double moe_matmul = m.moe() ? L * (double(m.top_k) * 2 * Dm * double(m.ffn) + pc.router) : 0.0;
   if (l.recompute == Recompute::full)
-    re = 2 * (pc.matmul_active - double(m.vocab) * Dm) + 4 * L * Tq * Dm;
+    re = 2 * (pc.matmul_active - double(m.vocab) * Dm - moe_matmul) + 4 * L * Tq * Dm;
   tb.hardware_flops = tb.model_flops + tokens * re;
   tb.hardware_flops_rate = tb.hardware_flops / tb.step;
   tb.hfu = peak > 0 ? tb.hardware_flops_rate / peak : 0;
