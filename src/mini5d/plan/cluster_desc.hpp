@@ -26,7 +26,14 @@ struct LinkTier {
   double bandwidth_at(double bytes) const;
 };
 
-enum class GemmModel { roofline, flat };
+enum class GemmModel { roofline, flat, measured };
+
+// One measured product (device.gemm.table): op_a op_b ('N' or 'T'), shape, and the
+// seconds one call took on the machine (fp32, all ranks of a node running at once).
+struct GemmPoint {
+  char ta = 'N', tb = 'T';
+  double m = 0, n = 0, k = 0, seconds = 0;
+};
 
 struct DeviceDesc {
   std::string kind = "gpu";  // gpu | cpu (a CPU "device" is the cores one rank owns)
@@ -42,6 +49,7 @@ struct DeviceDesc {
   GemmModel gemm_model = GemmModel::roofline;
   double gemm_call_overhead = 5e-6;  // seconds per GEMM call
   std::string gemm_source;
+  std::vector<GemmPoint> gemm_table;  // model: measured
   double usable_memory() const { return memory - reserved; }
 };
 
@@ -60,6 +68,12 @@ struct SoftwareDesc {
   // Dropout on the attention probabilities (GPT-2/Megatron default 0.1; mini5d has
   // none): two more passes over the score matrix each way, plus a 1-byte mask.
   bool attention_dropout = false;
+  // Queries per causal block of the attention core: each block's scores are computed
+  // against the keys up to its diagonal only, one call per block (mini5d's CPU path:
+  // 64, kernels/attention.hpp; `mini5d calibrate` writes it); 0 (the default) is the
+  // whole T x T square, masked, as Megatron-LM 2021 and a batched GPU kernel run it.
+  // Ring attention (c > 1) is costed as the whole square of its chunk either way.
+  int attention_block = 0;
 };
 
 struct ClusterDesc {

@@ -173,6 +173,38 @@ std::string read_file(const std::string& path) {
 
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
+// device.gemm.table: rows [op, m, n, k, GFLOP/s], op one of NN NT TN TT (the
+// transposes of A and B), shapes positive integers.
+std::vector<GemmPoint> read_gemm_table(const Fields& f, const std::string& key) {
+  std::vector<GemmPoint> out;
+  const YAML::Node t = f.at(key);
+  if (!t) return out;
+  if (!t.IsSequence()) f.fail(key, "expected a list of [op, m, n, k, GFLOP/s] rows");
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const std::string fld = key + "[" + std::to_string(i) + "]";
+    const YAML::Node r = t[i];
+    if (!r.IsSequence() || r.size() != 5 || !r[0].IsScalar())
+      f.fail(fld, "expected [op, m, n, k, GFLOP/s], e.g. [NT, 2048, 1536, 512, 98.5]");
+    const std::string op = r[0].Scalar();
+    if (op.size() != 2 || (op[0] != 'N' && op[0] != 'T') || (op[1] != 'N' && op[1] != 'T'))
+      f.fail(fld, "op '" + op + "' is not valid (valid: NN, NT, TN, TT)");
+    double v[4] = {};
+    for (int j = 0; j < 4; ++j) {
+      try {
+        v[j] = r[j + 1].as<double>();
+      } catch (const YAML::Exception&) {
+        f.fail(fld, "'" + r[j + 1].Scalar() + "' is not a number");
+      }
+      const bool shape = j < 3;
+      if (!std::isfinite(v[j]) || v[j] <= 0 || (shape && (v[j] != std::floor(v[j]) || v[j] > 1e9)) ||
+          (!shape && v[j] > 1e7))
+        f.fail(fld, fmt(v[j]) + " is out of range (m, n, k: integers in [1, 1e9]; GFLOP/s in (0, 1e7])");
+    }
+    out.push_back({op[0], op[1], v[0], v[1], v[2], 2 * v[0] * v[1] * v[2] / (v[3] * 1e9)});
+  }
+  return out;
+}
+
 LinkTier read_tier(const Fields& f, const std::string& key) {
   LinkTier t;
   t.name = f.text(key + ".name", key);
@@ -319,7 +351,12 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   const std::string gm = f.text("device.gemm.model", "roofline");
   if (gm == "roofline") d.gemm_model = GemmModel::roofline;
   else if (gm == "flat") d.gemm_model = GemmModel::flat;
-  else f.fail("device.gemm.model", "'" + gm + "' is not valid (valid: roofline, flat)");
+  else if (gm == "measured") d.gemm_model = GemmModel::measured;
+  else f.fail("device.gemm.model", "'" + gm + "' is not valid (valid: roofline, flat, measured)");
+  d.gemm_table = read_gemm_table(f, "device.gemm.table");
+  if (d.gemm_model == GemmModel::measured && d.gemm_table.empty())
+    f.fail("device.gemm.table", "missing (model: measured needs [op, m, n, k, GFLOP/s] rows; "
+                                "`mini5d calibrate` writes them)");
   d.gemm_call_overhead = 1e-6 * f.number("device.gemm.call_overhead_us", 0, 1e5,
                                          "fixed cost of one GEMM call in microseconds", false,
                                          d.kernel_overhead * 1e6);
@@ -365,6 +402,9 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
                                     false, 0);
   cl.software.pp_scatter_gather = f.flag("software.pp_scatter_gather", false);
   cl.software.attention_dropout = f.flag("software.attention_dropout", false);
+  cl.software.attention_block = int(f.integer("software.attention_block", 0, 1 << 20,
+                                              "queries per causal attention block (0: the whole square)",
+                                              false, cl.software.attention_block));
   cl.slurm_partition = f.text("slurm.partition", "");
   cl.slurm_account = f.text("slurm.account", "");
   cl.slurm_gpu_bind = f.text("slurm.gpu_bind", "closest");

@@ -44,7 +44,7 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   const double imb = m.moe() ? o.moe_imbalance : 1.0;
 
   // GEMMs costed by shape (compute_model.hpp).
-  const BlockGemms g = block_forward_gemms(m, l, cl.device, tr.precision, imb);
+  const BlockGemms g = block_forward_gemms(m, l, cl, tr.precision, imb);
   const ActShape as = act_shape(m, l, tr.precision, imb);
   // Memory-bound kernels (LayerNorm, GELU, residual adds, permutes) stream the stored
   // activations elementwise_passes times per forward+backward (a third forward). The
@@ -69,16 +69,16 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   const double blk_fwd = g.linear + g.attention + elem_fwd + k_fwd;
   sc.attn_fwd = blocks * g.attention;
   sc.fwd = blocks * blk_fwd;
-  // The backward runs two GEMMs of each forward shape (input and weight gradients).
-  sc.bwd = blocks * (2 * (g.linear + g.attention) + elem_bwd + k_bwd);
+  // The backward runs two GEMMs per forward one (input and weight gradients), each of
+  // its own shape (the same operand sizes, so the roofline charges twice the forward).
+  sc.bwd = blocks * (g.linear_bwd + g.attention_bwd + elem_bwd + k_bwd);
   if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
   // Full recomputation reruns every block's forward but an MoE layer's (model/block.hpp).
   if (l.recompute == Recompute::full) sc.recompute = sc.fwd - blocks * g.experts;
   if (stage == l.p - 1) {
-    const double head = head_forward_gemm(m, l, cl.device, tr.precision);
     const double head_mem = o.elementwise_passes * a * N * V / t / hbm;
-    sc.fwd += head + head_mem / 3;
-    sc.bwd += 2 * head + head_mem * 2 / 3;
+    sc.fwd += head_gemm_time(m, l, cl.device, tr.precision) + head_mem / 3;
+    sc.bwd += head_gemm_time(m, l, cl.device, tr.precision, true) + head_mem * 2 / 3;
   }
 
   // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
