@@ -37,6 +37,7 @@
 #include "mini5d/train/output_paths.hpp"
 #include "mini5d/train/platform.hpp"
 #include "mini5d/train/report.hpp"
+#include "mini5d/train/calibrate.hpp"
 #include "mini5d/train/ceilings.hpp"
 #include "mini5d/train/same_deck.hpp"
 #include "mini5d/train/stop_signal.hpp"
@@ -50,11 +51,14 @@ constexpr const char* kUsage =
     "       mini5d topo [DECK] [section.field=value ...]\n"
     "       mini5d ckpt info|verify PATH   (PATH: checkpoint directory or file)\n"
     "       mini5d ceilings [refresh | CLUSTER.yaml]   (sgemm and stream ceilings for the kernel table, cached)\n"
+    "       mini5d calibrate [DECK] [--out FILE] [--base CLUSTER.yaml] [--quick]\n"
+    "                        (measure this allocation's GEMMs, bandwidth and links into a planner cluster file)\n"
     "       mini5d deck-help | version\n";
 
 struct Args {
   std::string command, deck;
   std::vector<std::string> overrides;
+  mini5d::train::CalibrateOptions calibrate;  // calibrate's --out, --base, --quick
 };
 
 Args parse_args(int argc, char** argv) {
@@ -65,6 +69,17 @@ Args parse_args(int argc, char** argv) {
     std::string s = argv[i];
     // "resume=latest" or "resume=PATH": shorthand for checkpoint.resume=...
     if (s.rfind("resume=", 0) == 0) s = "checkpoint." + s;
+    if (a.command == "calibrate" && s.rfind("--", 0) == 0) {
+      if (s == "--quick") {
+        a.calibrate.quick = true;
+        continue;
+      }
+      if ((s != "--out" && s != "--base") || i + 1 >= argc)
+        throw mini5d::InputError("command line: calibrate: \"" + s +
+                                 "\" is not an option (valid: --out FILE, --base CLUSTER.yaml, --quick)");
+      (s == "--out" ? a.calibrate.out : a.calibrate.base) = argv[++i];
+      continue;
+    }
     if (s.find('=') != std::string::npos)
       a.overrides.push_back(s);
     else if (a.deck.empty())
@@ -111,6 +126,19 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   return p;
 }
 
+// calibrate binds ranks as a data-parallel run over all of them would (the deck's
+// ranks_per_node and binding fields apply), so it measures what training gets.
+Prepared prepare_calibrate(const Args& a, MPI_Comm world, int ranks) {
+  using namespace mini5d;
+  Prepared p;
+  checkpoint::detail::agreed(world, [&] { p.deck = resolve_deck(a); });
+  Deck as_run = p.deck;
+  as_run.parallel.d = ranks;
+  as_run.parallel.t = as_run.parallel.p = as_run.parallel.c = as_run.parallel.e = 1;
+  p.placement = topology::place_this_rank(world, as_run);
+  return p;
+}
+
 int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks) {
   using namespace mini5d;
   if (a.command == "deck-help") {
@@ -146,6 +174,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
                        "\"\n" + kUsage);
     return rank == 0 ? train::ceilings_command(a.deck, std::cout) : 0;
   }
+  if (a.command == "calibrate") return train::calibrate_command(world, prep.deck, a.calibrate, std::cout);
   if (a.command == "topo") return topology::topo_command(world, a.deck, a.overrides, std::cout);
   if (a.command != "train")
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
@@ -242,6 +271,7 @@ int main(int argc, char** argv) {
         const Args a = parse_args(argc, argv);
         Prepared prep;
         if (a.command == "train") prep = prepare_train(a, world, ranks);
+        if (a.command == "calibrate") prep = prepare_calibrate(a, world, ranks);
         start_kokkos(prep.placement);
         status = run(a, prep, world, rank, ranks);
       }

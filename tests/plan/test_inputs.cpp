@@ -149,14 +149,14 @@ TEST_CASE("misspelt fields are errors naming the valid ones", "[plan][inputs]") 
   CHECK(error_of(replace(kGood, "memory_gib: 80", "memory_gib: 80\n  reservd_gib: 3")) ==
         "c.yaml: device.reservd_gib: unknown field (valid in device: kind, name, memory_gib, "
         "reserved_gib, memory_bandwidth_gbs, kernel_overhead_us, peak_tflops, "
-        "sustained_tflops, gemm)");
+        "sustained_tflops, gemm, memory_bound)");
   CHECK(model_error(replace(good, "ffn: 256", "ffn: 256, hedas: 4")).rfind(
             "m.yaml: model.hedas: unknown field (valid in model: name, vocab,", 0) == 0);
   CHECK(model_error(good + "optimiser: {lr: 1}\n").rfind(
             "m.yaml: optimiser: unknown section or field of a model file", 0) == 0);
   CHECK(error_of(replace(kGood, "latency_us: 5}", "latency_us: 5, bandwith_gbs: 9}")) ==
         "c.yaml: links.intra_node.bandwith_gbs: unknown field (valid in links.intra_node: name, "
-        "bandwidth_gbs, latency_us, curve)");
+        "bandwidth_gbs, latency_us, curve, gather_curve, send_curve)");
   CHECK(error_of(kGood + "nodez: 4\n").rfind("c.yaml: nodez: unknown section or field", 0) == 0);
   // In a deck the runtime's fields are the valid ones.
   const std::string deck = good + "parallel: {d: 2}\n";

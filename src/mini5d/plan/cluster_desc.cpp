@@ -6,8 +6,8 @@
 
 namespace mini5d::plan {
 
-double LinkTier::bandwidth_at(double bytes) const {
-  if (curve.empty() || bytes <= 0) return bandwidth;
+namespace {
+double interpolate(const BandwidthCurve& curve, double bytes) {
   if (bytes <= curve.front().first) return curve.front().second;
   if (bytes >= curve.back().first) return curve.back().second;
   for (std::size_t i = 1; i < curve.size(); ++i) {
@@ -19,6 +19,14 @@ double LinkTier::bandwidth_at(double bytes) const {
     }
   }
   return curve.back().second;
+}
+}  // namespace
+
+double LinkTier::bandwidth_at(double bytes, LinkOp op) const {
+  const BandwidthCurve& own = op == LinkOp::gather ? gather_curve : op == LinkOp::send ? send_curve : curve;
+  const BandwidthCurve& c = own.empty() ? curve : own;
+  if (c.empty() || bytes <= 0) return bandwidth;
+  return interpolate(c, bytes);
 }
 
 }  // namespace mini5d::plan

@@ -17,13 +17,21 @@
 
 namespace mini5d::plan {
 
+// The kind of call a bandwidth is asked for: a tier may carry one measured curve per
+// kind (`mini5d calibrate` writes all three); a kind without its own uses `curve`.
+enum class LinkOp { allreduce, gather, send };  // gather: also reduce-scatter, all-to-all
+
+using BandwidthCurve = std::vector<std::pair<double, double>>;  // (bytes, bytes/s), ascending
+
 struct LinkTier {
   std::string name;        // e.g. "NVLink 4 via NVSwitch"
   double span_devices = 0; // devices reachable inside this tier (aligned block); 0 = all
   double bandwidth = 0;    // bytes/s per device per direction
   double latency = 0;      // seconds per message step
-  std::vector<std::pair<double, double>> curve;  // (bytes, bytes/s), ascending bytes
-  double bandwidth_at(double bytes) const;
+  BandwidthCurve curve;         // all-reduce, and every kind without a curve of its own
+  BandwidthCurve gather_curve;  // all-gather / reduce-scatter / all-to-all
+  BandwidthCurve send_curve;    // point-to-point
+  double bandwidth_at(double bytes, LinkOp op = LinkOp::allreduce) const;
 };
 
 enum class GemmModel { roofline, flat, measured };
@@ -50,6 +58,15 @@ struct DeviceDesc {
   double gemm_call_overhead = 5e-6;  // seconds per GEMM call
   std::string gemm_source;
   std::vector<GemmPoint> gemm_table;  // model: measured
+  // Rates of the memory-bound kernels in the planner's byte counts (time_model.hpp),
+  // bytes/s; 0: hbm_bandwidth. device.memory_bound in the cluster file, measured by
+  // `mini5d calibrate`; measured rates include the kernels' fixed costs.
+  double elementwise_bandwidth = 0, softmax_bandwidth = 0, optimizer_bandwidth = 0;
+  bool memory_bound_measured = false;
+  std::string memory_bound_source;
+  double elementwise_bw() const { return elementwise_bandwidth > 0 ? elementwise_bandwidth : hbm_bandwidth; }
+  double softmax_bw() const { return softmax_bandwidth > 0 ? softmax_bandwidth : hbm_bandwidth; }
+  double optimizer_bw() const { return optimizer_bandwidth > 0 ? optimizer_bandwidth : hbm_bandwidth; }
   double usable_memory() const { return memory - reserved; }
 };
 

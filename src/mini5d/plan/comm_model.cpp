@@ -17,7 +17,7 @@ double allreduce_time(double bytes, int n, const LinkTier& link) {
 double allgather_time(double gathered_bytes, int n, const LinkTier& link) {
   if (n <= 1 || gathered_bytes <= 0) return 0;
   return (n - 1.0) * link.latency +
-         allgather_factor(n) * gathered_bytes / link.bandwidth_at(gathered_bytes);
+         allgather_factor(n) * gathered_bytes / link.bandwidth_at(gathered_bytes, LinkOp::gather);
 }
 
 double reduce_scatter_time(double full_bytes, int n, const LinkTier& link) {
@@ -27,12 +27,12 @@ double reduce_scatter_time(double full_bytes, int n, const LinkTier& link) {
 double alltoall_time(double bytes_per_rank, int n, const LinkTier& link) {
   if (n <= 1 || bytes_per_rank <= 0) return 0;
   return (n - 1.0) * link.latency +
-         allgather_factor(n) * bytes_per_rank / link.bandwidth_at(bytes_per_rank);
+         allgather_factor(n) * bytes_per_rank / link.bandwidth_at(bytes_per_rank, LinkOp::gather);
 }
 
 double send_time(double bytes, const LinkTier& link) {
   if (bytes <= 0) return 0;
-  return link.latency + bytes / link.bandwidth_at(bytes);
+  return link.latency + bytes / link.bandwidth_at(bytes, LinkOp::send);
 }
 
 int tier_for_group(const ClusterDesc& cl, long long stride, long long n) {

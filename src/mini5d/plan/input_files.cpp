@@ -205,32 +205,38 @@ std::vector<GemmPoint> read_gemm_table(const Fields& f, const std::string& key) 
   return out;
 }
 
+// A tier's measured [bytes, GB/s] points, ascending in bytes (empty if absent).
+BandwidthCurve read_curve(const Fields& f, const std::string& key) {
+  BandwidthCurve out;
+  const YAML::Node c = f.at(key);
+  if (!c) return out;
+  if (!c.IsSequence()) f.fail(key, "expected a list of [bytes, GB/s] pairs");
+  double prev = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const std::string fld = key + "[" + std::to_string(i) + "]";
+    if (!c[i].IsSequence() || c[i].size() != 2) f.fail(fld, "expected a [bytes, GB/s] pair");
+    double b = 0, bw = 0;
+    try {
+      b = c[i][0].as<double>(), bw = c[i][1].as<double>();
+    } catch (const YAML::Exception&) {
+      f.fail(fld, "expected two numbers [bytes, GB/s]");
+    }
+    if (!(b > prev) || !(bw > 0)) f.fail(fld, "bytes must increase along the curve and GB/s must be > 0");
+    prev = b;
+    out.emplace_back(b, bw * 1e9);
+  }
+  return out;
+}
+
 LinkTier read_tier(const Fields& f, const std::string& key) {
   LinkTier t;
   t.name = f.text(key + ".name", key);
   t.bandwidth = 1e9 * f.number(key + ".bandwidth_gbs", 1e-6, 1e6,
                                "per-device, per-direction bandwidth in GB/s");
   t.latency = 1e-6 * f.number(key + ".latency_us", 0, 1e6, "latency per message in microseconds");
-  const YAML::Node c = f.at(key + ".curve");
-  if (c) {
-    if (!c.IsSequence()) f.fail(key + ".curve", "expected a list of [bytes, GB/s] pairs");
-    double prev = 0;
-    for (std::size_t i = 0; i < c.size(); ++i) {
-      const std::string fld = key + ".curve[" + std::to_string(i) + "]";
-      if (!c[i].IsSequence() || c[i].size() != 2)
-        f.fail(fld, "expected a [bytes, GB/s] pair");
-      double b = 0, bw = 0;
-      try {
-        b = c[i][0].as<double>(), bw = c[i][1].as<double>();
-      } catch (const YAML::Exception&) {
-        f.fail(fld, "expected two numbers [bytes, GB/s]");
-      }
-      if (!(b > prev) || !(bw > 0))
-        f.fail(fld, "bytes must increase along the curve and GB/s must be > 0");
-      prev = b;
-      t.curve.emplace_back(b, bw * 1e9);
-    }
-  }
+  t.curve = read_curve(f, key + ".curve");
+  t.gather_curve = read_curve(f, key + ".gather_curve");
+  t.send_curve = read_curve(f, key + ".send_curve");
   return t;
 }
 
@@ -354,6 +360,13 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   else if (gm == "measured") d.gemm_model = GemmModel::measured;
   else f.fail("device.gemm.model", "'" + gm + "' is not valid (valid: roofline, flat, measured)");
   d.gemm_table = read_gemm_table(f, "device.gemm.table");
+  const std::string mbk = "device.memory_bound.";
+  d.elementwise_bandwidth = 1e9 * f.number(mbk + "elementwise_gbs", 1e-6, 1e6,
+                                           "LayerNorm/GELU/residual rate in GB/s", false, 0);
+  d.softmax_bandwidth = 1e9 * f.number(mbk + "softmax_gbs", 1e-6, 1e6, "softmax rate in GB/s", false, 0);
+  d.optimizer_bandwidth = 1e9 * f.number(mbk + "optimizer_gbs", 1e-6, 1e6, "AdamW rate in GB/s", false, 0);
+  d.memory_bound_source = f.text(mbk + "source", "");
+  d.memory_bound_measured = f.flag(mbk + "measured", false);
   if (d.gemm_model == GemmModel::measured && d.gemm_table.empty())
     f.fail("device.gemm.table", "missing (model: measured needs [op, m, n, k, GFLOP/s] rows; "
                                 "`mini5d calibrate` writes them)");

@@ -61,20 +61,23 @@ const KeySchema& deck_schema() {
 }
 
 const KeySchema& cluster_file_schema() {
-  static const std::vector<std::string> tier = {"name", "bandwidth_gbs", "latency_us", "curve"};
+  static const std::vector<std::string> tier = {"name", "bandwidth_gbs", "latency_us", "curve",
+                                                 "gather_curve", "send_curve"};
   static const std::vector<std::string> precs = {"fp32", "bf16", "fp64"};
   static const KeySchema s = {
       {"", {"name", "nodes", "devices_per_node", "cores_per_node", "device", "links", "slurm",
             "software"}},
       {"software", {"name", "tp_overlap", "pp_scatter_gather", "attention_dropout", "attention_block"}},
       {"device", {"kind", "name", "memory_gib", "reserved_gib", "memory_bandwidth_gbs",
-                  "kernel_overhead_us", "peak_tflops", "sustained_tflops", "gemm"}},
+                  "kernel_overhead_us", "peak_tflops", "sustained_tflops", "gemm", "memory_bound"}},
       {"device.peak_tflops", precs},
       {"device.sustained_tflops", precs},
       {"device.gemm", {"model", "source", "call_overhead_us", "table"}},
+      {"device.memory_bound", {"elementwise_gbs", "softmax_gbs", "optimizer_gbs", "measured", "source"}},
       {"links", {"intra_node", "middle", "inter_node"}},
       {"links.intra_node", tier},
-      {"links.middle", {"name", "bandwidth_gbs", "latency_us", "curve", "nodes_per_group"}},
+      {"links.middle", {"name", "bandwidth_gbs", "latency_us", "curve", "gather_curve", "send_curve",
+                        "nodes_per_group"}},
       {"links.inter_node", tier},
       {"slurm", {"partition", "account", "gpu_bind", "mpi", "binding", "gpu_aware_env", "time"}},
   };

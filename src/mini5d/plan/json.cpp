@@ -49,7 +49,10 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
      << ", \"workspace\": " << num(m.workspace) << ", \"comm_buffers\": " << num(m.comm_buffers)
      << ", \"reserved\": " << num(m.reserved) << "},\n"
      << ind << " \"time_s\": {\"step\": " << num(t.step) << ", \"compute\": " << num(t.compute)
-     << ", \"recompute\": " << num(t.recompute) << ", \"bubble\": " << num(t.bubble)
+     << ", \"recompute\": " << num(t.recompute) << ", \"compute_parts\": {\"gemm\": " << num(t.compute_gemm)
+     << ", \"attention_gemm\": " << num(t.compute_attention_gemm) << ", \"memory_bound\": "
+     << num(t.compute_memory) << ", \"launch\": " << num(t.compute_launch) << "}"
+     << ", \"bubble\": " << num(t.bubble)
      << ", \"optimizer\": " << num(t.optimizer) << ", \"exposed\": {\"tp\": " << num(t.tp)
      << ", \"pp\": " << num(t.pp) << ", \"cp\": " << num(t.cp) << ", \"ep\": " << num(t.ep)
      << ", \"dp\": " << num(t.dp) << ", \"zero3\": " << num(t.zero3) << "}, \"total\": {\"dp\": "

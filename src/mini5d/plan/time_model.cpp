@@ -18,11 +18,63 @@ double exposed_time(double comm, double window, double eff) {
   return (comm - hidden) + (1.0 - eff) * hidden;
 }
 
+MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                                    const Layout& l, const TimeOptions& o) {
+  const double a = activation_elem_bytes(tr.precision);
+  const double B = l.micro_batch, T = double(m.seq), t = l.t;
+  const double imb = m.moe() ? o.moe_imbalance : 1.0;
+  const ActShape as = act_shape(m, l, tr.precision, imb);
+  // Memory-bound kernels (LayerNorm, GELU, residual adds, permutes) stream the stored
+  // activations elementwise_passes times per forward+backward (a third forward). The
+  // softmax is counted apart, over every score the rank's T/c queries meet (stored as
+  // probabilities at c = 1, made block by block by ring attention at c > 1): forward
+  // reads the scores and writes the probabilities (2 passes), backward reads dP and P
+  // and writes dS (3). Attention dropout (software.attention_dropout) adds reading P,
+  // writing the dropped P and a 1-byte mask forward, and the masked gradient backward.
+  const double bh = B * double(m.heads) / t;
+  // Causal blocks (software.attention_block, c = 1) compute each block's scores up to
+  // its diagonal only.
+  double score_area = (T / l.c) * T;
+  if (l.c == 1 && cl.software.attention_block > 0) {
+    score_area = 0;
+    for (long long r0 = 0; r0 < m.seq; r0 += cl.software.attention_block) {
+      const double n = double(std::min<long long>(cl.software.attention_block, m.seq - r0));
+      score_area += n * (double(r0) + n);
+    }
+  }
+  const double scores = a * bh * score_area;
+  const double stored_scores = l.c > 1 ? a * bh * (T / l.c) : a * bh * (T / l.c) * T;
+  const double other = block_activation_bytes(as, Recompute::none) - stored_scores;
+  const double drop = cl.software.attention_dropout ? 2 + 1 / a : 0.0;
+  MemoryBoundBytes b;
+  b.elementwise_fwd = o.elementwise_passes / 3 * other;
+  b.elementwise_bwd = o.elementwise_passes * 2 / 3 * other;
+  b.softmax_fwd = (2 + drop) * scores;
+  b.softmax_bwd = (3 + drop) * scores;
+  return b;
+}
+
+double head_memory_bytes(const ModelDesc& m, const TrainDesc& tr, const Layout& l, const TimeOptions& o) {
+  const double N = l.micro_batch * double(m.seq) / l.c;
+  return o.elementwise_passes * activation_elem_bytes(tr.precision) * N * double(m.vocab) / l.t;
+}
+
+double optimizer_bytes(const ModelDesc& m, const TrainDesc& tr, const Layout& l, int stage) {
+  const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
+  const ShardParams sp = stage_params(m, l, stage);
+  const int G = l.dense_group(), GX = l.expert_group();
+  const double shard = l.zero >= 1 ? sp.dense / std::max(G, 1) + sp.expert / std::max(GX, 1) : sp.total();
+  return shard * (2 * pb.weight + pb.grad + 2 * pb.optimizer());
+}
+
 namespace {
 
 struct StageCost {
   double fwd = 0, bwd = 0, recompute = 0;  // compute seconds per micro-batch
   double attn_fwd = 0;                     // attention-core part of fwd (CP overlap window)
+  // fwd + bwd by kind: dense GEMMs (head included), attention GEMMs, memory-bound
+  // kernels, fixed kernel costs.
+  double gemm = 0, attention_gemm = 0, memory = 0, launch = 0;
   double tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;  // exposed per micro-batch
   double cp_total = 0, zero3_total = 0, tp_total = 0;
   double per_mb() const { return fwd + bwd + recompute + tp + cp + ep + pp + zero3; }
@@ -35,36 +87,23 @@ const LinkTier* tier_ptr(const ClusterDesc& cl, int i) {
 StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
                      const Layout& l, int stage, const TimeOptions& o) {
   StageCost sc;
-  const double hbm = cl.device.hbm_bandwidth;
   const double a = activation_elem_bytes(tr.precision);
-  const double B = l.micro_batch, T = double(m.seq), D = double(m.d_model),
-               V = double(m.vocab), t = l.t;
-  const double N = B * T / l.c;
+  const double B = l.micro_batch, T = double(m.seq), D = double(m.d_model);
   const double blocks = double(m.layers) / l.p;
   const double imb = m.moe() ? o.moe_imbalance : 1.0;
 
   // GEMMs costed by shape (compute_model.hpp).
   const BlockGemms g = block_forward_gemms(m, l, cl, tr.precision, imb);
-  const ActShape as = act_shape(m, l, tr.precision, imb);
-  // Memory-bound kernels (LayerNorm, GELU, residual adds, permutes) stream the stored
-  // activations elementwise_passes times per forward+backward (a third forward). The
-  // softmax is counted apart, over every score the rank's T/c queries meet (stored as
-  // probabilities at c = 1, made block by block by ring attention at c > 1): forward
-  // reads the scores and writes the probabilities (2 passes), backward reads dP and P
-  // and writes dS (3). Attention dropout (software.attention_dropout) adds reading P,
-  // writing the dropped P and a 1-byte mask forward, and the masked gradient backward.
-  const double bh = B * double(m.heads) / t;
-  const double scores = a * bh * (T / l.c) * T;
-  const double stored_scores = l.c > 1 ? a * bh * (T / l.c) : scores;
-  const double other = block_activation_bytes(as, Recompute::none) - stored_scores;
-  const double drop = cl.software.attention_dropout ? 2 + 1 / a : 0.0;
-  const double elem_fwd = (o.elementwise_passes / 3 * other + (2 + drop) * scores) / hbm;
-  const double elem_bwd = (o.elementwise_passes * 2 / 3 * other + (3 + drop) * scores) / hbm;
+  const MemoryBoundBytes mb = block_memory_bytes(m, tr, cl, l, o);
+  const DeviceDesc& dev = cl.device;
+  const double elem_fwd = mb.elementwise_fwd / dev.elementwise_bw() + mb.softmax_fwd / dev.softmax_bw();
+  const double elem_bwd = mb.elementwise_bwd / dev.elementwise_bw() + mb.softmax_bwd / dev.softmax_bw();
 
   // Besides its 6 GEMM calls (whose cost gemm_time includes), each block runs ~9
   // memory-bound kernels forward and ~18 backward (plus one attention step per ring
   // hop); their fixed cost is what makes cutting a small model finely unprofitable.
-  const double ov = cl.device.kernel_overhead;
+  // Measured memory-bound rates (device.memory_bound) already include these costs.
+  const double ov = dev.memory_bound_measured ? 0.0 : dev.kernel_overhead;
   const double k_fwd = (9 + 3.0 * (l.c - 1)) * ov, k_bwd = 2 * k_fwd;
   const double blk_fwd = g.linear + g.attention + elem_fwd + k_fwd;
   sc.attn_fwd = blocks * g.attention;
@@ -72,13 +111,21 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   // The backward runs two GEMMs per forward one (input and weight gradients), each of
   // its own shape (the same operand sizes, so the roofline charges twice the forward).
   sc.bwd = blocks * (g.linear_bwd + g.attention_bwd + elem_bwd + k_bwd);
+  sc.gemm = blocks * (g.linear + g.linear_bwd);
+  sc.attention_gemm = blocks * (g.attention + g.attention_bwd);
+  sc.memory = blocks * (elem_fwd + elem_bwd);
+  sc.launch = blocks * (k_fwd + k_bwd);
   if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
   // Full recomputation reruns every block's forward but an MoE layer's (model/block.hpp).
   if (l.recompute == Recompute::full) sc.recompute = sc.fwd - blocks * g.experts;
   if (stage == l.p - 1) {
-    const double head_mem = o.elementwise_passes * a * N * V / t / hbm;
-    sc.fwd += head_gemm_time(m, l, cl.device, tr.precision) + head_mem / 3;
-    sc.bwd += head_gemm_time(m, l, cl.device, tr.precision, true) + head_mem * 2 / 3;
+    const double head_mem = head_memory_bytes(m, tr, l, o) / dev.elementwise_bw();
+    const double head_fwd = head_gemm_time(m, l, cl.device, tr.precision);
+    const double head_bwd = head_gemm_time(m, l, cl.device, tr.precision, true);
+    sc.fwd += head_fwd + head_mem / 3;
+    sc.bwd += head_bwd + head_mem * 2 / 3;
+    sc.gemm += head_fwd + head_bwd;
+    sc.memory += head_mem;
   }
 
   // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
@@ -154,6 +201,8 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   const double M = l.accumulation;
   const double t_mb = sc.per_mb();
   tb.compute = M * (sc.fwd + sc.bwd + sc.recompute);
+  tb.compute_gemm = M * sc.gemm, tb.compute_attention_gemm = M * sc.attention_gemm;
+  tb.compute_memory = M * sc.memory, tb.compute_launch = M * sc.launch;
   tb.recompute = M * sc.recompute;
   tb.tp = M * sc.tp, tb.cp = M * sc.cp, tb.ep = M * sc.ep, tb.pp = M * sc.pp;
   tb.zero3 = M * sc.zero3;
@@ -193,9 +242,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   tb.dp_total = (l.zero == 2 ? M : 1.0) * reduce + gather;
 
   // AdamW on the local shard streams weight, grad, master and moments once.
-  const double shard = l.zero >= 1 ? sp.dense / std::max(G, 1) + sp.expert / std::max(GX, 1)
-                                   : sp.total();
-  tb.optimizer = shard * (2 * pb.weight + pb.grad + 2 * pb.optimizer()) / cl.device.hbm_bandwidth;
+  tb.optimizer = optimizer_bytes(m, tr, l, tb.slowest_stage) / cl.device.optimizer_bw();
 
   tb.step = M * t_mb + tb.bubble + tb.dp + tb.optimizer;
   const double tokens = double(l.micro_batch) * l.accumulation * l.d * l.e * double(m.seq);

@@ -28,6 +28,9 @@ struct TimeOptions {
 struct TimeBreakdown {
   // Per step, on the slowest stage; exposed unless said otherwise.
   double compute = 0, recompute = 0;  // recompute is included in compute
+  // compute without recompute, by kind: dense GEMMs (LM head included), attention
+  // GEMMs, memory-bound kernels (bytes / bandwidth), fixed per-kernel costs.
+  double compute_gemm = 0, compute_attention_gemm = 0, compute_memory = 0, compute_launch = 0;
   double tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;
   double dp = 0;      // exposed gradient reduction (and ZeRO parameter all-gather)
   double bubble = 0;
@@ -46,6 +49,21 @@ struct TimeBreakdown {
   int slowest_stage = 0;
   double exposed_comm() const { return tp + cp + ep + pp + zero3 + dp; }
 };
+
+// The memory-bound kernels' traffic as the planner counts it (time_model.cpp), per
+// block and micro-batch on one rank: LayerNorm, GELU, bias, residual and permutes
+// (elementwise), and the softmax over the scores. Divided by the device's rates
+// (DeviceDesc::elementwise_bw, softmax_bw), which `mini5d calibrate` measures against
+// these very counts.
+struct MemoryBoundBytes {
+  double elementwise_fwd = 0, elementwise_bwd = 0, softmax_fwd = 0, softmax_bwd = 0;
+};
+MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                                    const Layout& l, const TimeOptions& o);
+// The logits' passes on the last stage (forward and backward), per micro-batch.
+double head_memory_bytes(const ModelDesc& m, const TrainDesc& tr, const Layout& l, const TimeOptions& o);
+// What AdamW streams over a stage's local shard in one step.
+double optimizer_bytes(const ModelDesc& m, const TrainDesc& tr, const Layout& l, int stage);
 
 // Exposed part of `comm` seconds running beside `window` seconds of compute.
 double exposed_time(double comm, double window, double overlap_efficiency);

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/train/calibrate.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include "mini5d/core/diag.hpp"
+#include "mini5d/core/error.hpp"
+#include "mini5d/kernels/attention.hpp"
+#include "mini5d/plan/input_files.hpp"
+#include "mini5d/topology/membership.hpp"
+#include "mini5d/train/calibrate_sweeps.hpp"
+#include "mini5d/train/deck_plan.hpp"
+#include "mini5d/train/trainer.hpp"
+#include "mini5d/plan/time_model.hpp"
+#include "mini5d/kernels/profile.hpp"
+
+namespace mini5d::train {
+
+namespace cal = calibration;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string num(double v, int digits = 4) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.*g", digits, v);
+  return b;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char b[32];
+  std::strftime(b, sizeof(b), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  return b;
+}
+
+// One measured link tier: the three curves (bus bandwidth in the planner's convention,
+// comm_model.hpp) and the latency per message step.
+struct TierFigures {
+  int ranks = 0;
+  double latency = 0;
+  std::vector<std::pair<double, double>> allreduce, gather, send;  // (bytes, bytes/s)
+  std::string note;
+};
+
+TierFigures measure_tier(MPI_Comm world, MPI_Comm group, bool quick) {
+  TierFigures tf;
+  MPI_Comm_size(group, &tf.ranks);
+  const int n = tf.ranks;
+  const double top = quick ? 4.0 * (1 << 20) : 64.0 * (1 << 20);
+  const double min_s = quick ? 0.005 : 0.05;
+  std::vector<double> sizes;
+  for (double b = 4096; b <= top; b *= 4) sizes.push_back(b);
+  // Latency: a small send's time is one message step.
+  tf.latency = cal::over_ranks(world, cal::time_collective(group, cal::Collective::sendrecv, 8, min_s)).mean;
+  std::vector<double> ag_bw, rs_bw;
+  for (const double s : sizes) {
+    auto bus = [&](cal::Collective op, double steps, double factor) {
+      const double t = cal::over_ranks(world, cal::time_collective(group, op, s, min_s)).mean;
+      // What is left after the latency steps moves the bytes (never below 5% of it).
+      return factor * s / std::max(t - steps * tf.latency, 0.05 * t);
+    };
+    const double ar = bus(cal::Collective::allreduce, 2.0 * (n - 1), 2.0 * (n - 1) / n);
+    const double ag = bus(cal::Collective::allgather, n - 1.0, (n - 1.0) / n);
+    const double rs = bus(cal::Collective::reduce_scatter, n - 1.0, (n - 1.0) / n);
+    const double sr = bus(cal::Collective::sendrecv, 1, 1);
+    if (s < 65536) continue;  // below that the latency rules: no bandwidth to read off
+    tf.allreduce.emplace_back(s, ar);
+    // One curve serves all-gather, reduce-scatter and all-to-all: the slower of the two.
+    tf.gather.emplace_back(s, std::min(ag, rs));
+    tf.send.emplace_back(s, sr);
+    ag_bw.push_back(ag), rs_bw.push_back(rs);
+  }
+  tf.note = "all-gather " + num(ag_bw.back() * 1e-9, 3) + " GB/s and reduce-scatter " +
+            num(rs_bw.back() * 1e-9, 3) + " GB/s at " + num(sizes.back() / (1 << 20), 3) + " MiB";
+  return tf;
+}
+
+std::string curve_yaml(const std::vector<std::pair<double, double>>& c) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < c.size(); ++i)
+    s += (i ? ", [" : "[") + num(c[i].first, 10) + ", " + num(c[i].second * 1e-9, 4) + "]";
+  return s + "]";
+}
+
+void write_tier(std::ostream& o, const std::string& key, const std::string& name, const TierFigures& tf) {
+  o << "  " << key << ":\n"
+    << "    name: \"" << name << "\"\n"
+    << "    bandwidth_gbs: " << num(tf.allreduce.back().second * 1e-9) << "   # all-reduce at the largest size\n"
+    << "    latency_us: " << num(tf.latency * 1e6) << "   # one small send/recv\n"
+    << "    curve: " << curve_yaml(tf.allreduce) << "   # all-reduce, [bytes, GB/s]\n"
+    << "    gather_curve: " << curve_yaml(tf.gather) << "   # " << tf.note << "\n"
+    << "    send_curve: " << curve_yaml(tf.send) << "\n";
+}
+
+// A tier that no group of this allocation crosses (one rank per node, or one node):
+// the planner never asks for it, but the file format wants intra_node.
+void write_unused_tier(std::ostream& o, const std::string& key, const std::string& why) {
+  o << "  " << key << ":   # not measured: " << why << "; no layout of this allocation uses it\n"
+    << "    name: \"not measured\"\n"
+    << "    bandwidth_gbs: 1\n"
+    << "    latency_us: 1\n";
+}
+
+// The memory-bound kernels' rates in the planner's byte counts (plan/time_model.hpp):
+// every rank trains the deck's model alone (one rank, no communication, no
+// recomputation) for about a second, all ranks at once, and its kernel profile's
+// per-family seconds are set against the bytes the planner counts for that run.
+struct MemoryBoundRates {
+  double elementwise = 0, softmax = 0, optimizer = 0;  // bytes/s
+  double seconds_per_step = 0;
+  long steps = 0;
+};
+
+MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool quick) {
+  Deck probe = deck;
+  probe.parallel.d = probe.parallel.t = probe.parallel.p = probe.parallel.c = probe.parallel.e = 1;
+  probe.parallel.zero = 0;
+  probe.parallel.virtual_stages = 1;
+  probe.train.recompute = "none";
+  probe.checkpoint.every = 0;
+  probe.checkpoint.resume.clear();
+  probe.output.report.clear();
+  probe.output.trace.clear();
+  const plan::ModelDesc md = plan_model(probe);
+  const plan::Layout pl = plan_layout(probe);
+  const plan::TrainDesc td{};
+  // Steps for about a second (0.2 s quick) at a rough 50 GFLOP/s, 3 at least.
+  const double tokens = double(probe.train.micro_batch) * probe.train.accumulation * double(md.seq);
+  const double guess = plan::model_flops_per_step(md, tokens) / 50e9;
+  probe.train.steps = std::clamp(long((quick ? 0.2 : 1.0) / std::max(guess, 1e-6)), 3L, 400L);
+  MPI_Barrier(world);
+  Trainer tr(probe, MPI_COMM_SELF);
+  tr.run();
+  const KernelTable kt = tr.kernel_table();
+  auto per_step = [&](std::initializer_list<prof::Family> fs) {
+    double s = 0;
+    for (const prof::Family f : fs) s += kt.profile.tally[std::size_t(f)].seconds;
+    return cal::over_ranks(world, s / double(std::max(1L, kt.steps))).mean;
+  };
+  using F = prof::Family;
+  const double elem_s = per_step({F::layernorm, F::gelu, F::bias, F::residual, F::embedding, F::cross_entropy});
+  const double soft_s = per_step({F::attention});
+  const double opt_s = per_step({F::optimizer, F::norm});
+  plan::ClusterDesc cl;
+  cl.software.attention_block = kernels::kAttBlock;
+  const plan::TimeOptions o;
+  const plan::MemoryBoundBytes b = plan::block_memory_bytes(md, td, cl, pl, o);
+  const double M = double(pl.accumulation), L = double(md.layers);
+  MemoryBoundRates r;
+  r.elementwise = M * (L * (b.elementwise_fwd + b.elementwise_bwd) + plan::head_memory_bytes(md, td, pl, o)) /
+                  std::max(elem_s, 1e-12);
+  r.softmax = M * L * (b.softmax_fwd + b.softmax_bwd) / std::max(soft_s, 1e-12);
+  r.optimizer = plan::optimizer_bytes(md, td, pl, 0) / std::max(opt_s, 1e-12);
+  r.seconds_per_step = cal::over_ranks(world, kt.step_seconds / double(std::max(1L, kt.steps))).mean;
+  r.steps = kt.steps;
+  return r;
+}
+
+bool host_memory_space() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+}
+
+}  // namespace
+
+std::vector<plan::GemmCall> calibration_shapes(const Deck& deck, int ranks, double max_bytes) {
+  const plan::ModelDesc md = plan_model(deck);
+  const plan::Layout own = plan_layout(deck);
+  plan::SoftwareDesc sw;
+  sw.attention_block = kernels::kAttBlock;
+  std::vector<plan::Layout> layouts = {own};
+  for (int t = 1; t <= ranks; t *= 2) {
+    if (md.heads % t || md.ffn % t || md.vocab % t || md.d_model % t) continue;
+    for (const int mb : {own.micro_batch, 1}) {
+      plan::Layout l = own;
+      l.t = t, l.c = 1, l.micro_batch = mb, l.e = std::min(own.e, std::max(1, ranks / t));
+      layouts.push_back(l);
+    }
+  }
+  std::set<std::tuple<char, char, long long, long long, long long>> seen;
+  std::vector<plan::GemmCall> out;
+  auto add = [&](const std::vector<plan::GemmCall>& calls) {
+    for (plan::GemmCall c : calls) {
+      c.m = std::max(1.0, std::round(c.m)), c.n = std::max(1.0, std::round(c.n)), c.k = std::max(1.0, std::round(c.k));
+      c.count = 1;
+      if (4.0 * (c.m * c.k + c.k * c.n + c.m * c.n) > max_bytes) continue;
+      if (seen.insert({c.ta, c.tb, (long long)c.m, (long long)c.n, (long long)c.k}).second) out.push_back(c);
+    }
+  };
+  for (const plan::Layout& l : layouts) {
+    const plan::BlockGemmCalls b = plan::block_gemm_calls(md, l, sw, 1.0);
+    for (const auto* v : {&b.linear_fwd, &b.linear_bwd, &b.expert_fwd, &b.expert_bwd, &b.attention_fwd,
+                          &b.attention_bwd})
+      add(*v);
+    add(plan::head_gemm_calls(md, l, false));
+    add(plan::head_gemm_calls(md, l, true));
+  }
+  return out;
+}
+
+int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& opt, std::ostream& os) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &ranks);
+  plan::ClusterDesc base;
+  if (!opt.base.empty()) base = plan::load_cluster_file(opt.base);  // every rank: same error
+  if (!host_memory_space() && opt.base.empty())
+    throw InputError("calibrate: --base CLUSTER.yaml is needed on a device backend (" +
+                     std::string(ExecSpace::name()) + "): it gives the device memory, which is not measured");
+  auto say = [&](const std::string& line) {
+    if (rank == 0) os << "calibrate: " << line << "\n" << std::flush;
+  };
+
+  const topology::NodeMembership nm = topology::node_membership(world, deck.parallel.ranks_per_node);
+  MPI_Comm node_comm, cross_comm;
+  MPI_Comm_split(world, nm.node, nm.local_rank, &node_comm);
+  MPI_Comm_split(world, nm.local_rank, nm.node, &cross_comm);
+  say(std::to_string(ranks) + " rank(s), " + std::to_string(nm.nodes) + " node(s) of " +
+      std::to_string(nm.local_size) + (nm.virtual_nodes ? " (virtual nodes, parallel.ranks_per_node)" : "") +
+      ", backend " + ExecSpace::name());
+
+  // GEMMs: the deck's shapes, all ranks at once.
+  const double min_s = opt.quick ? 0.003 : 0.04;
+  const double cap = std::min(1.0 * kGiB, 4.0 * kGiB / std::max(1, nm.host_local_size));
+  const std::vector<plan::GemmCall> shapes = calibration_shapes(deck, ranks, cap);
+  std::vector<double> seconds;
+  double best_rate = 0;
+  for (const plan::GemmCall& c : shapes) {
+    seconds.push_back(cal::over_ranks(world, cal::time_gemm(world, c, min_s)).mean);
+    best_rate = std::max(best_rate, c.flops() / seconds.back());
+  }
+  say(std::to_string(shapes.size()) + " GEMM shapes of " + deck.origin + " measured (best " +
+      num(best_rate * 1e-9) + " GFLOP/s)");
+  const cal::OverRanks big = cal::over_ranks(world, cal::time_gemm(world, {'N', 'T', 1024, 1024, 1024, 1}, min_s));
+  const double sustained = 2.0 * 1024 * 1024 * 1024 / big.mean;
+  const double triad = cal::over_ranks(world, cal::triad_bandwidth(world, opt.quick ? 32e6 : 128e6)).mean;
+  const double launch = cal::over_ranks(world, cal::time_launch(world)).mean;
+  say("sgemm 1024^3 " + num(sustained * 1e-9) + " GFLOP/s, triad " + num(triad * 1e-9) + " GB/s, launch " +
+      num(launch * 1e6) + " us (means over ranks)");
+
+  const MemoryBoundRates mbr = measure_memory_bound(world, deck, opt.quick);
+  say("memory-bound kernels at the deck's shape (" + std::to_string(mbr.steps) + " steps alone on each rank): " +
+      "elementwise " + num(mbr.elementwise * 1e-9) + " GB/s, softmax " + num(mbr.softmax * 1e-9) +
+      " GB/s, optimizer " + num(mbr.optimizer * 1e-9) + " GB/s (planner byte counts)");
+
+  // Links: inside a node, then across nodes (collective over world even when unused).
+  TierFigures intra, inter;
+  if (nm.local_size > 1) {
+    intra = measure_tier(world, node_comm, opt.quick);
+    say("inside a node (" + std::to_string(nm.local_size) + " ranks): all-reduce " +
+        num(intra.allreduce.back().second * 1e-9) + " GB/s, latency " + num(intra.latency * 1e6) + " us");
+  }
+  if (nm.nodes > 1) {
+    inter = measure_tier(world, cross_comm, opt.quick);
+    say("across nodes (" + std::to_string(nm.nodes) + " ranks per group): all-reduce " +
+        num(inter.allreduce.back().second * 1e-9) + " GB/s, latency " + num(inter.latency * 1e6) + " us");
+  }
+  MPI_Comm_free(&node_comm);
+  MPI_Comm_free(&cross_comm);
+
+  std::string problem;
+  if (rank == 0) {
+    const bool cpu = host_memory_space();
+    const unsigned host_cores = std::max(1u, std::thread::hardware_concurrency());
+    const double host_mem = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    const double peak = std::max(opt.base.empty() ? best_rate : base.device.peak[0], std::max(best_rate, sustained));
+    std::ostringstream o;
+    o << "# SPDX-License-Identifier: BSD-3-Clause\n"
+      << "# Calibrated by `mini5d calibrate` on " << host_name() << ", " << today() << ": " << ranks << " rank(s), "
+      << nm.nodes << " node(s) of " << nm.local_size << (nm.virtual_nodes ? " (virtual)" : "") << ", Kokkos "
+      << ExecSpace::name() << ", deck " << deck.origin << ".\n"
+      << "# Every figure is the mean over ranks of per-rank medians, all ranks measuring at once;\n"
+      << "# what was not measured is marked" << (opt.base.empty() ? "" : " and comes from " + opt.base) << ".\n"
+      << "name: calibrated-" << host_name() << "\n"
+      << "nodes: " << nm.nodes << "\n"
+      << "devices_per_node: " << nm.local_size << "\n"
+      << "cores_per_node: "
+      << (opt.base.empty() ? std::max<long long>(1, (long long)host_cores * nm.local_size / std::max(1, nm.host_local_size))
+                           : base.cores_per_node)
+      << "\n"
+      << "device:\n"
+      << "  kind: " << (cpu ? "cpu" : "gpu") << "\n"
+      << "  name: \"" << (opt.base.empty() ? std::string(ExecSpace::name()) + " rank on " + host_name() : base.device.name)
+      << "\"\n";
+    if (opt.base.empty())
+      o << "  memory_gib: " << num(host_mem / kGiB / std::max(1, nm.host_local_size)) << "   # the host's memory over its "
+        << nm.host_local_size << " rank(s)\n"
+        << "  reserved_gib: " << num(std::min(1.0, 0.25 * host_mem / kGiB / std::max(1, nm.host_local_size)))
+        << "   # assumption: OS, MPI and runtime per rank\n";
+    else
+      o << "  memory_gib: " << num(base.device.memory / kGiB) << "   # from " << opt.base << "\n"
+        << "  reserved_gib: " << num(base.device.reserved / kGiB) << "   # from " << opt.base << "\n";
+    o << "  memory_bandwidth_gbs: " << num(triad * 1e-9) << "   # triad, all ranks at once\n"
+      << "  kernel_overhead_us: " << num(launch * 1e6) << "   # a one-element kernel and its fence\n"
+      << "  peak_tflops:\n"
+      << "    fp32: " << num(peak * 1e-12, 6)
+      << (opt.base.empty() ? "   # not measured: the best rate measured stands in" : "   # from " + opt.base) << "\n"
+      << "  sustained_tflops:\n"
+      << "    fp32: " << num(sustained * 1e-12, 6) << "   # sgemm 1024^3\n"
+      << "  memory_bound:   # the runtime's own kernels, timed in " << mbr.steps
+      << " steps of the deck's model alone on each rank, against the planner's byte counts\n"
+      << "    elementwise_gbs: " << num(mbr.elementwise * 1e-9) << "   # LayerNorm, GELU, bias, residual, embedding, loss\n"
+      << "    softmax_gbs: " << num(mbr.softmax * 1e-9) << "   # causal softmax and head permutes\n"
+      << "    optimizer_gbs: " << num(mbr.optimizer * 1e-9) << "   # AdamW and the gradient norm\n"
+      << "    measured: true   # these rates include the kernels' launch costs\n"
+      << "    source: \"mini5d calibrate, " << host_name() << ", " << today() << ", deck " << deck.origin << "\"\n"
+      << "  gemm:\n"
+      << "    model: measured\n"
+      << "    source: \"mini5d calibrate, " << host_name() << ", " << today() << "\"\n"
+      << "    call_overhead_us: " << num(launch * 1e6) << "\n"
+      << "    table:   # [op, m, n, k, GFLOP/s]: one call, KokkosBlas::gemm on fp32 LayoutRight Views\n";
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const plan::GemmCall& c = shapes[i];
+      o << "      - [" << c.ta << c.tb << ", " << (long long)c.m << ", " << (long long)c.n << ", " << (long long)c.k
+        << ", " << num(c.flops() / seconds[i] * 1e-9, 5) << "]\n";
+    }
+    o << "links:\n";
+    if (nm.local_size > 1)
+      write_tier(o, "intra_node", "measured inside a node", intra);
+    else
+      write_unused_tier(o, "intra_node", "one rank per node");
+    if (nm.nodes > 1) write_tier(o, "inter_node", "measured across nodes", inter);
+    o << "software:\n"
+      << "  name: mini5d\n"
+      << "  attention_block: " << kernels::kAttBlock << "   # kernels/attention.hpp\n";
+    // Through a temporary, so a failed write leaves no half file; and read back, so a
+    // file the planner would refuse is never left behind.
+    namespace fs = std::filesystem;
+    const std::string tmp = opt.out + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << o.str();
+      if (!out) problem = "calibrate: cannot write " + tmp;
+    }
+    if (problem.empty()) try {
+        (void)plan::parse_cluster_text(o.str(), opt.out);
+        std::error_code ec;
+        fs::rename(tmp, opt.out, ec);
+        if (ec) problem = "calibrate: cannot write " + opt.out + ": " + ec.message();
+      } catch (const std::exception& e) {
+        problem = std::string("calibrate: the file written does not load: ") + e.what();
+      }
+    if (problem.empty()) os << "calibrate: wrote " << opt.out << " (use it as mini5d-plan --cluster)\n";
+  }
+  int failed = problem.empty() ? 0 : 1;
+  MPI_Bcast(&failed, 1, MPI_INT, 0, world);
+  if (failed && rank == 0) write_stderr("mini5d: error: " + problem);
+  if (failed) return 1;
+  return 0;
+}
+
+}  // namespace mini5d::train

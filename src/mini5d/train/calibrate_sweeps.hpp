@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The measurements behind `mini5d calibrate` (train/calibrate.hpp), each collective over
+// the communicator given: every rank measures at the same time, after a barrier, with
+// the same number of repetitions (agreed from the slowest rank's trial), so that the
+// figures include what the ranks of a node take from each other (cores, caches, memory
+// bandwidth) as they do in training. Each returns this rank's median seconds per call.
+#pragma once
+#include <mpi.h>
+
+#include <vector>
+
+#include "mini5d/plan/compute_model.hpp"
+
+namespace mini5d::train::calibration {
+
+// One product as the runtime calls it: KokkosBlas::gemm on LayoutRight fp32 Views of
+// the default execution space (what kernels/linear.hpp and attention.hpp pass).
+double time_gemm(MPI_Comm comm, const plan::GemmCall& call, double min_seconds);
+
+// A tiny parallel_for and its fence: the fixed cost every memory-bound kernel pays.
+double time_launch(MPI_Comm comm);
+
+// Bytes/s of a triad a = b + s c over arrays of `bytes` each (read 2, write 1).
+double triad_bandwidth(MPI_Comm comm, double bytes);
+
+// Collectives on host buffers of `bytes` (the payload as the planner counts it: the
+// all-reduced buffer, the gathered whole, the scattered whole, the message sent).
+enum class Collective { allreduce, allgather, reduce_scatter, sendrecv };
+const char* collective_name(Collective c);
+double time_collective(MPI_Comm comm, Collective c, double bytes, double min_seconds);
+
+// Mean, smallest and largest of one value per rank, over comm.
+struct OverRanks {
+  double mean = 0, min = 0, max = 0;
+};
+OverRanks over_ranks(MPI_Comm comm, double mine);
+
+}  // namespace mini5d::train::calibration
