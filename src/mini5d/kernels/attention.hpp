@@ -15,7 +15,10 @@
 // the diagonal block, so the backward needs no mask: dS = P * (dP - rowsum(dP * P)) is
 // zero there. The products read strided blocks of P in place (a LayoutRight view with
 // the row stride of P, which Kokkos Kernels passes to the BLAS as its leading
-// dimension): nothing is copied.
+// dimension): nothing is copied. Each kind of product (QK^T, PV, and dP, dV, dQ, dK in
+// the backward) over all (batch, head, causal block) is one batched_gemm call: a BLAS
+// call per product on a host execution space, one launch of team GEMMs on a device
+// (batched_gemm.hpp).
 //
 // The row kernels take a team per row (row reductions are team reductions, threads on
 // consecutive columns); the permutes take a team per token row, a thread per head and
