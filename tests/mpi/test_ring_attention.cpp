@@ -5,8 +5,9 @@
 // rank; each rank of a c ring takes its rows (zig-zag, or the contiguous test split)
 // and runs the ring; its output y and its gradients dq, dk, dv must equal the rows of
 // the single-rank ones at the same global positions. For c = 1 (the recurrence alone,
-// a ring of one), 2 (two rings of two) and 4, and with c = 2 and 4 contiguous. Also: the
-// blocks each rank computes equal Split::blocks (zig-zag equal on every rank,
+// a ring of one), 2 (two rings of two) and 4, with c = 2 and 4 contiguous, and c = 1
+// and 4 with the products on the team path (the GPU's one launch, forced here). Also:
+// the blocks each rank computes equal Split::blocks (zig-zag equal on every rank,
 // contiguous not), and the cp bytes of one forward and backward are the analytic
 // (c-1) K/V blocks forward and (c-1) K/V + (c-1) dK/dV blocks backward. And the whole
 // model in fp64 at c = 2 and 4 (and c2 x t2): the loss summed over the ring, and every
@@ -21,6 +22,7 @@
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/kernels/attention.hpp"
+#include "mini5d/kernels/batched_gemm.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mpi_util.hpp"
@@ -126,16 +128,21 @@ TEST_CASE("ring attention equals single-rank causal attention in fp64, forward a
   struct Case {
     int c;
     bool zigzag;
+    bool teams = false;
   };
-  for (const Case cs : {Case{1, true}, Case{2, true}, Case{4, true}, Case{2, false}, Case{4, false}}) {
+  // c = 1 and 4 again with the blocks' products on the team path (the one launch a
+  // GPU takes; kernels/batched_gemm.hpp), forced on this host.
+  for (const Case cs : {Case{1, true}, Case{2, true}, Case{4, true}, Case{2, false}, Case{4, false},
+                        Case{1, true, true}, Case{4, true, true}}) {
+    const kernels::ScopedGemmPath path(cs.teams ? kernels::GemmPath::teams : kernels::GemmPath::automatic);
     const Result r = run_ring(ref, cs.c, cs.zigzag);
     const double e = world_max(std::max({r.y, r.dq, r.dk, r.dv}));
-    INFO("c=" << cs.c << (cs.zigzag ? " zigzag" : " contiguous") << ": y " << r.y << ", dq " << r.dq << ", dk "
-              << r.dk << ", dv " << r.dv);
+    INFO("c=" << cs.c << (cs.zigzag ? " zigzag" : " contiguous") << (cs.teams ? " teams" : "") << ": y " << r.y
+              << ", dq " << r.dq << ", dk " << r.dk << ", dv " << r.dv);
     CHECK(e < 1e-12);
     if (world_rank() == 0)
-      std::printf("ring attention c=%d %s: worst relative difference y/dq/dk/dv %.3g (bound 1e-12)\n", cs.c,
-                  cs.zigzag ? "zigzag" : "contiguous", e);
+      std::printf("ring attention c=%d %s%s: worst relative difference y/dq/dk/dv %.3g (bound 1e-12)\n", cs.c,
+                  cs.zigzag ? "zigzag" : "contiguous", cs.teams ? " (team-path products)" : "", e);
   }
 }
 

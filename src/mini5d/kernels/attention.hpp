@@ -15,15 +15,16 @@
 // the diagonal block, so the backward needs no mask: dS = P * (dP - rowsum(dP * P)) is
 // zero there. The products read strided blocks of P in place (a LayoutRight view with
 // the row stride of P, which Kokkos Kernels passes to the BLAS as its leading
-// dimension): nothing is copied.
+// dimension): nothing is copied. Each kind of product (QK^T, PV, and dP, dV, dQ, dK in
+// the backward) over all (batch, head, causal block) is one batched_gemm call: a BLAS
+// call per product on a host execution space, one launch of team GEMMs on a device
+// (batched_gemm.hpp).
 //
 // The row kernels take a team per row (row reductions are team reductions, threads on
 // consecutive columns); the permutes take a team per token row, a thread per head and
 // vector lanes over the head's consecutive elements.
 #pragma once
-#include <KokkosBlas3_gemm.hpp>
-#include <utility>
-
+#include "mini5d/kernels/batched_gemm.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/team_reduce.hpp"
@@ -40,32 +41,38 @@ struct AttentionShape {
 
 // Views for one (batch, head) matrix of a [B*H, T, x] tensor.
 template <class V>
-auto head_matrix(const V& v, int bh) {
+KOKKOS_INLINE_FUNCTION auto head_matrix(const V& v, int bh) {
   return Kokkos::subview(v, bh, Kokkos::ALL(), Kokkos::ALL());
 }
 
-// Rows [r0, r0 + n) of (batch, head) bh of a [B*H, T, x] tensor (contiguous).
-template <class V>
-auto head_rows(const V& v, int bh, int r0, int n) {
-  return Kokkos::subview(v, bh, std::make_pair(r0, r0 + n), Kokkos::ALL());
+// Rows [r0, r0 + n) of (batch, head) bh of a [B*H, T, x] tensor (contiguous). Device
+// callable, like the helpers below: the batched products build their operands in the
+// kernel.
+template <class S>
+KOKKOS_INLINE_FUNCTION CMatU<S> head_rows(CTen3U<S> v, int bh, int r0, int n) {
+  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION MatU<S> head_rows(Ten3U<S> v, int bh, int r0, int n) {
+  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
 }
 
 // Rows [r0, r0 + n), columns [c0, c1) of (batch, head) bh of P [B*H, T, T]: a
 // LayoutRight view whose row stride is T (the BLAS's leading dimension).
 template <class S>
-MatU<S> prob_block(Ten3U<S> p, int bh, int r0, int n, int c0, int c1) {
-  return Kokkos::subview(p, bh, std::make_pair(r0, r0 + n), std::make_pair(c0, c1));
+KOKKOS_INLINE_FUNCTION MatU<S> prob_block(Ten3U<S> p, int bh, int r0, int n, int c0, int c1) {
+  return Kokkos::subview(p, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::make_pair(c0, c1));
 }
 template <class S>
-CMatU<S> prob_block(CTen3U<S> p, int bh, int r0, int n, int c0, int c1) {
-  return Kokkos::subview(p, bh, std::make_pair(r0, r0 + n), std::make_pair(c0, c1));
+KOKKOS_INLINE_FUNCTION CMatU<S> prob_block(CTen3U<S> p, int bh, int r0, int n, int c0, int c1) {
+  return Kokkos::subview(p, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::make_pair(c0, c1));
 }
 
 // One causal block: queries [r0, r0 + n), keys [0, end).
 struct CausalBlock {
   int r0, n, end;
 };
-inline CausalBlock causal_block(int i, int block, int T) {
+KOKKOS_INLINE_FUNCTION CausalBlock causal_block(int i, int block, int T) {
   const int r0 = i * block, n = r0 + block < T ? block : T - r0;
   return {r0, n, r0 + n};
 }
@@ -180,44 +187,62 @@ void causal_softmax_backward(Ten3U<S> dp, CTen3U<S> p, int block = kAttBlock) {
       });
 }
 
-// The per-head products, one BLAS call per (batch, head, causal block): the host BLAS
-// takes them one at a time at full speed (each is a 64 x (64..T) x hd panel or
-// larger). Work is counted as done (skipped blocks are not counted).
+// The per-head products: one product per (batch, head, causal block), product index
+// i = bh * blocks + block, through batched_gemm (one BLAS call each on a host execution
+// space, where each runs at the BLAS's full rate; one launch for all of them on a
+// device). Work is counted as done (skipped blocks are not counted).
+
+// FLOPs and bytes of one batched product over the causal blocks and the B*H heads,
+// for the profile: dims(c) gives block c's product as {m, n, k}.
+struct GemmDims {
+  double m, n, k;
+};
+template <class S, class Dims>
+void causal_gemm_work(int T, int block, int BH, double& flops, double& bytes, const Dims& dims) {
+  double f = 0, b = 0;
+  for (int i = 0; i < causal_blocks(T, block); ++i) {
+    const GemmDims d = dims(causal_block(i, block, T));
+    prof::gemm_work<S>(d.m, d.n, d.k, false, f, b);
+  }
+  flops += BH * f;
+  bytes += BH * b;
+}
 
 // Forward core on permuted heads: p = softmax(mask(q k^T * scale)), y = p v.
 template <class S>
 void attention_forward(Ten3U<S> y, Ten3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v, int block = kAttBlock) {
   const int BH = int(q.extent(0)), T = int(q.extent(1)), hd = int(q.extent(2)), nb = causal_blocks(T, block);
+  const int count = BH * nb;
   const S scale = S(1) / kmath::sqrt(S(hd));
   const CTen3U<S> pc = p;
   {
     double flops = 0, bytes = 0;
-    for (int i = 0; i < nb; ++i) {
-      const CausalBlock c = causal_block(i, block, T);
-      prof::gemm_work<S>(c.n, c.end, hd, false, flops, bytes);
-    }
-    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
-    for (int bh = 0; bh < BH; ++bh)
-      for (int i = 0; i < nb; ++i) {
-        const CausalBlock c = causal_block(i, block, T);
-        KokkosBlas::gemm("N", "T", scale, head_rows(q, bh, c.r0, c.n), head_rows(k, bh, 0, c.end), S(0),
-                         prob_block(p, bh, c.r0, c.n, 0, c.end));
-      }
+    causal_gemm_work<S>(T, block, BH, flops, bytes, [&](CausalBlock c) {
+      return GemmDims{double(c.n), double(c.end), double(hd)};
+    });
+    prof::Scope ps(prof::Family::attention_gemm, flops, bytes);
+    // S_i = scale Q_i K[0:end]^T
+    batched_gemm<S>("mini5d::kernels::attention_scores", Op::N, Op::T, scale, S(0), count, KOKKOS_LAMBDA(const int i) {
+      const int bh = i / nb;
+      const CausalBlock c = causal_block(i % nb, block, T);
+      return GemmOperands<S>{head_rows<S>(q, bh, c.r0, c.n), head_rows<S>(k, bh, 0, c.end),
+                             prob_block<S>(p, bh, c.r0, c.n, 0, c.end)};
+    });
   }
   causal_softmax(p, block);
   {
     double flops = 0, bytes = 0;
-    for (int i = 0; i < nb; ++i) {
-      const CausalBlock c = causal_block(i, block, T);
-      prof::gemm_work<S>(c.n, hd, c.end, false, flops, bytes);
-    }
-    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
-    for (int bh = 0; bh < BH; ++bh)
-      for (int i = 0; i < nb; ++i) {
-        const CausalBlock c = causal_block(i, block, T);
-        KokkosBlas::gemm("N", "N", S(1), prob_block(pc, bh, c.r0, c.n, 0, c.end), head_rows(v, bh, 0, c.end), S(0),
-                         head_rows(y, bh, c.r0, c.n));
-      }
+    causal_gemm_work<S>(T, block, BH, flops, bytes, [&](CausalBlock c) {
+      return GemmDims{double(c.n), double(hd), double(c.end)};
+    });
+    prof::Scope ps(prof::Family::attention_gemm, flops, bytes);
+    // Y_i = P_i V[0:end]
+    batched_gemm<S>("mini5d::kernels::attention_values", Op::N, Op::N, S(1), S(0), count, KOKKOS_LAMBDA(const int i) {
+      const int bh = i / nb;
+      const CausalBlock c = causal_block(i % nb, block, T);
+      return GemmOperands<S>{prob_block<S>(pc, bh, c.r0, c.n, 0, c.end), head_rows<S>(v, bh, 0, c.end),
+                             head_rows<S>(y, bh, c.r0, c.n)};
+    });
   }
 }
 
@@ -229,36 +254,46 @@ template <class S>
 void attention_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> dp, CTen3U<S> dy,
                         CTen3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v, int block = kAttBlock) {
   const int BH = int(q.extent(0)), T = int(q.extent(1)), hd = int(q.extent(2)), nb = causal_blocks(T, block);
+  const int count = BH * nb;
   const S scale = S(1) / kmath::sqrt(S(hd));
   const CTen3U<S> dpc = dp;
   double flops = 0, bytes = 0;  // of the two passes, each
-  for (int i = 0; i < nb; ++i) {
-    const CausalBlock c = causal_block(i, block, T);
-    prof::gemm_work<S>(c.n, c.end, hd, false, flops, bytes);   // dP_i
-    prof::gemm_work<S>(c.n, hd, T - c.r0, false, flops, bytes);  // dV_j
-  }
+  causal_gemm_work<S>(T, block, BH, flops, bytes, [&](CausalBlock c) {
+    return GemmDims{double(c.n), double(c.end), double(hd)};  // dP_i
+  });
+  causal_gemm_work<S>(T, block, BH, flops, bytes, [&](CausalBlock c) {
+    return GemmDims{double(c.n), double(hd), double(T - c.r0)};  // dV_j
+  });
   {
-    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
-    for (int bh = 0; bh < BH; ++bh)
-      for (int i = 0; i < nb; ++i) {
-        const CausalBlock c = causal_block(i, block, T);
-        KokkosBlas::gemm("N", "T", S(1), head_rows(dy, bh, c.r0, c.n), head_rows(v, bh, 0, c.end), S(0),
-                         prob_block(dp, bh, c.r0, c.n, 0, c.end));
-        KokkosBlas::gemm("T", "N", S(1), prob_block(p, bh, c.r0, T - c.r0, c.r0, c.end), head_rows(dy, bh, c.r0, T - c.r0),
-                         S(0), head_rows(dv, bh, c.r0, c.n));
-      }
+    prof::Scope ps(prof::Family::attention_gemm, flops, bytes);
+    batched_gemm<S>("mini5d::kernels::attention_dprobs", Op::N, Op::T, S(1), S(0), count, KOKKOS_LAMBDA(const int i) {
+      const int bh = i / nb;
+      const CausalBlock c = causal_block(i % nb, block, T);
+      return GemmOperands<S>{head_rows<S>(dy, bh, c.r0, c.n), head_rows<S>(v, bh, 0, c.end),
+                             prob_block<S>(dp, bh, c.r0, c.n, 0, c.end)};
+    });
+    batched_gemm<S>("mini5d::kernels::attention_dvalues", Op::T, Op::N, S(1), S(0), count, KOKKOS_LAMBDA(const int i) {
+      const int bh = i / nb;
+      const CausalBlock c = causal_block(i % nb, block, T);
+      return GemmOperands<S>{prob_block<S>(p, bh, c.r0, T - c.r0, c.r0, c.end), head_rows<S>(dy, bh, c.r0, T - c.r0),
+                             head_rows<S>(dv, bh, c.r0, c.n)};
+    });
   }
   causal_softmax_backward(dp, p, block);
   {
-    prof::Scope ps(prof::Family::attention_gemm, BH * flops, BH * bytes);
-    for (int bh = 0; bh < BH; ++bh)
-      for (int i = 0; i < nb; ++i) {
-        const CausalBlock c = causal_block(i, block, T);
-        KokkosBlas::gemm("N", "N", scale, prob_block(dpc, bh, c.r0, c.n, 0, c.end), head_rows(k, bh, 0, c.end), S(0),
-                         head_rows(dq, bh, c.r0, c.n));
-        KokkosBlas::gemm("T", "N", scale, prob_block(dpc, bh, c.r0, T - c.r0, c.r0, c.end),
-                         head_rows(q, bh, c.r0, T - c.r0), S(0), head_rows(dk, bh, c.r0, c.n));
-      }
+    prof::Scope ps(prof::Family::attention_gemm, flops, bytes);
+    batched_gemm<S>("mini5d::kernels::attention_dqueries", Op::N, Op::N, scale, S(0), count, KOKKOS_LAMBDA(const int i) {
+      const int bh = i / nb;
+      const CausalBlock c = causal_block(i % nb, block, T);
+      return GemmOperands<S>{prob_block<S>(dpc, bh, c.r0, c.n, 0, c.end), head_rows<S>(k, bh, 0, c.end),
+                             head_rows<S>(dq, bh, c.r0, c.n)};
+    });
+    batched_gemm<S>("mini5d::kernels::attention_dkeys", Op::T, Op::N, scale, S(0), count, KOKKOS_LAMBDA(const int i) {
+      const int bh = i / nb;
+      const CausalBlock c = causal_block(i % nb, block, T);
+      return GemmOperands<S>{prob_block<S>(dpc, bh, c.r0, T - c.r0, c.r0, c.end), head_rows<S>(q, bh, c.r0, T - c.r0),
+                             head_rows<S>(dk, bh, c.r0, c.n)};
+    });
   }
 }
 

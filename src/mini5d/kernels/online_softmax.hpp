@@ -18,11 +18,16 @@
 // either full (every key precedes every query) or diagonal (the same chunk: causal
 // within it, key j visible to query i iff j <= i). Blocks wholly in the future are
 // never passed here.
+//
+// The row kernels are team kernels, a team per (batch, head, row): threads over the
+// row's consecutive columns (of s, or of y's hd elements), the row maximum and sums as
+// team reductions (team_reduce.hpp: a fixed order for a given team size). The products
+// are batched over the B*H matrices (batched_gemm.hpp: a BLAS call each on the host,
+// one launch on a device).
 #pragma once
-#include <KokkosBlas3_gemm.hpp>
-#include <utility>
-
+#include "mini5d/kernels/batched_gemm.hpp"
 #include "mini5d/kernels/math.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
@@ -33,10 +38,24 @@ KOKKOS_INLINE_FUNCTION S online_softmax_floor() {
   return S(-1e30);
 }
 
-// Rows [r0, r0 + n) of one (batch, head) matrix of a [B*H, rows, hd] tensor.
-template <class V>
-auto row_block(const V& v, int bh, int r0, int n) {
-  return Kokkos::subview(v, bh, std::make_pair(r0, r0 + n), Kokkos::ALL());
+// Rows [r0, r0 + n) of one (batch, head) matrix of a [B*H, rows, hd] tensor; device
+// callable (the batched products build their operands in the kernel).
+template <class S>
+KOKKOS_INLINE_FUNCTION CMatU<S> row_block(CTen3U<S> v, int bh, int r0, int n) {
+  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION MatU<S> row_block(Ten3U<S> v, int bh, int r0, int n) {
+  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
+}
+// One (batch, head) matrix of a block's [B*H, n, n] work buffer.
+template <class S>
+KOKKOS_INLINE_FUNCTION MatU<S> block_matrix(Ten3U<S> s, int bh) {
+  return Kokkos::subview(s, bh, Kokkos::ALL(), Kokkos::ALL());
+}
+template <class S>
+KOKKOS_INLINE_FUNCTION CMatU<S> block_matrix(CTen3U<S> s, int bh) {
+  return Kokkos::subview(s, bh, Kokkos::ALL(), Kokkos::ALL());
 }
 
 struct BlockRows {
@@ -52,62 +71,101 @@ void online_softmax_init(Ten3U<S> y, MatU<S> m, MatU<S> l) {
   Kokkos::deep_copy(l, S(0));
 }
 
+// In place on the block's scores s [B*H, n, n] (unscaled q k^T): the recurrence's row
+// update. A team per (bh, row i): the new maximum (team max over the visible columns),
+// s = exp(s * scale - m') with its row sum (team sum; each thread rewrites only the
+// entries it reads), zeros on the masked columns, y's row rescaled, then m and l.
+template <class S>
+void online_softmax_rows(Ten3U<S> s, Ten3U<S> y, MatU<S> m, MatU<S> l, BlockRows b, S scale) {
+  const int BH = int(s.extent(0)), n = b.n, hd = int(y.extent(2)), q0 = b.q0;
+  const bool diag = b.diagonal;
+  Kokkos::parallel_for(
+      "mini5d::kernels::online_softmax_block", teams(std::int64_t(BH) * n), KOKKOS_LAMBDA(const TeamMember& tm) {
+        const int bh = tm.league_rank() / n, i = tm.league_rank() % n;
+        const int row = q0 + i, cols = diag ? i + 1 : n;
+        const S m_old = m(bh, row);
+        const S smax = team_max<S>(tm, cols, [&](const int j) { return s(bh, i, j) * scale; });
+        const S mx = smax > m_old ? smax : m_old;
+        const S alpha = kmath::exp_fast(m_old - mx);
+        const S sum = team_sum<S>(tm, cols, [&](const int j) {
+          const S e = kmath::exp_fast(s(bh, i, j) * scale - mx);
+          s(bh, i, j) = e;
+          return e;
+        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, cols, n), [&](const int j) { s(bh, i, j) = S(0); });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, hd), [&](const int d) { y(bh, row, d) *= alpha; });
+        // Every thread read m_old before the reductions, which end with the team in step.
+        Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+          l(bh, row) = l(bh, row) * alpha + sum;
+          m(bh, row) = mx;
+        });
+      });
+}
+
 // One block of the forward recurrence; s is a [B*H, n, n] work buffer.
 template <class S>
 void online_softmax_block(Ten3U<S> y, MatU<S> m, MatU<S> l, Ten3U<S> s, CTen3U<S> q, CTen3U<S> k,
                           CTen3U<S> v, BlockRows b) {
-  const int BH = int(q.extent(0)), n = b.n, hd = int(q.extent(2)), q0 = b.q0;
-  const bool diag = b.diagonal;
-  const S scale = S(1) / kmath::sqrt(S(hd));
-  for (int bh = 0; bh < BH; ++bh)
-    KokkosBlas::gemm("N", "T", S(1), row_block(q, bh, b.q0, n), row_block(k, bh, b.k0, n), S(0),
-                     Kokkos::subview(s, bh, Kokkos::ALL(), Kokkos::ALL()));
-  Kokkos::parallel_for(
-      "mini5d::kernels::online_softmax_block", Range2({0, 0}, {BH, n}), KOKKOS_LAMBDA(const int bh, const int i) {
-        const int row = q0 + i, cols = diag ? i + 1 : n;
-        const S m_old = m(bh, row);
-        S mx = m_old;
-        for (int j = 0; j < cols; ++j) mx = s(bh, i, j) * scale > mx ? s(bh, i, j) * scale : mx;
-        const S alpha = kmath::exp_fast(m_old - mx);
-        S sum = 0;
-        for (int j = 0; j < cols; ++j) {
-          const S e = kmath::exp_fast(s(bh, i, j) * scale - mx);
-          s(bh, i, j) = e;
-          sum += e;
-        }
-        for (int j = cols; j < n; ++j) s(bh, i, j) = S(0);
-        l(bh, row) = l(bh, row) * alpha + sum;
-        m(bh, row) = mx;
-        for (int d = 0; d < hd; ++d) y(bh, row, d) *= alpha;
-      });
-  for (int bh = 0; bh < BH; ++bh)
-    KokkosBlas::gemm("N", "N", S(1), Kokkos::subview(s, bh, Kokkos::ALL(), Kokkos::ALL()), row_block(v, bh, b.k0, n),
-                     S(1), row_block(y, bh, b.q0, n));
+  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0;
+  const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
+  batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
+    return GemmOperands<S>{row_block<S>(q, bh, q0, n), row_block<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+  });
+  online_softmax_rows<S>(s, y, m, l, b, scale);
+  const CTen3U<S> sc = s;
+  batched_gemm<S>("mini5d::kernels::online_softmax_values", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
+    return GemmOperands<S>{block_matrix<S>(sc, bh), row_block<S>(v, bh, k0, n),
+                           row_block<S>(y, bh, q0, n)};
+  });
 }
 
-// After the last block: y /= l, lse = m + log l (lse may alias m).
+// After the last block: y /= l, lse = m + log l (lse may alias m). A team per row,
+// threads over its hd elements.
 template <class S>
 void online_softmax_finish(Ten3U<S> y, MatU<S> lse, CMatU<S> m, CMatU<S> l) {
-  const int hd = int(y.extent(2));
+  const int rows = int(y.extent(1)), hd = int(y.extent(2));
   Kokkos::parallel_for(
-      "mini5d::kernels::online_softmax_finish", Range2({0, 0}, {int(y.extent(0)), int(y.extent(1))}),
-      KOKKOS_LAMBDA(const int bh, const int r) {
+      "mini5d::kernels::online_softmax_finish", teams(std::int64_t(y.extent(0)) * rows),
+      KOKKOS_LAMBDA(const TeamMember& tm) {
+        const int bh = tm.league_rank() / rows, r = tm.league_rank() % rows;
         const S inv = S(1) / l(bh, r);
-        for (int d = 0; d < hd; ++d) y(bh, r, d) *= inv;
-        lse(bh, r) = m(bh, r) + kmath::log(l(bh, r));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, hd), [&](const int d) { y(bh, r, d) *= inv; });
+        // m is read here only, so an aliased lse is written after its one read.
+        Kokkos::single(Kokkos::PerTeam(tm), [&]() { lse(bh, r) = m(bh, r) + kmath::log(l(bh, r)); });
       });
 }
 
-// delta[bh, r] = sum_d dy[bh, r, d] * y[bh, r, d].
+// delta[bh, r] = sum_d dy[bh, r, d] * y[bh, r, d]: a team per row, a team sum.
 template <class S>
 void online_softmax_delta(MatU<S> delta, CTen3U<S> dy, CTen3U<S> y) {
-  const int hd = int(y.extent(2));
+  const int rows = int(y.extent(1)), hd = int(y.extent(2));
   Kokkos::parallel_for(
-      "mini5d::kernels::online_softmax_delta", Range2({0, 0}, {int(y.extent(0)), int(y.extent(1))}),
-      KOKKOS_LAMBDA(const int bh, const int r) {
-        S acc = 0;
-        for (int d = 0; d < hd; ++d) acc += dy(bh, r, d) * y(bh, r, d);
-        delta(bh, r) = acc;
+      "mini5d::kernels::online_softmax_delta", teams(std::int64_t(y.extent(0)) * rows),
+      KOKKOS_LAMBDA(const TeamMember& tm) {
+        const int bh = tm.league_rank() / rows, r = tm.league_rank() % rows;
+        const S acc = team_sum<S>(tm, hd, [&](const int d) { return dy(bh, r, d) * y(bh, r, d); });
+        Kokkos::single(Kokkos::PerTeam(tm), [&]() { delta(bh, r) = acc; });
+      });
+}
+
+// In place on the block's scores s and dp = dy v^T [B*H, n, n]: s = p = exp(s * scale -
+// lse), dp = p * (dp - delta) * scale, zeros on the masked columns. Element-wise along
+// the row: a team per (bh, row i), threads over its consecutive columns.
+template <class S>
+void online_softmax_rows_backward(Ten3U<S> s, Ten3U<S> dp, CMatU<S> lse, CMatU<S> delta, BlockRows b, S scale) {
+  const int BH = int(s.extent(0)), n = b.n, q0 = b.q0;
+  const bool diag = b.diagonal;
+  Kokkos::parallel_for(
+      "mini5d::kernels::online_softmax_block_backward", teams(std::int64_t(BH) * n),
+      KOKKOS_LAMBDA(const TeamMember& tm) {
+        const int bh = tm.league_rank() / n, i = tm.league_rank() % n;
+        const int row = q0 + i, cols = diag ? i + 1 : n;
+        const S lse_r = lse(bh, row), delta_r = delta(bh, row);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, n), [&](const int j) {
+          const S p = j < cols ? kmath::exp_fast(s(bh, i, j) * scale - lse_r) : S(0);
+          s(bh, i, j) = p;
+          dp(bh, i, j) = j < cols ? p * (dp(bh, i, j) - delta_r) * scale : S(0);
+        });
       });
 }
 
@@ -117,34 +175,28 @@ template <class S>
 void online_softmax_block_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> s, Ten3U<S> dp, CTen3U<S> dy,
                                    CMatU<S> lse, CMatU<S> delta, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v,
                                    BlockRows b) {
-  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0;
-  const bool diag = b.diagonal;
+  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0;
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
-  auto mat = [](Ten3U<S> t, int bh) { return Kokkos::subview(t, bh, Kokkos::ALL(), Kokkos::ALL()); };
-  for (int bh = 0; bh < BH; ++bh) {
-    KokkosBlas::gemm("N", "T", S(1), row_block(q, bh, b.q0, n), row_block(k, bh, b.k0, n), S(0), mat(s, bh));
-    KokkosBlas::gemm("N", "T", S(1), row_block(dy, bh, b.q0, n), row_block(v, bh, b.k0, n), S(0), mat(dp, bh));
-  }
-  Kokkos::parallel_for(
-      "mini5d::kernels::online_softmax_block_backward", Range2({0, 0}, {BH, n}),
-      KOKKOS_LAMBDA(const int bh, const int i) {
-        const int row = q0 + i, cols = diag ? i + 1 : n;
-        const S lse_r = lse(bh, row), delta_r = delta(bh, row);
-        for (int j = 0; j < cols; ++j) {
-          const S p = kmath::exp_fast(s(bh, i, j) * scale - lse_r);
-          s(bh, i, j) = p;
-          dp(bh, i, j) = p * (dp(bh, i, j) - delta_r) * scale;
-        }
-        for (int j = cols; j < n; ++j) {
-          s(bh, i, j) = S(0);
-          dp(bh, i, j) = S(0);
-        }
-      });
-  for (int bh = 0; bh < BH; ++bh) {
-    KokkosBlas::gemm("T", "N", S(1), mat(s, bh), row_block(dy, bh, b.q0, n), S(1), row_block(dv, bh, b.k0, n));
-    KokkosBlas::gemm("N", "N", S(1), mat(dp, bh), row_block(k, bh, b.k0, n), S(1), row_block(dq, bh, b.q0, n));
-    KokkosBlas::gemm("T", "N", S(1), mat(dp, bh), row_block(q, bh, b.q0, n), S(1), row_block(dk, bh, b.k0, n));
-  }
+  batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
+    return GemmOperands<S>{row_block<S>(q, bh, q0, n), row_block<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+  });
+  batched_gemm<S>("mini5d::kernels::online_softmax_dprobs", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
+    return GemmOperands<S>{row_block<S>(dy, bh, q0, n), row_block<S>(v, bh, k0, n), block_matrix<S>(dp, bh)};
+  });
+  online_softmax_rows_backward<S>(s, dp, lse, delta, b, scale);
+  const CTen3U<S> sc = s, dpc = dp;
+  batched_gemm<S>("mini5d::kernels::online_softmax_dvalues", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
+    return GemmOperands<S>{block_matrix<S>(sc, bh), row_block<S>(dy, bh, q0, n),
+                           row_block<S>(dv, bh, k0, n)};
+  });
+  batched_gemm<S>("mini5d::kernels::online_softmax_dqueries", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
+    return GemmOperands<S>{block_matrix<S>(dpc, bh), row_block<S>(k, bh, k0, n),
+                           row_block<S>(dq, bh, q0, n)};
+  });
+  batched_gemm<S>("mini5d::kernels::online_softmax_dkeys", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
+    return GemmOperands<S>{block_matrix<S>(dpc, bh), row_block<S>(q, bh, q0, n),
+                           row_block<S>(dk, bh, k0, n)};
+  });
 }
 
 }  // namespace mini5d::kernels
