@@ -24,6 +24,7 @@
 #include "mini5d/plan/json.hpp"
 #include "mini5d/plan/report.hpp"
 #include "mini5d/plan/search.hpp"
+#include "mini5d/plan/tune.hpp"
 
 namespace plan = mini5d::plan;
 
@@ -59,7 +60,15 @@ const char* kUsage =
     "  --max-c N             largest context-parallel degree considered\n"
     "  --allow-cross-node-tp let tensor groups span nodes\n"
     "  --moe-imbalance X     busiest expert's load over the mean (default 1.1 for MoE)\n"
-    "  --overlap X           fraction of overlappable communication hidden (default 0.9)\n";
+    "  --overlap X           fraction of overlappable communication hidden (default 0.9)\n"
+    "  --tune N              write the top N plans as decks (with --scale-down also their\n"
+    "                        single-rank versions); with --run train each for a few steps\n"
+    "                        and report predicted against measured, fastest measured first\n"
+    "  --tune-dir DIR        where the tuning decks, logs and reports go (default mini5d-tune)\n"
+    "  --run                 with --tune: run the decks (needs the plans' ranks)\n"
+    "  --tune-steps N        with --run: steps per deck, the first untimed (default 10)\n"
+    "  --launcher CMD        with --run: how to start N ranks (default 'mpiexec -n {ranks}')\n"
+    "  --mini5d PATH         with --run: the runtime (default: next to mini5d-plan)\n";
 
 struct Args {
   std::string model, cluster, deck_out, slurm_out, layout, deck;
@@ -68,6 +77,7 @@ struct Args {
   std::string precision;
   bool explain = false, json = false, scale_down = false;
   plan::SearchOptions opt;
+  plan::TuneOptions tune;
 };
 
 // One line saying what is wrong and a pointer to --help (not the whole usage).
@@ -156,8 +166,18 @@ Args parse(int argc, char** argv) {
     else if (f == "--allow-cross-node-tp") a.opt.rules.allow_cross_node_tp = true;
     else if (f == "--moe-imbalance") a.opt.time.moe_imbalance = number_arg(f, val(), 1, 100);
     else if (f == "--overlap") a.opt.time.overlap_efficiency = number_arg(f, val(), 0, 1);
+    else if (f == "--tune") a.tune.plans = int(integer_arg(f, val(), 1, 1000));
+    else if (f == "--tune-dir") a.tune.dir = val();
+    else if (f == "--run") a.tune.run = true;
+    else if (f == "--tune-steps") a.tune.steps = integer_arg(f, val(), 2, 1000000);
+    else if (f == "--launcher") a.tune.launcher = val();
+    else if (f == "--mini5d") a.tune.mini5d = val();
     else usage_error("unknown option '" + f + "'");
   }
+  a.tune.scale_down = a.scale_down;
+  if (a.tune.run && !a.tune.plans) usage_error("--run needs --tune N");
+  if (a.tune.plans && a.json) usage_error("--tune prints a table, not JSON; drop --json");
+  if (a.tune.mini5d.empty()) a.tune.mini5d = plan::default_mini5d_path(argv[0]);
   if (a.model.empty()) a.model = a.deck;
   if (a.model.empty() || a.cluster.empty()) usage_error("--model and --cluster are required");
   if (!a.layout.empty() && !a.deck.empty()) usage_error("--layout and --deck both give a layout; use one");
@@ -286,6 +306,7 @@ int main(int argc, char** argv) {
       plan::print_does_not_fit(std::cerr, r, cl);
       return 3;
     }
+    if (a.tune.plans && !plan::print_tune(std::cout, plan::tune(in, cl, r, a.tune), a.tune)) return 4;
     // The deck and script are for the given layout when there is one.
     const plan::Plan& best = given ? *given : r.top.front();
     if (!a.deck_out.empty()) {

@@ -287,7 +287,7 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
           });
     }
   }
-  Kokkos::fence();
+  fence("mini5d::model::initialised");  // the weights are read next, by MPI or a checksum
 }
 
 template <class S>

@@ -242,7 +242,7 @@ void ZeroOptimizer::finish_reductions() {
   // reduction) does not matter for a sum.
   if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !tp_reduced_) {
     tp_reduced_ = true;  // once per step (settle() and saves come here again)
-    Kokkos::fence();
+    fence("mini5d::optim::replicated_grads_ready");  // MPI reads them next
     for (const Span& s : replicated_) tp_->allreduce<float>(slice(grad_buffer(), s.begin, s.size()), comm::Traffic::grads);
   }
 }

@@ -26,7 +26,7 @@ void TpComm::allgather_rows(MatU<S> full, CMatU<S> part) {
   const std::int64_t rows = std::int64_t(part.extent(0)), begin = rows * rank();
   Kokkos::deep_copy(Kokkos::subview(full, std::make_pair(begin, begin + rows), Kokkos::ALL()), part);
   if (size() == 1) return;
-  Kokkos::fence();
+  fence("mini5d::tp::rows_ready");  // MPI reads them next
   group_->allgather(flat(full), comm::Traffic::activations);
 }
 
@@ -36,7 +36,7 @@ void TpComm::reduce_scatter_rows(MatU<S> part, MatU<S> full) {
     Kokkos::deep_copy(part, full);
     return;
   }
-  Kokkos::fence();
+  fence("mini5d::tp::partial_sums_ready");  // MPI reads them next
   group_->reduce_scatter_block(flat(full), flat(part), comm::Traffic::activations);
 }
 
@@ -45,7 +45,7 @@ void TpComm::allgather(VecU<S> all, CVecU<S> mine) {
   const std::int64_t n = std::int64_t(mine.extent(0)), begin = n * rank();
   Kokkos::deep_copy(Kokkos::subview(all, std::make_pair(begin, begin + n)), mine);
   if (size() == 1) return;
-  Kokkos::fence();
+  fence("mini5d::tp::part_ready");  // MPI reads it next
   group_->allgather(all, comm::Traffic::activations);
 }
 
