@@ -25,6 +25,7 @@
 // vector lanes over the head's consecutive elements.
 #pragma once
 #include "mini5d/kernels/batched_gemm.hpp"
+#include "mini5d/kernels/head_views.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/team_reduce.hpp"
@@ -38,24 +39,6 @@ struct AttentionShape {
   int batch, seq, heads, head_dim;
   int d_model() const { return heads * head_dim; }
 };
-
-// Views for one (batch, head) matrix of a [B*H, T, x] tensor.
-template <class V>
-KOKKOS_INLINE_FUNCTION auto head_matrix(const V& v, int bh) {
-  return Kokkos::subview(v, bh, Kokkos::ALL(), Kokkos::ALL());
-}
-
-// Rows [r0, r0 + n) of (batch, head) bh of a [B*H, T, x] tensor (contiguous). Device
-// callable, like the helpers below: the batched products build their operands in the
-// kernel.
-template <class S>
-KOKKOS_INLINE_FUNCTION CMatU<S> head_rows(CTen3U<S> v, int bh, int r0, int n) {
-  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
-}
-template <class S>
-KOKKOS_INLINE_FUNCTION MatU<S> head_rows(Ten3U<S> v, int bh, int r0, int n) {
-  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
-}
 
 // Rows [r0, r0 + n), columns [c0, c1) of (batch, head) bh of P [B*H, T, T]: a
 // LayoutRight view whose row stride is T (the BLAS's leading dimension).

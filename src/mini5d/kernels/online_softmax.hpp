@@ -26,6 +26,7 @@
 // one launch on a device).
 #pragma once
 #include "mini5d/kernels/batched_gemm.hpp"
+#include "mini5d/kernels/head_views.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
@@ -38,16 +39,6 @@ KOKKOS_INLINE_FUNCTION S online_softmax_floor() {
   return S(-1e30);
 }
 
-// Rows [r0, r0 + n) of one (batch, head) matrix of a [B*H, rows, hd] tensor; device
-// callable (the batched products build their operands in the kernel).
-template <class S>
-KOKKOS_INLINE_FUNCTION CMatU<S> row_block(CTen3U<S> v, int bh, int r0, int n) {
-  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
-}
-template <class S>
-KOKKOS_INLINE_FUNCTION MatU<S> row_block(Ten3U<S> v, int bh, int r0, int n) {
-  return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
-}
 // One (batch, head) matrix of a block's [B*H, n, n] work buffer.
 template <class S>
 KOKKOS_INLINE_FUNCTION MatU<S> block_matrix(Ten3U<S> s, int bh) {
@@ -109,13 +100,13 @@ void online_softmax_block(Ten3U<S> y, MatU<S> m, MatU<S> l, Ten3U<S> s, CTen3U<S
   const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0;
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
   batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{row_block<S>(q, bh, q0, n), row_block<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+    return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
   });
   online_softmax_rows<S>(s, y, m, l, b, scale);
   const CTen3U<S> sc = s;
   batched_gemm<S>("mini5d::kernels::online_softmax_values", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(sc, bh), row_block<S>(v, bh, k0, n),
-                           row_block<S>(y, bh, q0, n)};
+    return GemmOperands<S>{block_matrix<S>(sc, bh), head_rows<S>(v, bh, k0, n),
+                           head_rows<S>(y, bh, q0, n)};
   });
 }
 
@@ -178,24 +169,24 @@ void online_softmax_block_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<
   const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0;
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
   batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{row_block<S>(q, bh, q0, n), row_block<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+    return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
   });
   batched_gemm<S>("mini5d::kernels::online_softmax_dprobs", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{row_block<S>(dy, bh, q0, n), row_block<S>(v, bh, k0, n), block_matrix<S>(dp, bh)};
+    return GemmOperands<S>{head_rows<S>(dy, bh, q0, n), head_rows<S>(v, bh, k0, n), block_matrix<S>(dp, bh)};
   });
   online_softmax_rows_backward<S>(s, dp, lse, delta, b, scale);
   const CTen3U<S> sc = s, dpc = dp;
   batched_gemm<S>("mini5d::kernels::online_softmax_dvalues", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(sc, bh), row_block<S>(dy, bh, q0, n),
-                           row_block<S>(dv, bh, k0, n)};
+    return GemmOperands<S>{block_matrix<S>(sc, bh), head_rows<S>(dy, bh, q0, n),
+                           head_rows<S>(dv, bh, k0, n)};
   });
   batched_gemm<S>("mini5d::kernels::online_softmax_dqueries", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(dpc, bh), row_block<S>(k, bh, k0, n),
-                           row_block<S>(dq, bh, q0, n)};
+    return GemmOperands<S>{block_matrix<S>(dpc, bh), head_rows<S>(k, bh, k0, n),
+                           head_rows<S>(dq, bh, q0, n)};
   });
   batched_gemm<S>("mini5d::kernels::online_softmax_dkeys", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(dpc, bh), row_block<S>(q, bh, q0, n),
-                           row_block<S>(dk, bh, k0, n)};
+    return GemmOperands<S>{block_matrix<S>(dpc, bh), head_rows<S>(q, bh, q0, n),
+                           head_rows<S>(dk, bh, k0, n)};
   });
 }
 

@@ -29,7 +29,6 @@ template <class S> using CTen3U = Kokkos::View<const S***, Kokkos::LayoutRight, 
 using CTokU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 
 using Range = Kokkos::RangePolicy<ExecSpace>;
-using Range2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>>;
 
 // Hierarchical parallelism for the row-wise kernels: a team per row (or per block of
 // rows or columns), its threads over consecutive columns, so that consecutive threads
