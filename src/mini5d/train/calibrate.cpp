@@ -130,7 +130,7 @@ struct MemoryBoundRates {
   long steps = 0;
 };
 
-MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool quick) {
+MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool quick, std::ostream& os) {
   Deck probe = deck;
   probe.parallel.d = probe.parallel.t = probe.parallel.p = probe.parallel.c = probe.parallel.e = 1;
   probe.parallel.zero = 0;
@@ -146,7 +146,15 @@ MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool qui
   // Steps for about a second (0.2 s quick) at a rough 50 GFLOP/s, 3 at least.
   const double tokens = double(probe.train.micro_batch) * probe.train.accumulation * double(md.seq);
   const double guess = plan::model_flops_per_step(md, tokens) / 50e9;
-  probe.train.steps = std::clamp(long((quick ? 0.2 : 1.0) / std::max(guess, 1e-6)), 3L, 400L);
+  // Two at least: the first step is not profiled (page faults, BLAS set-up).
+  probe.train.steps = std::clamp(long((quick ? 0.2 : 1.0) / std::max(guess, 1e-6)), 2L, 400L);
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  if (rank == 0)
+    os << "calibrate: timing the memory-bound kernels: " << probe.train.steps
+              << " steps of the deck's model on each rank (about " << num(guess * double(probe.train.steps), 2)
+              << " s at 50 GFLOP/s)\n"
+              << std::flush;
   MPI_Barrier(world);
   Trainer tr(probe, MPI_COMM_SELF);
   tr.run();
@@ -256,7 +264,7 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
   say("sgemm 1024^3 " + num(sustained * 1e-9) + " GFLOP/s, triad " + num(triad * 1e-9) + " GB/s, launch " +
       num(launch * 1e6) + " us (means over ranks)");
 
-  const MemoryBoundRates mbr = measure_memory_bound(world, deck, opt.quick);
+  const MemoryBoundRates mbr = measure_memory_bound(world, deck, opt.quick, os);
   say("memory-bound kernels at the deck's shape (" + std::to_string(mbr.steps) + " steps alone on each rank): " +
       "elementwise " + num(mbr.elementwise * 1e-9) + " GB/s, softmax " + num(mbr.softmax * 1e-9) +
       " GB/s, optimizer " + num(mbr.optimizer * 1e-9) + " GB/s (planner byte counts)");
