@@ -100,7 +100,16 @@ TEST_CASE("memory-bound rates divide the planner's byte counts; measured ones ca
   const double want = L * (b.elementwise_fwd + b.elementwise_bwd) / 40e9 + L * (b.softmax_fwd + b.softmax_bwd) / 4e9 +
                       head_memory_bytes(in.model, tr, l, o) / 40e9;
   CHECK(tb.compute_memory == Approx(want));
-  CHECK(tb.compute_launch == 0);  // measured rates already hold them
+  CHECK(tb.compute_launch == 0);  // measured rates already hold them (no fixed part given)
+  // A fitted fixed part per block and micro-batch replaces the per-kernel charge.
+  std::string with_fixed = kMeasured;
+  with_fixed.replace(with_fixed.find("measured: true}"), 15, "measured: true, fixed_us_per_block: 30}");
+  const ClusterDesc fixed = parse_cluster_text(with_fixed, "cal.yaml");
+  CHECK(step_time(in.model, tr, fixed, l, o).compute_launch == Approx(L * 30e-6));
+  std::string unmeasured = kMeasured;
+  unmeasured.replace(unmeasured.find("measured: true}"), 15, "fixed_us_per_block: 30}");
+  CHECK_THROWS_WITH(parse_cluster_text(unmeasured, "c.yaml"),
+                    Catch::Contains("device.memory_bound.fixed_us_per_block: needs measured: true"));
   CHECK(tb.optimizer == Approx(optimizer_bytes(in.model, tr, l, 0) / 50e9));
   // Without device.memory_bound: the memory bandwidth, and the per-kernel costs apart.
   const ClusterDesc plain = plan_test::toy_cluster(1, 2, 8);

@@ -63,6 +63,10 @@ struct DeviceDesc {
   // `mini5d calibrate`; measured rates include the kernels' fixed costs.
   double elementwise_bandwidth = 0, softmax_bandwidth = 0, optimizer_bandwidth = 0;
   bool memory_bound_measured = false;
+  // With measured rates: the seconds per block and micro-batch that do not scale with
+  // the bytes (launches, per-row work), fitted from two micro-batch sizes; replaces the
+  // kernel_overhead-per-kernel charge.
+  double memory_bound_fixed = 0;
   std::string memory_bound_source;
   double elementwise_bw() const { return elementwise_bandwidth > 0 ? elementwise_bandwidth : hbm_bandwidth; }
   double softmax_bw() const { return softmax_bandwidth > 0 ? softmax_bandwidth : hbm_bandwidth; }

@@ -367,6 +367,11 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   d.optimizer_bandwidth = 1e9 * f.number(mbk + "optimizer_gbs", 1e-6, 1e6, "AdamW rate in GB/s", false, 0);
   d.memory_bound_source = f.text(mbk + "source", "");
   d.memory_bound_measured = f.flag(mbk + "measured", false);
+  d.memory_bound_fixed = 1e-6 * f.number(mbk + "fixed_us_per_block", 0, 1e9,
+                                         "seconds per block and micro-batch not scaling with bytes, in us",
+                                         false, 0);
+  if (d.memory_bound_fixed > 0 && !d.memory_bound_measured)
+    f.fail(mbk + "fixed_us_per_block", "needs measured: true (it replaces kernel_overhead_us per kernel)");
   if (d.gemm_model == GemmModel::measured && d.gemm_table.empty())
     f.fail("device.gemm.table", "missing (model: measured needs [op, m, n, k, GFLOP/s] rows; "
                                 "`mini5d calibrate` writes them)");

@@ -103,8 +103,10 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   // memory-bound kernels forward and ~18 backward (plus one attention step per ring
   // hop); their fixed cost is what makes cutting a small model finely unprofitable.
   // Measured memory-bound rates (device.memory_bound) already include these costs.
+  // Measured: the fixed part per block fitted by `mini5d calibrate` (a third forward).
   const double ov = dev.memory_bound_measured ? 0.0 : dev.kernel_overhead;
-  const double k_fwd = (9 + 3.0 * (l.c - 1)) * ov, k_bwd = 2 * k_fwd;
+  const double k_fwd = dev.memory_bound_measured ? dev.memory_bound_fixed / 3 : (9 + 3.0 * (l.c - 1)) * ov;
+  const double k_bwd = 2 * k_fwd;
   const double blk_fwd = g.linear + g.attention + elem_fwd + k_fwd;
   sc.attn_fwd = blocks * g.attention;
   sc.fwd = blocks * blk_fwd;

@@ -120,21 +120,33 @@ void write_unused_tier(std::ostream& o, const std::string& key, const std::strin
     << "    latency_us: 1\n";
 }
 
-// The memory-bound kernels' rates in the planner's byte counts (plan/time_model.hpp):
-// every rank trains the deck's model alone (one rank, no communication, no
-// recomputation) for about a second, all ranks at once, and its kernel profile's
-// per-family seconds are set against the bytes the planner counts for that run.
+// The memory-bound kernels in the planner's byte counts (plan/time_model.hpp): every
+// rank trains the deck's model alone (one rank, no communication, no recomputation) for
+// about a second, all ranks at once, and its kernel profile's per-family seconds are set
+// against the bytes the planner counts for that run. At two micro-batch sizes (the
+// deck's and a quarter of it), time = fixed + bytes / rate is solved per kind, so that
+// smaller micro-batches pay their per-launch and per-row costs.
 struct MemoryBoundRates {
   double elementwise = 0, softmax = 0, optimizer = 0;  // bytes/s
-  double seconds_per_step = 0;
+  double fixed_per_block = 0;  // seconds per block and micro-batch
+  long steps = 0;
+  std::vector<int> micro_batches;
+};
+
+// One probe: seconds and planner bytes per micro-batch, by kind.
+struct KernelProbe {
+  double elem_s = 0, soft_s = 0, opt_s = 0;  // opt: per step
+  double elem_b = 0, soft_b = 0, opt_b = 0;
   long steps = 0;
 };
 
-MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool quick, std::ostream& os) {
+KernelProbe probe_kernels(MPI_Comm world, const Deck& deck, int micro_batch, bool quick, std::ostream& os) {
   Deck probe = deck;
   probe.parallel.d = probe.parallel.t = probe.parallel.p = probe.parallel.c = probe.parallel.e = 1;
   probe.parallel.zero = 0;
   probe.parallel.virtual_stages = 1;
+  probe.train.micro_batch = micro_batch;
+  probe.train.accumulation = 1;
   probe.train.recompute = "none";
   probe.checkpoint.every = 0;
   probe.checkpoint.resume.clear();
@@ -143,18 +155,17 @@ MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool qui
   const plan::ModelDesc md = plan_model(probe);
   const plan::Layout pl = plan_layout(probe);
   const plan::TrainDesc td{};
-  // Steps for about a second (0.2 s quick) at a rough 50 GFLOP/s, 3 at least.
-  const double tokens = double(probe.train.micro_batch) * probe.train.accumulation * double(md.seq);
-  const double guess = plan::model_flops_per_step(md, tokens) / 50e9;
-  // Two at least: the first step is not profiled (page faults, BLAS set-up).
+  // Steps for about a second (0.2 s quick) at a rough 50 GFLOP/s; two at least, since
+  // the first step is not profiled (page faults, BLAS set-up).
+  const double guess = plan::model_flops_per_step(md, double(micro_batch) * double(md.seq)) / 50e9;
   probe.train.steps = std::clamp(long((quick ? 0.2 : 1.0) / std::max(guess, 1e-6)), 2L, 400L);
   int rank = 0;
   MPI_Comm_rank(world, &rank);
   if (rank == 0)
-    os << "calibrate: timing the memory-bound kernels: " << probe.train.steps
-              << " steps of the deck's model on each rank (about " << num(guess * double(probe.train.steps), 2)
-              << " s at 50 GFLOP/s)\n"
-              << std::flush;
+    os << "calibrate: timing the memory-bound kernels at micro-batch " << micro_batch << ": " << probe.train.steps
+       << " steps of the deck's model on each rank (about " << num(guess * double(probe.train.steps), 2)
+       << " s at 50 GFLOP/s)\n"
+       << std::flush;
   MPI_Barrier(world);
   Trainer tr(probe, MPI_COMM_SELF);
   tr.run();
@@ -165,21 +176,49 @@ MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool qui
     return cal::over_ranks(world, s / double(std::max(1L, kt.steps))).mean;
   };
   using F = prof::Family;
-  const double elem_s = per_step({F::layernorm, F::gelu, F::bias, F::residual, F::embedding, F::cross_entropy});
-  const double soft_s = per_step({F::attention});
-  const double opt_s = per_step({F::optimizer, F::norm});
+  KernelProbe r;
+  r.elem_s = per_step({F::layernorm, F::gelu, F::bias, F::residual, F::embedding, F::cross_entropy});
+  r.soft_s = per_step({F::attention});
+  r.opt_s = per_step({F::optimizer, F::norm});
   plan::ClusterDesc cl;
   cl.software.attention_block = kernels::kAttBlock;
   const plan::TimeOptions o;
   const plan::MemoryBoundBytes b = plan::block_memory_bytes(md, td, cl, pl, o);
-  const double M = double(pl.accumulation), L = double(md.layers);
-  MemoryBoundRates r;
-  r.elementwise = M * (L * (b.elementwise_fwd + b.elementwise_bwd) + plan::head_memory_bytes(md, td, pl, o)) /
-                  std::max(elem_s, 1e-12);
-  r.softmax = M * L * (b.softmax_fwd + b.softmax_bwd) / std::max(soft_s, 1e-12);
-  r.optimizer = plan::optimizer_bytes(md, td, pl, 0) / std::max(opt_s, 1e-12);
-  r.seconds_per_step = cal::over_ranks(world, kt.step_seconds / double(std::max(1L, kt.steps))).mean;
+  const double L = double(md.layers);
+  r.elem_b = L * (b.elementwise_fwd + b.elementwise_bwd) + plan::head_memory_bytes(md, td, pl, o);
+  r.soft_b = L * (b.softmax_fwd + b.softmax_bwd);
+  r.opt_b = plan::optimizer_bytes(md, td, pl, 0);
   r.steps = kt.steps;
+  return r;
+}
+
+// time = fixed + bytes / rate through two points (a at the larger size); one point, or
+// a fit that makes no sense (no growth, negative fixed part), gives the plain rate.
+std::pair<double, double> fixed_and_rate(double ta, double ba, double tb, double bb) {
+  const double plain = ba / std::max(ta, 1e-12);
+  if (!(ba > bb) || !(ta > tb)) return {0.0, plain};
+  const double rate = (ba - bb) / (ta - tb);
+  const double fixed = ta - ba / rate;
+  if (!(fixed >= 0) || !(rate > 0)) return {0.0, plain};
+  return {fixed, rate};
+}
+
+MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool quick, std::ostream& os) {
+  const int mb = deck.train.micro_batch, small = std::max(1, mb / 4);
+  const KernelProbe a = probe_kernels(world, deck, mb, quick, os);
+  MemoryBoundRates r;
+  r.micro_batches = {mb};
+  r.steps = a.steps;
+  r.optimizer = a.opt_b / std::max(a.opt_s, 1e-12);
+  KernelProbe b = a;
+  if (small < mb) {
+    b = probe_kernels(world, deck, small, quick, os);
+    r.micro_batches.push_back(small);
+  }
+  const auto [fe, re] = fixed_and_rate(a.elem_s, a.elem_b, b.elem_s, b.elem_b);
+  const auto [fs, rs] = fixed_and_rate(a.soft_s, a.soft_b, b.soft_s, b.soft_b);
+  r.elementwise = re, r.softmax = rs;
+  r.fixed_per_block = (fe + fs) / double(std::max(1, deck.model.layers));
   return r;
 }
 
@@ -197,7 +236,10 @@ std::vector<plan::GemmCall> calibration_shapes(const Deck& deck, int ranks, doub
   std::vector<plan::Layout> layouts = {own};
   for (int t = 1; t <= ranks; t *= 2) {
     if (md.heads % t || md.ffn % t || md.vocab % t || md.d_model % t) continue;
-    for (const int mb : {own.micro_batch, 1}) {
+    // The deck's micro-batch and the powers of two below it (what the search offers).
+    std::vector<int> micro_batches = {own.micro_batch};
+    for (int mb = 1; mb < own.micro_batch; mb *= 2) micro_batches.push_back(mb);
+    for (const int mb : micro_batches) {
       plan::Layout l = own;
       l.t = t, l.c = 1, l.micro_batch = mb, l.e = std::min(own.e, std::max(1, ranks / t));
       layouts.push_back(l);
@@ -265,9 +307,9 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
       num(launch * 1e6) + " us (means over ranks)");
 
   const MemoryBoundRates mbr = measure_memory_bound(world, deck, opt.quick, os);
-  say("memory-bound kernels at the deck's shape (" + std::to_string(mbr.steps) + " steps alone on each rank): " +
-      "elementwise " + num(mbr.elementwise * 1e-9) + " GB/s, softmax " + num(mbr.softmax * 1e-9) +
-      " GB/s, optimizer " + num(mbr.optimizer * 1e-9) + " GB/s (planner byte counts)");
+  say("memory-bound kernels: elementwise " + num(mbr.elementwise * 1e-9) + " GB/s, softmax " +
+      num(mbr.softmax * 1e-9) + " GB/s, optimizer " + num(mbr.optimizer * 1e-9) + " GB/s (planner byte counts), " +
+      num(mbr.fixed_per_block * 1e6) + " us per block and micro-batch besides");
 
   // Links: inside a node, then across nodes (collective over world even when unused).
   TierFigures intra, inter;
@@ -323,12 +365,15 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
       << (opt.base.empty() ? "   # not measured: the best rate measured stands in" : "   # from " + opt.base) << "\n"
       << "  sustained_tflops:\n"
       << "    fp32: " << num(sustained * 1e-12, 6) << "   # sgemm 1024^3\n"
-      << "  memory_bound:   # the runtime's own kernels, timed in " << mbr.steps
-      << " steps of the deck's model alone on each rank, against the planner's byte counts\n"
+      << "  memory_bound:   # the runtime's own kernels in the deck's model, alone on each rank, at micro-batch "
+      << mbr.micro_batches.front() << (mbr.micro_batches.size() > 1 ? " and " + std::to_string(mbr.micro_batches.back()) : "")
+      << ", against the planner's byte counts\n"
       << "    elementwise_gbs: " << num(mbr.elementwise * 1e-9) << "   # LayerNorm, GELU, bias, residual, embedding, loss\n"
       << "    softmax_gbs: " << num(mbr.softmax * 1e-9) << "   # causal softmax and head permutes\n"
       << "    optimizer_gbs: " << num(mbr.optimizer * 1e-9) << "   # AdamW and the gradient norm\n"
-      << "    measured: true   # these rates include the kernels' launch costs\n"
+      << "    fixed_us_per_block: " << num(mbr.fixed_per_block * 1e6)
+      << "   # per block and micro-batch, not scaling with bytes (launches, per-row work)\n"
+      << "    measured: true   # the rates and the fixed part replace kernel_overhead_us per kernel\n"
       << "    source: \"mini5d calibrate, " << host_name() << ", " << today() << ", deck " << deck.origin << "\"\n"
       << "  gemm:\n"
       << "    model: measured\n"

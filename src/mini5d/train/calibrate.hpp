@@ -3,8 +3,8 @@
 // allocation in hand (DESIGN.md §9) and writes a planner cluster file from what it
 // measured, so that mini5d-plan predicts this machine rather than a data sheet:
 //   * every GEMM the deck's model runs (forward NT, backward NN and TN, attention per
-//     causal block, LM head), at the deck's micro-batch and at 1, for each tensor degree
-//     the ranks allow: the table of device.gemm (model: measured);
+//     causal block, LM head), at the deck's micro-batch and the powers of two below it,
+//     for each tensor degree the ranks allow: the table of device.gemm (model: measured);
 //   * the sgemm rate of a 1024^3 product (sustained), a triad over arrays far beyond the
 //     caches (memory bandwidth) and the fixed cost of a kernel launch and its fence;
 //   * all-reduce, all-gather, reduce-scatter and send/recv from 4 KiB to 64 MiB inside a
