@@ -60,7 +60,8 @@ const char* kUsage =
     "  --max-c N             largest context-parallel degree considered\n"
     "  --allow-cross-node-tp let tensor groups span nodes\n"
     "  --moe-imbalance X     busiest expert's load over the mean (default 1.1 for MoE)\n"
-    "  --overlap X           fraction of overlappable communication hidden (default 0.9)\n"
+    "  --overlap X           fraction of overlappable communication hidden (default: the cluster\n"
+    "                        file's software.overlap_efficiency, else 0.9)\n"
     "  --tune N              write the top N plans as decks (with --scale-down also their\n"
     "                        single-rank versions); with --run train each for a few steps\n"
     "                        and report predicted against measured, fastest measured first\n"
@@ -76,6 +77,7 @@ struct Args {
   long long nodes = 0, global_batch = 0;
   std::string precision;
   bool explain = false, json = false, scale_down = false;
+  bool overlap_given = false;  // --overlap over the cluster file's software.overlap_efficiency
   plan::SearchOptions opt;
   plan::TuneOptions tune;
 };
@@ -165,7 +167,7 @@ Args parse(int argc, char** argv) {
     else if (f == "--max-c") a.opt.max_c = integer_arg(f, val(), 1, 1LL << 40);
     else if (f == "--allow-cross-node-tp") a.opt.rules.allow_cross_node_tp = true;
     else if (f == "--moe-imbalance") a.opt.time.moe_imbalance = number_arg(f, val(), 1, 100);
-    else if (f == "--overlap") a.opt.time.overlap_efficiency = number_arg(f, val(), 0, 1);
+    else if (f == "--overlap") a.opt.time.overlap_efficiency = number_arg(f, val(), 0, 1), a.overlap_given = true;
     else if (f == "--tune") a.tune.plans = int(integer_arg(f, val(), 1, 1000));
     else if (f == "--tune-dir") a.tune.dir = val();
     else if (f == "--run") a.tune.run = true;
@@ -228,6 +230,8 @@ int main(int argc, char** argv) {
     if (!a.slurm_partition.empty()) cl.slurm_partition = a.slurm_partition;
     if (!a.slurm_mpi.empty()) cl.slurm_mpi = a.slurm_mpi;
     if (a.global_batch) in.train.global_batch = a.global_batch;
+    if (!a.overlap_given && cl.software.overlap_efficiency >= 0)
+      a.opt.time.overlap_efficiency = cl.software.overlap_efficiency;
     if (!a.precision.empty() && !plan::parse_precision(a.precision, in.train.precision))
       usage_error("--precision: '" + a.precision + "' (valid: fp32, bf16, fp64)");
     plan::validate_cluster(cl);

@@ -95,6 +95,10 @@ struct SoftwareDesc {
   // whole T x T square, masked, as Megatron-LM 2021 and a batched GPU kernel run it.
   // Ring attention (c > 1) is costed as the whole square of its chunk either way.
   int attention_block = 0;
+  // Fraction of the overlappable communication that compute actually hides (the
+  // planner's overlap efficiency, time_model.hpp), as measured by `mini5d calibrate`;
+  // < 0: not stated (mini5d-plan's --overlap, default 0.9).
+  double overlap_efficiency = -1;
 };
 
 struct ClusterDesc {

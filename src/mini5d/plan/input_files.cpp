@@ -420,6 +420,8 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
                                     false, 0);
   cl.software.pp_scatter_gather = f.flag("software.pp_scatter_gather", false);
   cl.software.attention_dropout = f.flag("software.attention_dropout", false);
+  cl.software.overlap_efficiency = f.number("software.overlap_efficiency", 0, 1,
+                                            "fraction of overlappable communication compute hides", false, -1);
   cl.software.attention_block = int(f.integer("software.attention_block", 0, 1 << 20,
                                               "queries per causal attention block (0: the whole square)",
                                               false, cl.software.attention_block));

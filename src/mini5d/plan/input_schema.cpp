@@ -67,7 +67,8 @@ const KeySchema& cluster_file_schema() {
   static const KeySchema s = {
       {"", {"name", "nodes", "devices_per_node", "cores_per_node", "device", "links", "slurm",
             "software"}},
-      {"software", {"name", "tp_overlap", "pp_scatter_gather", "attention_dropout", "attention_block"}},
+      {"software", {"name", "tp_overlap", "pp_scatter_gather", "attention_dropout", "attention_block",
+                    "overlap_efficiency"}},
       {"device", {"kind", "name", "memory_gib", "reserved_gib", "memory_bandwidth_gbs",
                   "kernel_overhead_us", "peak_tflops", "sustained_tflops", "gemm", "memory_bound"}},
       {"device.peak_tflops", precs},

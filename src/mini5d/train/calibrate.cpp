@@ -22,6 +22,7 @@
 #include "mini5d/train/calibrate_sweeps.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "mini5d/plan/memory_model.hpp"
 #include "mini5d/plan/time_model.hpp"
 #include "mini5d/kernels/profile.hpp"
 
@@ -323,6 +324,14 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
     say("across nodes (" + std::to_string(nm.nodes) + " ranks per group): all-reduce " +
         num(inter.allreduce.back().second * 1e-9) + " GB/s, latency " + num(inter.latency * 1e6) + " us");
   }
+  // Overlap of the gradient all-reduce with compute, at the deck's gradient size
+  // (capped at 64 MiB), over all ranks as a data-parallel run's group.
+  double overlap = -1;
+  if (ranks > 1) {
+    const plan::ShardParams sp = plan::stage_params(plan_model(deck), plan::Layout{}, 0);
+    overlap = cal::overlap_efficiency(world, std::min(4.0 * sp.total(), opt.quick ? 4.0 * (1 << 20) : 64.0 * (1 << 20)));
+    say("all-reduce hidden behind GEMMs: " + num(100 * overlap, 3) + "% (the planner's overlap efficiency)");
+  }
   MPI_Comm_free(&node_comm);
   MPI_Comm_free(&cross_comm);
 
@@ -392,8 +401,11 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
       write_unused_tier(o, "intra_node", "one rank per node");
     if (nm.nodes > 1) write_tier(o, "inter_node", "measured across nodes", inter);
     o << "software:\n"
-      << "  name: mini5d\n"
-      << "  attention_block: " << kernels::kAttBlock << "   # kernels/attention.hpp\n";
+      << "  name: mini5d\n";
+    if (overlap >= 0)
+      o << "  overlap_efficiency: " << num(overlap, 3)
+        << "   # an all-reduce of the deck's gradients beside GEMMs (MPI_Iallreduce, tested between them)\n";
+    o << "  attention_block: " << kernels::kAttBlock << "   # kernels/attention.hpp\n";
     // Through a temporary, so a failed write leaves no half file; and read back, so a
     // file the planner would refuse is never left behind.
     namespace fs = std::filesystem;

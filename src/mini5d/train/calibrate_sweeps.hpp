@@ -29,6 +29,13 @@ enum class Collective { allreduce, allgather, reduce_scatter, sendrecv };
 const char* collective_name(Collective c);
 double time_collective(MPI_Comm comm, Collective c, double bytes, double min_seconds);
 
+// The fraction of an all-reduce of `bytes` that GEMMs running meanwhile hide, as the
+// runtime overlaps its gradient reduction with the backward (a posted MPI_Iallreduce,
+// tested between products, then waited for): with t_c the products alone, t_m the
+// all-reduce alone and t_b both, (t_c + t_m - t_b) / min(t_c, t_m), in [0, 1]. The
+// planner's overlap efficiency (time_model.hpp); the same on every rank.
+double overlap_efficiency(MPI_Comm comm, double bytes);
+
 // Mean, smallest and largest of one value per rank, over comm.
 struct OverRanks {
   double mean = 0, min = 0, max = 0;
