@@ -48,8 +48,8 @@ double timed_median(MPI_Comm comm, double min_seconds, int max_reps, F&& f) {
   return timed_median(comm, min_seconds, max_reps, f, [] {});
 }
 
-// The device kernels sit in named functions: nvcc takes no KOKKOS_LAMBDA inside
-// another lambda.
+// The device kernels sit in named functions, so that what timed_median runs is plain
+// host code (and no extended lambda is nested in another lambda's body).
 void one_element_kernel(Vec<float> x) {
   Kokkos::parallel_for(
       "mini5d::calibrate::launch", Range(0, 1), KOKKOS_LAMBDA(const std::int64_t i) { x(i) += 1.0f; });
