@@ -19,45 +19,28 @@ import subprocess
 import sys
 import tempfile
 
+import yaml
+
 import bench_util
 
 ROOT = bench_util.ROOT
 
 
-def launch(ranks, pin):
-    cmd = ["mpiexec", "-n", str(ranks)]
-    return (["taskset", "-c", "0"] if pin else []) + cmd
-
-
-def env():
-    return dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-
-
 def calibrate(app, deck, ranks, pin, out, quick):
-    cmd = launch(ranks, pin) + [os.path.abspath(app), "calibrate", os.path.abspath(deck), "--out", out]
+    """`mini5d calibrate` under the launch train gets (same pinning, same threads)."""
+    cmd = (["taskset", "-c", "0"] if pin else []) + ["mpiexec", "-n", str(ranks), os.path.abspath(app),
+                                                    "calibrate", os.path.abspath(deck), "--out", out]
     if quick:
         cmd.append("--quick")
-    subprocess.run(cmd, check=True, env=env(), stdout=subprocess.DEVNULL, cwd=os.path.dirname(out))
-
-
-def deck_fields(deck):
-    """micro_batch and accumulation as the deck sets them (flat YAML read, enough here)."""
-    vals = {"micro_batch": 1, "accumulation": 1}
-    section = None
-    with open(deck) as f:
-        for line in f:
-            if line and not line[0].isspace() and line.rstrip().endswith(":"):
-                section = line.strip()[:-1]
-            key, _, rest = line.strip().partition(":")
-            if section == "train" and key in vals:
-                vals[key] = int(rest.split("#")[0])
-    return vals
+    subprocess.run(cmd, check=True, env=bench_util.one_thread_env(), stdout=subprocess.DEVNULL,
+                   cwd=os.path.dirname(out))
 
 
 def predict(plan, deck, ranks, cluster):
     """The planner's step time for d = ranks at the deck's micro-batch."""
-    f = deck_fields(deck)
-    mb, m = f["micro_batch"], f["accumulation"]
+    with open(deck) as f:
+        train = yaml.safe_load(f).get("train", {})
+    mb, m = train.get("micro_batch", 8), train.get("accumulation", 1)
     cmd = [plan, "--model", deck, "--cluster", cluster, "--layout", f"d={ranks},mb={mb},m={m},zero=0",
            "--global-batch", str(mb * m * ranks), "--json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

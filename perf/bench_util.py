@@ -14,6 +14,11 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def one_thread_env():
+    """The environment every benchmarked run gets: one BLAS and one OpenMP thread per rank."""
+    return dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+
+
 def train(app, deck, ranks, overrides, pin_core0=False):
     """Runs `mpiexec -n ranks app train deck overrides...`; returns its JSON report."""
     app, deck = os.path.abspath(app), os.path.abspath(deck)  # the run starts in its own directory
@@ -23,8 +28,7 @@ def train(app, deck, ranks, overrides, pin_core0=False):
                "output.log_every=1000"] + overrides
         if pin_core0:
             cmd = ["taskset", "-c", "0"] + cmd
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=tmp)
+        subprocess.run(cmd, check=True, env=one_thread_env(), stdout=subprocess.DEVNULL, cwd=tmp)
         with open(report) as f:
             return json.load(f)
 

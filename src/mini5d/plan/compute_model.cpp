@@ -79,11 +79,6 @@ double gemm_time(const DeviceDesc& dev, Precision prec, const GemmCall& c) {
   return roofline_gemm_time(dev, prec, c);
 }
 
-double gemm_time(const DeviceDesc& dev, Precision prec, double m, double n, double k,
-                 double batch) {
-  return gemm_time(dev, prec, GemmCall{'N', 'T', m, n, k, batch});
-}
-
 BlockGemmCalls block_gemm_calls(const ModelDesc& m, const Layout& l, const SoftwareDesc& sw,
                                 double imb) {
   const double B = l.micro_batch, T = double(m.seq), D = double(m.d_model), F = double(m.ffn);

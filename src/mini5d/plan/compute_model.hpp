@@ -42,9 +42,6 @@ struct GemmCall {
 double gemm_time(const DeviceDesc& dev, Precision prec, const GemmCall& c);
 // The roofline's time whatever the device's model (the measured table's baseline).
 double roofline_gemm_time(const DeviceDesc& dev, Precision prec, const GemmCall& c);
-// One op-NT product (or `batch` of them).
-double gemm_time(const DeviceDesc& dev, Precision prec, double m, double n, double k,
-                 double batch = 1);
 
 // Every product of one block for one micro-batch on one rank, by pass and kind.
 struct BlockGemmCalls {

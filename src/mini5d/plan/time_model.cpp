@@ -99,13 +99,13 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   const double elem_fwd = mb.elementwise_fwd / dev.elementwise_bw() + mb.softmax_fwd / dev.softmax_bw();
   const double elem_bwd = mb.elementwise_bwd / dev.elementwise_bw() + mb.softmax_bwd / dev.softmax_bw();
 
-  // Besides its 6 GEMM calls (whose cost gemm_time includes), each block runs ~9
+  // Besides its GEMM calls (whose cost gemm_time includes), each block runs ~9
   // memory-bound kernels forward and ~18 backward (plus one attention step per ring
   // hop); their fixed cost is what makes cutting a small model finely unprofitable.
-  // Measured memory-bound rates (device.memory_bound) already include these costs.
-  // Measured: the fixed part per block fitted by `mini5d calibrate` (a third forward).
-  const double ov = dev.memory_bound_measured ? 0.0 : dev.kernel_overhead;
-  const double k_fwd = dev.memory_bound_measured ? dev.memory_bound_fixed / 3 : (9 + 3.0 * (l.c - 1)) * ov;
+  // With measured memory-bound rates (device.memory_bound) it is the fixed part per
+  // block `mini5d calibrate` fitted instead (a third of it forward).
+  const double k_fwd = dev.memory_bound_measured ? dev.memory_bound_fixed / 3
+                                                 : (9 + 3.0 * (l.c - 1)) * dev.kernel_overhead;
   const double k_bwd = 2 * k_fwd;
   const double blk_fwd = g.linear + g.attention + elem_fwd + k_fwd;
   sc.attn_fwd = blocks * g.attention;

@@ -58,6 +58,11 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   if (!out) throw InputError("--tune: cannot write " + path);
 }
 
+// DIR/plan-N: the stem of plan N's deck, log, report and checkpoint folder.
+std::string plan_stem(const std::string& dir, int position) {
+  return (fs::path(dir) / ("plan-" + std::to_string(position))).string();
+}
+
 }  // namespace
 
 std::string default_mini5d_path(const std::string& self) {
@@ -81,7 +86,7 @@ std::vector<TuneRow> tune(const ModelInput& in, const ClusterDesc& cl, const Sea
     TuneRow row;
     row.position = int(i) + 1;
     row.plan = r.top[i];
-    const std::string stem = (fs::path(o.dir) / ("plan-" + std::to_string(row.position))).string();
+    const std::string stem = plan_stem(o.dir, row.position);
     row.deck = stem + ".yaml";
     write_file(row.deck, [&](std::ostream& os) { write_deck(os, in, cl, row.plan, false); });
     if (o.scale_down) {
@@ -92,7 +97,7 @@ std::vector<TuneRow> tune(const ModelInput& in, const ClusterDesc& cl, const Sea
   }
   if (!o.run) return rows;
   for (TuneRow& row : rows) {
-    const std::string stem = row.deck.substr(0, row.deck.size() - 5);
+    const std::string stem = plan_stem(o.dir, row.position);
     row.log = stem + ".log";
     const long long ranks = row.plan.layout.ranks();
     const std::string cmd = with_ranks(o.launcher, ranks) + " " + shell_word(o.mini5d) + " train " + shell_word(row.deck) +
@@ -110,9 +115,8 @@ std::vector<TuneRow> tune(const ModelInput& in, const ClusterDesc& cl, const Sea
       continue;
     }
     row.ran = true;
-    const double tokens = double(row.plan.layout.micro_batch) * row.plan.layout.accumulation *
-                          row.plan.layout.d * row.plan.layout.e * double(in.model.seq);
-    row.measured_step = tokens / tps;
+    // The plan's tokens per step over the measured rate.
+    row.measured_step = row.plan.time.tokens_per_s * row.plan.time.step / tps;
   }
   return rows;
 }

@@ -21,6 +21,7 @@
 #include "mini5d/topology/membership.hpp"
 #include "mini5d/train/calibrate_sweeps.hpp"
 #include "mini5d/train/deck_plan.hpp"
+#include "mini5d/train/platform.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/plan/time_model.hpp"
@@ -40,12 +41,6 @@ std::string num(double v, int digits = 4) {
   return b;
 }
 
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
-  return buf;
-}
-
 std::string today() {
   const std::time_t now = std::time(nullptr);
   char b[32];
@@ -56,7 +51,6 @@ std::string today() {
 // One measured link tier: the three curves (bus bandwidth in the planner's convention,
 // comm_model.hpp) and the latency per message step.
 struct TierFigures {
-  int ranks = 0;
   double latency = 0;
   std::vector<std::pair<double, double>> allreduce, gather, send;  // (bytes, bytes/s)
   std::string note;
@@ -64,12 +58,13 @@ struct TierFigures {
 
 TierFigures measure_tier(MPI_Comm world, MPI_Comm group, bool quick) {
   TierFigures tf;
-  MPI_Comm_size(group, &tf.ranks);
-  const int n = tf.ranks;
+  int n = 1;
+  MPI_Comm_size(group, &n);
   const double top = quick ? 4.0 * (1 << 20) : 64.0 * (1 << 20);
   const double min_s = quick ? 0.005 : 0.05;
+  // From 64 KiB: below that the latency rules and there is no bandwidth to read off.
   std::vector<double> sizes;
-  for (double b = 4096; b <= top; b *= 4) sizes.push_back(b);
+  for (double b = 65536; b <= top; b *= 4) sizes.push_back(b);
   // Latency: a small send's time is one message step.
   tf.latency = cal::over_ranks(world, cal::time_collective(group, cal::Collective::sendrecv, 8, min_s)).mean;
   std::vector<double> ag_bw, rs_bw;
@@ -83,7 +78,6 @@ TierFigures measure_tier(MPI_Comm world, MPI_Comm group, bool quick) {
     const double ag = bus(cal::Collective::allgather, n - 1.0, (n - 1.0) / n);
     const double rs = bus(cal::Collective::reduce_scatter, n - 1.0, (n - 1.0) / n);
     const double sr = bus(cal::Collective::sendrecv, 1, 1);
-    if (s < 65536) continue;  // below that the latency rules: no bandwidth to read off
     tf.allreduce.emplace_back(s, ar);
     // One curve serves all-gather, reduce-scatter and all-to-all: the slower of the two.
     tf.gather.emplace_back(s, std::min(ag, rs));
@@ -130,7 +124,6 @@ void write_unused_tier(std::ostream& o, const std::string& key, const std::strin
 struct MemoryBoundRates {
   double elementwise = 0, softmax = 0, optimizer = 0;  // bytes/s
   double fixed_per_block = 0;  // seconds per block and micro-batch
-  long steps = 0;
   std::vector<int> micro_batches;
 };
 
@@ -138,7 +131,6 @@ struct MemoryBoundRates {
 struct KernelProbe {
   double elem_s = 0, soft_s = 0, opt_s = 0;  // opt: per step
   double elem_b = 0, soft_b = 0, opt_b = 0;
-  long steps = 0;
 };
 
 KernelProbe probe_kernels(MPI_Comm world, const Deck& deck, int micro_batch, bool quick, std::ostream& os) {
@@ -189,7 +181,6 @@ KernelProbe probe_kernels(MPI_Comm world, const Deck& deck, int micro_batch, boo
   r.elem_b = L * (b.elementwise_fwd + b.elementwise_bwd) + plan::head_memory_bytes(md, td, pl, o);
   r.soft_b = L * (b.softmax_fwd + b.softmax_bwd);
   r.opt_b = plan::optimizer_bytes(md, td, pl, 0);
-  r.steps = kt.steps;
   return r;
 }
 
@@ -209,7 +200,6 @@ MemoryBoundRates measure_memory_bound(MPI_Comm world, const Deck& deck, bool qui
   const KernelProbe a = probe_kernels(world, deck, mb, quick, os);
   MemoryBoundRates r;
   r.micro_batches = {mb};
-  r.steps = a.steps;
   r.optimizer = a.opt_b / std::max(a.opt_s, 1e-12);
   KernelProbe b = a;
   if (small < mb) {
@@ -292,15 +282,16 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
   const double min_s = opt.quick ? 0.003 : 0.04;
   const double cap = std::min(1.0 * kGiB, 4.0 * kGiB / std::max(1, nm.host_local_size));
   const std::vector<plan::GemmCall> shapes = calibration_shapes(deck, ranks, cap);
+  const cal::GemmTimer gemm(world);
   std::vector<double> seconds;
   double best_rate = 0;
   for (const plan::GemmCall& c : shapes) {
-    seconds.push_back(cal::over_ranks(world, cal::time_gemm(world, c, min_s)).mean);
+    seconds.push_back(cal::over_ranks(world, gemm.seconds(c, min_s)).mean);
     best_rate = std::max(best_rate, c.flops() / seconds.back());
   }
   say(std::to_string(shapes.size()) + " GEMM shapes of " + deck.origin + " measured (best " +
       num(best_rate * 1e-9) + " GFLOP/s)");
-  const cal::OverRanks big = cal::over_ranks(world, cal::time_gemm(world, {'N', 'T', 1024, 1024, 1024, 1}, min_s));
+  const cal::OverRanks big = cal::over_ranks(world, gemm.seconds({'N', 'T', 1024, 1024, 1024, 1}, min_s));
   const double sustained = 2.0 * 1024 * 1024 * 1024 / big.mean;
   const double triad = cal::over_ranks(world, cal::triad_bandwidth(world, opt.quick ? 32e6 : 128e6)).mean;
   const double launch = cal::over_ranks(world, cal::time_launch(world)).mean;

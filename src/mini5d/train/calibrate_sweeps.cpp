@@ -72,7 +72,9 @@ void triad(Vec<float> a, Vec<float> b, Vec<float> d) {
 
 }  // namespace
 
-double time_gemm(MPI_Comm comm, const plan::GemmCall& c, double min_seconds) {
+GemmTimer::GemmTimer(MPI_Comm comm) : comm_(comm), evict_("mini5d::calibrate::evict", std::int64_t(2) << 20) {}
+
+double GemmTimer::seconds(const plan::GemmCall& c, double min_seconds) const {
   const int m = int(c.m), n = int(c.n), k = int(c.k);
   Mat<float> a("mini5d::calibrate::a", c.ta == 'N' ? m : k, c.ta == 'N' ? k : m);
   Mat<float> b("mini5d::calibrate::b", c.tb == 'N' ? k : n, c.tb == 'N' ? n : k);
@@ -80,18 +82,13 @@ double time_gemm(MPI_Comm comm, const plan::GemmCall& c, double min_seconds) {
   Kokkos::deep_copy(a, 0.01f);
   Kokkos::deep_copy(b, 0.02f);
   const char ta[2] = {c.ta, 0}, tb[2] = {c.tb, 0};
-  // In training the operands of a product come back from the other kernels' traffic
-  // (activations just written, weights untouched since the last micro-batch); a sweep
-  // that repeats one product on hot caches would read faster than the runtime runs.
-  // Between calls a pass over 8 MiB (beyond the private caches) stands for that traffic.
-  Vec<float> evict("mini5d::calibrate::evict", std::int64_t(2) << 20);
   return timed_median(
-      comm, min_seconds, 400,
+      comm_, min_seconds, 400,
       [&] {
         KokkosBlas::gemm(ta, tb, 1.0f, a, b, 0.0f, y);
         fence("mini5d::calibrate::gemm");
       },
-      [&] { touch(evict); });
+      [&] { touch(evict_); });
 }
 
 double time_launch(MPI_Comm comm) {

@@ -9,13 +9,25 @@
 
 #include <vector>
 
+#include "mini5d/kernels/views.hpp"
 #include "mini5d/plan/compute_model.hpp"
 
 namespace mini5d::train::calibration {
 
-// One product as the runtime calls it: KokkosBlas::gemm on LayoutRight fp32 Views of
-// the default execution space (what kernels/linear.hpp and attention.hpp pass).
-double time_gemm(MPI_Comm comm, const plan::GemmCall& call, double min_seconds);
+// Products as the runtime calls them: KokkosBlas::gemm on LayoutRight fp32 Views of the
+// default execution space (what kernels/linear.hpp and attention.hpp pass). In
+// training a product's operands come back from the other kernels' traffic, so a sweep
+// repeating one product on hot caches would read fast: before each timed call a pass
+// over 8 MiB (beyond the private caches, one buffer for the whole sweep) stands for it.
+class GemmTimer {
+ public:
+  explicit GemmTimer(MPI_Comm comm);
+  double seconds(const plan::GemmCall& call, double min_seconds) const;
+
+ private:
+  MPI_Comm comm_;
+  Vec<float> evict_;
+};
 
 // A tiny parallel_for and its fence: the fixed cost every memory-bound kernel pays.
 double time_launch(MPI_Comm comm);

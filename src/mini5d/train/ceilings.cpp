@@ -2,7 +2,6 @@
 #include "mini5d/train/ceilings.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,16 +14,11 @@
 #include "mini5d/core/json_text.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/plan/input_files.hpp"
+#include "mini5d/train/platform.hpp"
 
 namespace mini5d::train {
 
 namespace {
-std::string this_host() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
-  return buf;
-}
-
 std::string this_backend() { return ExecSpace::name(); }
 
 std::string jstr(const std::string& s) { return json_quote(s); }
@@ -69,7 +63,7 @@ std::string field(const std::string& text, const std::string& key) {
 
 Ceilings measure_ceilings() {
   Ceilings c;
-  c.host = this_host();
+  c.host = host_name();
   c.backend = this_backend();
   c.source = "measured by mini5d ceilings";
   {
@@ -121,7 +115,7 @@ std::optional<Ceilings> cached_ceilings() {
   Ceilings c;
   c.host = field(text, "host");
   c.backend = field(text, "backend");
-  if (c.host != this_host() || c.backend != this_backend()) return std::nullopt;
+  if (c.host != host_name() || c.backend != this_backend()) return std::nullopt;
   c.gemm_gflops = std::atof(field(text, "gemm_gflops").c_str());
   c.stream_gbs = std::atof(field(text, "stream_gbs").c_str());
   if (!(c.gemm_gflops > 0) || !(c.stream_gbs > 0)) return std::nullopt;
@@ -147,7 +141,7 @@ void save_ceilings(const Ceilings& c, const std::string& path) {
 Ceilings ceilings_from_cluster(const std::string& path) {
   const plan::ClusterDesc cl = plan::load_cluster_file(path);
   Ceilings c;
-  c.host = this_host();
+  c.host = host_name();
   c.backend = this_backend();
   c.gemm_gflops = (cl.device.sustained[0] > 0 ? cl.device.sustained[0] : cl.device.peak[0]) * 1e-9;
   c.stream_gbs = cl.device.hbm_bandwidth * 1e-9;

@@ -43,6 +43,12 @@ std::string describe_device() {
 }
 }  // namespace
 
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
 Platform describe_platform() {
   Platform p;
   p.mini5d_version = MINI5D_VERSION;

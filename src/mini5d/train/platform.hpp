@@ -15,4 +15,7 @@ struct Platform {
 // Collective over MPI_COMM_WORLD's size only (no communication).
 Platform describe_platform();
 
+// This host's name ("unknown" if the system will not say).
+std::string host_name();
+
 }  // namespace mini5d::train
