@@ -26,20 +26,20 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/checkpoint/ckpt_command.hpp"
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
+#include "mini5d/commands/calibrate_command.hpp"
+#include "mini5d/commands/ceilings_command.hpp"
+#include "mini5d/commands/ckpt_command.hpp"
+#include "mini5d/commands/topo_command.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/diag.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/grid/layout_rules.hpp"
+#include "mini5d/measure/platform.hpp"
+#include "mini5d/report/report.hpp"
 #include "mini5d/topology/startup.hpp"
-#include "mini5d/topology/topo_command.hpp"
-#include "mini5d/train/output_paths.hpp"
-#include "mini5d/train/platform.hpp"
-#include "mini5d/train/report.hpp"
-#include "mini5d/train/calibrate.hpp"
-#include "mini5d/train/ceilings.hpp"
-#include "mini5d/train/same_deck.hpp"
+#include "mini5d/train/startup/output_paths.hpp"
+#include "mini5d/train/startup/same_deck.hpp"
 #include "mini5d/train/stop_signal.hpp"
 #include "mini5d/train/trainer.hpp"
 
@@ -58,7 +58,7 @@ constexpr const char* kUsage =
 struct Args {
   std::string command, deck;
   std::vector<std::string> overrides;
-  mini5d::train::CalibrateOptions calibrate;  // calibrate's --out, --base, --quick
+  mini5d::commands::CalibrateOptions calibrate;  // calibrate's --out, --base, --quick
 };
 
 Args parse_args(int argc, char** argv) {
@@ -110,7 +110,7 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   // Every layout rule and every feature this build lacks, all reported at once and
   // before anything is allocated; agreed over the ranks, since a deck file missing on
   // one node fails there only.
-  checkpoint::detail::agreed(world, [&] {
+  comm::agreed(world, [&] {
     p.deck = resolve_deck(a);
     auto problems = grid::layout_problems(p.deck, ranks);
     for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
@@ -131,7 +131,7 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
 Prepared prepare_calibrate(const Args& a, MPI_Comm world, int ranks) {
   using namespace mini5d;
   Prepared p;
-  checkpoint::detail::agreed(world, [&] { p.deck = resolve_deck(a); });
+  comm::agreed(world, [&] { p.deck = resolve_deck(a); });
   Deck as_run = p.deck;
   as_run.parallel.d = ranks;
   as_run.parallel.t = as_run.parallel.p = as_run.parallel.c = as_run.parallel.e = 1;
@@ -146,7 +146,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     return 0;
   }
   if (a.command == "version") {
-    const auto pf = train::describe_platform();
+    const auto pf = measure::describe_platform();
     if (rank == 0)
       std::cout << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << "), Kokkos " << pf.kokkos
                 << " [" << pf.backend << "], " << pf.mpi << ", HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc << "\n";
@@ -155,7 +155,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   if (a.command == "check") {
     if (a.deck.empty()) throw InputError(std::string("check needs a deck file\n") + kUsage);
     Deck d;
-    checkpoint::detail::agreed(world, [&] { d = resolve_deck(a); });
+    comm::agreed(world, [&] { d = resolve_deck(a); });
     // The layout rules too, for the rank count the deck asks for (or, under mpiexec,
     // the one started), so a batch job's deck can be checked before it queues.
     if (auto problems = grid::layout_problems(d, ranks > 1 ? ranks : d.parallel.ranks()); !problems.empty())
@@ -172,10 +172,10 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     if (!a.overrides.empty())
       throw InputError("command line: ceilings takes \"refresh\" or a cluster file, not \"" + a.overrides[0] +
                        "\"\n" + kUsage);
-    return rank == 0 ? train::ceilings_command(a.deck, std::cout) : 0;
+    return rank == 0 ? commands::ceilings_command(a.deck, std::cout) : 0;
   }
-  if (a.command == "calibrate") return train::calibrate_command(world, prep.deck, a.calibrate, std::cout);
-  if (a.command == "topo") return topology::topo_command(world, a.deck, a.overrides, std::cout);
+  if (a.command == "calibrate") return commands::calibrate_command(world, prep.deck, a.calibrate, std::cout);
+  if (a.command == "topo") return commands::topo_command(world, a.deck, a.overrides, std::cout);
   if (a.command != "train")
     throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
 
@@ -183,14 +183,14 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   if (const char* f = std::getenv("MINI5D_FAIL"); f && std::string(f) == "fatal")
     throw std::runtime_error("MINI5D_FAIL=fatal: an injected failure on every rank, to test how fatal errors "
                              "are reported under mpiexec");
-  const auto pf = train::describe_platform();
+  const auto pf = measure::describe_platform();
   train::Trainer tr(deck, world);
   if (rank == 0) {
-    train::print_header(std::cout, pf, tr);
+    report::print_header(std::cout, pf, tr);
     std::cout << prep.placement.text;
   }
   auto checkpoint_line = [&](const train::CheckpointEvent& e) {
-    if (rank == 0) train::print_checkpoint(std::cout, e);
+    if (rank == 0) report::print_checkpoint(std::cout, e);
   };
   if (!deck.checkpoint.resume.empty()) checkpoint_line(tr.resume(deck.checkpoint.resume));
   const long every = deck.output.log_every, total = deck.train.steps;
@@ -198,7 +198,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   tr.run(
       [&](const train::StepStats& st) {
         if (rank == 0 && (!st.note.empty() || st.step == first || st.step % every == 0 || st.step == total))
-          train::print_step(std::cout, st, total);
+          report::print_step(std::cout, st, total);
       },
       checkpoint_line);
   if (rank == 0 && tr.stopped_by())
@@ -206,9 +206,9 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
               << " after saving a checkpoint; resume with resume=latest\n";
   std::string report_problem;
   if (rank == 0) {
-    train::print_summary(std::cout, tr);
+    report::print_summary(std::cout, tr);
     if (!deck.output.report.empty()) try {
-        train::write_report(deck.output.report, pf, tr);
+        report::write_report(deck.output.report, pf, tr);
         std::cout << "report written to " << deck.output.report << "\n";
       } catch (const std::exception& e) {
         report_problem = e.what();
@@ -216,7 +216,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     std::cout.flush();
   }
   // Both are the same on every rank (the report's fate is rank 0's, told to all).
-  report_problem = checkpoint::detail::bcast_string(world, report_problem, 0);
+  report_problem = comm::bcast_string(world, report_problem, 0);
   int status = 0;
   for (const auto& why : {tr.halt_reason(), report_problem})
     if (!why.empty()) {
@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
     try {
       if (argc >= 2 && std::string(argv[1]) == "ckpt") {  // ckpt takes paths, not a deck
         start_kokkos({});
-        status = mini5d::checkpoint::ckpt_command(world, {argv + 2, argv + argc}, std::cout);
+        status = mini5d::commands::ckpt_command(world, {argv + 2, argv + argc}, std::cout);
       } else {
         const Args a = parse_args(argc, argv);
         Prepared prep;

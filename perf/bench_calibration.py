@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Calibrated planner against measured training (issue 15 item 4): for each deck and rank
+"""Calibrated planner against measured training: for each deck and rank
 count, `mini5d calibrate` measures this machine into a cluster file, `mini5d-plan` predicts
 the step time of the deck's data-parallel layout on it, and `mini5d train` measures that
 step time (median of the steady steps, median over rounds). The table says how far the
@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--decks", default="tiny,small")
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
-    ap.add_argument("--plan", default=os.path.join(ROOT, "build", "src", "mini5d", "plan", "mini5d-plan"))
+    ap.add_argument("--plan", default=os.path.join(ROOT, "build", "apps", "mini5d-plan"))
     ap.add_argument("--steps", type=int, default=0, help="training steps (default: 200 tiny, 12 otherwise)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bound", type=float, default=0.15)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checkpoint bandwidth: mini5d's parallel-HDF5 save and load vs a plain write and read.
 
-One run, one table (issue 5). For the deck (default inputs/small.yaml) at 1 rank and at
+One run, one table. For the deck (default inputs/small.yaml) at 1 rank and at
 2 ranks (d=2, ZeRO 1): save a checkpoint of the initial state (train.steps=0 with
 checkpoint.at_end: weights and both AdamW moments, 12 bytes per parameter), then resume
 from it (a load that verifies every checksum). Next to each, a plain sequential write

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Context-parallel benchmark: the long-context deck on 1 rank vs c=2 ring attention, same global batch.
 
-One run, one table (issue 11):
+One run, one table:
   * tokens/s of 1 rank owning one core against c=2 on two cores (each rank holds 2 of
     the 4 chunks of every sequence), with the zig-zag split and with the contiguous
     test switch (MINI5D_CP_SPLIT=contiguous); the same sequences every step;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Data-parallel benchmark: 1 rank on one core vs d=2 on two cores, same global batch.
 
-One run, one table (issue 3):
+One run, one table:
   * tokens/s of 1 rank owning one core (micro_batch m, accumulation 2) against 2 ranks
     with d=2 each owning one core (micro_batch m, accumulation 1): the same global batch
     of 2m sequences and the same GEMM shapes; the target is a speed-up of at least 1.8;

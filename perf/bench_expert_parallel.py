@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Expert-parallel benchmark: 1 rank on one core vs e=2 vs d=2, same global batch.
 
-One run, one table (issue 12), on inputs/moe-small.yaml (8 experts, top-2, dropless):
+One run, one table, on inputs/moe-small.yaml (8 experts, top-2, dropless):
   * tokens/s of 1 rank owning one core (micro_batch m) against 2 ranks owning one core
     each: e=2 (micro_batch m/2 per rank; each rank holds 4 of the 8 experts and the
     tokens travel to them by all-to-all) and d=2 (micro_batch m/2 per rank, every

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Pipeline benchmark: p=2 on 2 cores against 1 rank, GPipe / 1F1B / interleaved, m = 2..16.
 
-One run, one table (issue 10), on the small deck (8 layers) with a global batch of
+One run, one table, on the small deck (8 layers) with a global batch of
 --batch sequences per step cut into m micro-batches (micro_batch = batch / m):
   * tokens/s of p=2 (one core per rank) against 1 rank on one core with the same
     micro-batches, and the speed-up target 0.95 x 2 x (1 - formula bubble);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Tensor-parallel benchmark: 1 rank on one core vs t=2 (SP off and on) vs d=2, same global batch.
 
-One run, one table (issue 9):
+One run, one table:
   * tokens/s of 1 rank owning one core (micro_batch m) against 2 ranks owning one core
     each: t=2 without and with sequence parallelism (micro_batch m: every rank of the
     tensor group sees the same sequences) and d=2 (micro_batch m/2 per rank); the same

@@ -127,7 +127,7 @@ TEST_CASE("bad overrides name the command line", "[deck]") {
 }
 
 TEST_CASE("rules across fields are checked beside other problems and blame where the value came from", "[deck]") {
-  // Issue 14 item 18: the relation is reported with an unrelated field error...
+  // The relation is reported with an unrelated field error...
   const std::string e = error_of("model:\n  heads: 5\n  layers: x\n");
   CHECK_THAT(e, Contains("t.yaml:3: model.layers: expected an integer"));
   CHECK_THAT(e, Contains("t.yaml: model.heads: must divide model.d_model=128, got 5"));
@@ -143,7 +143,7 @@ TEST_CASE("rules across fields are checked beside other problems and blame where
 }
 
 TEST_CASE("sizes the kernels cannot index are refused", "[deck]") {
-  // Issue 14 item 9: token rows are 32-bit indices.
+  // Token rows are 32-bit indices.
   CHECK_THAT(error_of("", {"model.seq=1048576", "train.micro_batch=4096"}),
              Contains("command line: train.micro_batch: train.micro_batch x model.seq must be at most 2^31-1 tokens "
                       "per micro-batch, got 4294967296"));
@@ -151,7 +151,7 @@ TEST_CASE("sizes the kernels cannot index are refused", "[deck]") {
 }
 
 TEST_CASE("quoted input is truncated and its non-printable bytes escaped", "[deck]") {
-  // Issue 14 item 17: a 10 MB value is not echoed in full, a binary byte not raw.
+  // A 10 MB value is not echoed in full, a binary byte not raw.
   const std::string big(10 * 1024 * 1024, 'x');
   const std::string e = error_of("model:\n  vocab: " + big + "\n");
   CHECK(e.size() < 200);

@@ -8,7 +8,7 @@
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/layernorm.hpp"
 #include "mini5d/kernels/linear.hpp"
-#include "mini5d/train/kernel_table.hpp"
+#include "mini5d/report/kernel_table.hpp"
 
 using namespace mini5d;
 namespace k = mini5d::kernels;
@@ -46,20 +46,20 @@ TEST_CASE("attention timers count only the causal blocks computed", "[profile]")
 }
 
 TEST_CASE("roofline fraction and the JSON record from known figures", "[profile]") {
-  train::Ceilings c;
+  measure::Ceilings c;
   c.gemm_gflops = 100;
   c.stream_gbs = 20;
   prof::Tally gemm{2.0, 100e9, 1e9, 4};     // 50 GFLOP/s: half the peak
   prof::Tally stream{1.0, 1e9, 10e9, 2};    // 10 GB/s at 0.1 FLOP/B: half the roof
-  CHECK(train::roofline_fraction(gemm, true, c) == Approx(0.5));
-  CHECK(train::roofline_fraction(stream, false, c) == Approx(0.5));
-  train::KernelTable t;
+  CHECK(report::roofline_fraction(gemm, true, c) == Approx(0.5));
+  CHECK(report::roofline_fraction(stream, false, c) == Approx(0.5));
+  report::KernelTable t;
   t.profile.tally[int(prof::Family::gemm)] = gemm;
   t.profile.tally[int(prof::Family::layernorm)] = stream;
   t.step_seconds = 4.0;
   t.steps = 2;
   t.ceilings = c;
-  const std::string j = train::kernel_table_json(t);
+  const std::string j = report::kernel_table_json(t);
   CHECK(j.find("\"name\": \"gemm\", \"bound\": \"compute\", \"seconds_per_step\": 1, \"share\": 0.5") != std::string::npos);
   CHECK(j.find("\"gemm_share\": 0.5") != std::string::npos);
   CHECK(j.find("\"other_seconds_per_step\": 0.5") != std::string::npos);

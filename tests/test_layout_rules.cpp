@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Layout validation (DESIGN.md §2): every rule has its message, and a deck breaking
+// Layout validation (docs/parallelism.md): every rule has its message, and a deck breaking
 // several rules gets all of them at once.
 #include <catch2/catch.hpp>
 

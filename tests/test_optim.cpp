@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// AdamW, global-norm clipping and the learning-rate schedule against values computed
-// by hand (the arithmetic is written out next to each expected number).
+// AdamW, global-norm clipping, the fused per-class norm and the learning-rate schedule
+// against values computed by hand (the arithmetic is written out next to each expected
+// number) or against the unfused passes they replace.
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/optim/adamw.hpp"
 #include "mini5d/optim/schedule.hpp"
 
@@ -51,14 +53,14 @@ TEST_CASE("AdamW: two steps by hand, decay only where marked", "[optim]") {
 
 TEST_CASE("global-norm clipping", "[optim]") {
   auto g = make({3.0, 4.0});  // norm 5
-  const double norm = std::sqrt(optim::sum_of_squares<double>(g));
+  const double norm = std::sqrt(kernels::sum_of_squares<double>(g));
   CHECK(norm == Approx(5.0).epsilon(1e-15));
-  CHECK(optim::clip_by_global_norm<double>(g, norm, 10.0) == 1.0);  // under the threshold: untouched
+  CHECK(kernels::clip_by_global_norm<double>(g, norm, 10.0) == 1.0);  // under the threshold: untouched
   CHECK(at(g, 0) == 3.0);
-  CHECK(optim::clip_by_global_norm<double>(g, norm, 1.0) == Approx(0.2));
+  CHECK(kernels::clip_by_global_norm<double>(g, norm, 1.0) == Approx(0.2));
   CHECK(at(g, 0) == Approx(0.6));
   CHECK(at(g, 1) == Approx(0.8));
-  CHECK(optim::clip_by_global_norm<double>(g, 1.0, 0.0) == 1.0);  // 0 disables
+  CHECK(kernels::clip_by_global_norm<double>(g, 1.0, 0.0) == 1.0);  // 0 disables
 }
 
 TEST_CASE("warm-up then cosine learning rate", "[optim]") {
@@ -118,4 +120,73 @@ TEST_CASE("AdamW: one launch over a piece table equals the per-element formula",
     CHECK(r1(i) == Approx(ref[i]).epsilon(1e-5));  // moments are fp32
     if (!touched[i]) CHECK(r1(i) == init[i]);  // outside every segment: untouched
   }
+}
+
+TEST_CASE("fused norm: one pass by class equals a sum of squares per span", "[optim]") {
+  // 10000 elements: class 1 on [100, 4300) and [9000, 9001), class 2 on [5000, 9000);
+  // pieces cut at kNormPiece and at every class boundary.
+  const std::int64_t n = 10000;
+  const std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> classed = {
+      {}, {{9000, 9001}, {100, 4300}}, {{5000, 9000}}};
+  const auto pieces = kernels::norm_pieces(n, classed);
+  std::int64_t covered = 0;
+  for (const auto& pc : pieces) {
+    CHECK(pc.begin == covered);  // in order, no gap, no overlap
+    CHECK(pc.size <= kernels::kNormPiece);
+    covered += pc.size;
+  }
+  CHECK(covered == n);
+  Kokkos::View<kernels::NormPiece*, MemSpace> table("pieces", pieces.size());
+  auto ht = Kokkos::create_mirror_view(table);
+  for (std::size_t i = 0; i < pieces.size(); ++i) ht(i) = pieces[i];
+  Kokkos::deep_copy(table, ht);
+  Vec<float> g("g", n);
+  auto hg = Kokkos::create_mirror_view(g);
+  double expect[3] = {0, 0, 0};
+  for (std::int64_t i = 0; i < n; ++i) {
+    hg(i) = float(0.001 * double((i * 37) % 101) - 0.05);
+    const int cls = (i >= 100 && i < 4300) || i == 9000 ? 1 : (i >= 5000 && i < 9000 ? 2 : 0);
+    expect[cls] += double(hg(i)) * double(hg(i));
+  }
+  Kokkos::deep_copy(g, hg);
+  const auto sq = kernels::class_squares<float>(table, g);
+  for (int k = 0; k < 3; ++k) CHECK(sq[std::size_t(k)] == Approx(expect[k]).epsilon(1e-12));
+  CHECK(sq[0] + sq[1] + sq[2] == Approx(kernels::sum_of_squares<float>(g)).epsilon(1e-12));
+  // A NaN anywhere shows in its class, so the step guard sees it.
+  hg(4999) = std::nanf("");
+  Kokkos::deep_copy(g, hg);
+  const auto bad = kernels::class_squares<float>(table, g);
+  CHECK(std::isnan(bad[0]));
+  CHECK(std::isfinite(bad[1]));
+  CHECK(kernels::count_nonfinite(g) == 1);
+}
+
+TEST_CASE("AdamW: the clipping factor folded into the update equals clipping first", "[optim]") {
+  // Bit for bit in fp32: the update reads g * f rounded as the clipping pass stored it.
+  const std::vector<optim::Segment> segs = {optim::segment(0, 37, true), optim::segment(37, 20, false)};
+  optim::AdamWConfig cfg{0.9, 0.95, 1e-8, 0.1};
+  optim::AdamW<float> a(57, segs, cfg), b(57, segs, cfg);
+  Vec<float> pa("pa", 57), pb("pb", 57), ga("ga", 57), gb("gb", 57);
+  auto h = Kokkos::create_mirror_view(pa);
+  auto hg = Kokkos::create_mirror_view(ga);
+  for (int i = 0; i < 57; ++i) {
+    h(i) = float(0.01 * i - 0.3);
+    hg(i) = float(0.37 * ((i * 13) % 7) - 1.1);
+  }
+  Kokkos::deep_copy(pa, h);
+  Kokkos::deep_copy(pb, h);
+  Kokkos::deep_copy(ga, hg);
+  Kokkos::deep_copy(gb, hg);
+  const double n2 = std::sqrt(kernels::sum_of_squares<float>(ga));
+  const double f = kernels::clip_factor(n2, 0.5);
+  REQUIRE(f < 1.0);
+  CHECK(kernels::clip_by_global_norm<float>(ga, n2, 0.5) == f);
+  a.update(pa, ga, 0.01, 1);
+  b.update(pb, gb, 0.01, 1, f);
+  auto ra = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pa);
+  auto rb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pb);
+  for (int i = 0; i < 57; ++i) CHECK(ra(i) == rb(i));
+  CHECK(kernels::clip_factor(0.4, 0.5) == 1.0);  // under the threshold
+  CHECK(kernels::clip_factor(3.0, 0.0) == 1.0);  // 0 disables
+  CHECK(kernels::clip_factor(std::nan(""), 0.5) == 1.0);  // a NaN step is skipped, not clipped
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Issue 14 (reliability), one rank: a diverging run skips non-finite steps, stops, and
+// Reliability, one rank: a diverging run skips non-finite steps, stops, and
 // never leaves a non-finite checkpoint; retention spares another run's files; a second
 // lock on a checkpoint directory is refused; decks that are empty or a directory are
 // refused; strings with control characters survive YAML and JSON.

@@ -20,7 +20,7 @@
 #include "mini5d/topology/membership.hpp"
 #include "mini5d/topology/node.hpp"
 #include "mini5d/topology/placement.hpp"
-#include "mini5d/topology/topo_command.hpp"
+#include "mini5d/commands/topo_command.hpp"
 
 extern "C" int openblas_get_num_threads() __attribute__((weak));
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -395,7 +395,7 @@ TEST_CASE("topology: node membership over MPI, virtual nodes of 2", "[topology][
 
   // `mini5d topo` on these ranks: rank 0 prints the gathered table.
   std::ostringstream out;
-  topo_command(comm,
+  commands::topo_command(comm,
                "",
                {"parallel.t=" + std::to_string(per), "parallel.d=" + std::to_string(size / per),
                 "parallel.ranks_per_node=" + std::to_string(per)},

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 15 item 4: `mini5d calibrate` on 2 ranks in virtual nodes of 1 measures the
+# `mini5d calibrate` on 2 ranks in virtual nodes of 1 measures the
 # deck's products, the memory-bound kernels and an across-node tier, and writes a
 # cluster file the planner loads; the planner's GEMM time for the deck's layout is then
 # exactly the table's (every product it asks for was measured), and bad options are

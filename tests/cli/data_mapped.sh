@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 11: a large text corpus is memory-mapped, not read into memory. A 4 GB
+# A large text corpus is memory-mapped, not read into memory. A 4 GB
 # sparse file (no disk used) trains 2 steps with a peak resident size far below the
 # file's size (reading it whole took 5x the file in memory). Skips (77) where the
 # file system cannot hold a sparse file of that size.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 13: a fatal error on every rank under mpiexec gives whole lines, one
+# A fatal error on every rank under mpiexec gives whole lines, one
 # per rank that got to print, never cut off or two in one line, and rank 0's always
 # (MINI5D_FAIL=fatal injects the failure right after start-up). Repeated, since the
 # failure was a race.

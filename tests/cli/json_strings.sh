@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 19: every deck string field with a TAB, a newline, quotes, a backslash,
+# Every deck string field with a TAB, a newline, quotes, a backslash,
 # a control byte and non-ASCII text comes back exactly from the JSON report, which
 # python3 -m json.tool accepts.
 # usage: json_strings.sh WORKDIR MINI5D_APP DECK

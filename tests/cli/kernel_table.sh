@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 17: `mini5d ceilings CLUSTER.yaml` caches a cluster file's device figures, a
+# `mini5d ceilings CLUSTER.yaml` caches a cluster file's device figures, a
 # training run then prints the kernel table against them and writes the same table
 # to its report (families with work, shares that add up with "other" to the step),
 # `mini5d ceilings` without argument shows the cache, and a bad argument is refused.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 12: a run that cannot fit is refused before anything is allocated, with
+# A run that cannot fit is refused before anything is allocated, with
 # the need per rank and the free memory; train.allow_oversubscribe_memory=true starts it
 # anyway. MINI5D_AVAILABLE_MEMORY_MB stands in for the node's free memory.
 # usage: memory_fit.sh WORKDIR MPIEXEC NP_FLAG MINI5D_APP DECK

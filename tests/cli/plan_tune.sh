@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 15 item 5: `mini5d-plan --tune 3` writes the top 3 plans as decks (and their
+# `mini5d-plan --tune 3` writes the top 3 plans as decks (and their
 # single-rank versions with --scale-down, which `mini5d check` accepts); with --run it
 # trains each for a few steps and reports predicted against measured and the fastest
 # measured plan; a launcher that cannot start anything gives each row its reason and

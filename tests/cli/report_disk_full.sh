@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 2: the JSON report on a full disk. A small tmpfs (in a private mount
+# The JSON report on a full disk. A small tmpfs (in a private mount
 # namespace) holds a valid previous report and is then filled; the run must exit
 # non-zero naming the path and "No space left on device", keep the previous report
 # intact, and leave no temporary behind. Skips (77) where no tmpfs can be mounted.

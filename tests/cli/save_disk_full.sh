@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 items 6 and 10: a checkpoint save on a full disk, at -n 2 and -n 1. A small
+# A checkpoint save on a full disk, at -n 2 and -n 1. A small
 # tmpfs (in a private mount namespace) holds the step-4 checkpoint and has no room for
 # the step-8 one. The run must end (no hang) with status 1 and one line naming the
 # temporary file and "No space left on device", leave `latest` on step 4 (which

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 7 and "identical decks": start-up problems found on one rank only. Each
+# Start-up problems found on one rank only. Each
 # rank runs in its own working directory (mpiexec's MPMD form with -wdir), so a
 # relative path can exist for rank 0 and not for rank 1, as on two nodes. The job must
 # end at once (no hang) with status 2 and one line naming the failing rank and file;

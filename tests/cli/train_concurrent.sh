@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 4: a second run in a checkpoint directory another run is using is
+# A second run in a checkpoint directory another run is using is
 # refused at start-up (status 2, one line naming the directory and the holder), and the
 # first run carries on, stops on SIGTERM with a checkpoint that verifies.
 # usage: train_concurrent.sh WORKDIR EXPECT_ERROR MINI5D_APP DECK

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 3: a fresh run never deletes another run's checkpoints. Run A (seed 1)
+# A fresh run never deletes another run's checkpoints. Run A (seed 1)
 # saves steps 20, 25, 30 in ck; a fresh run B (seed 2) in the same directory is refused
 # with a message naming the directory and run A; with checkpoint.overwrite=true it runs,
 # its retention keeps its own newest three and all of A's; `latest` carries the run.

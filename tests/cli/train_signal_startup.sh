@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 5: a SIGUSR1 that arrives during start-up (as Slurm's --signal=USR1@N
+# A SIGUSR1 that arrives during start-up (as Slurm's --signal=USR1@N
 # does on a requeued job) is not lost: the run trains to the first step boundary,
 # saves there and exits 0. The signal is sent as soon as the run has locked its
 # checkpoint directory, long before the training loop.

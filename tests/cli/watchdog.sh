@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14 item 8: the collective watchdog. Rank 1 sleeps 120 s before step 3's first
+# The collective watchdog. Rank 1 sleeps 120 s before step 3's first
 # collective (MINI5D_FAULT_SLEEP), as a hung node would; with
 # parallel.collective_timeout_s=3 rank 0 must end the job well within 60 s, with one
 # line naming its rank, the step, the axis and the operation.

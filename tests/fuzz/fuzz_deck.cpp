@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// libFuzzer harness for the deck parser (issue 14, fuzzing). The input is a deck's
+// libFuzzer harness for the deck parser. The input is a deck's
 // text, optionally followed by a NUL and NUL-separated command-line overrides. Every
 // input must either parse or raise InputError with a message of printable lines; any
 // other exception, a crash, a hang or a sanitizer report is a bug.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// libFuzzer harness for the token-file and text-file readers (issue 14, fuzzing). The
+// libFuzzer harness for the token-file and text-file readers. The
 // input is written to a file and loaded both ways; a loaded source must give windows
 // inside the file's vocabulary. Anything but success or InputError is a bug.
 #include <unistd.h>

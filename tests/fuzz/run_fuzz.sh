@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Fuzzes the deck parser and the token/text file readers (issue 14) with libFuzzer
+# Fuzzes the deck parser and the token/text file readers with libFuzzer
 # under AddressSanitizer and UndefinedBehaviorSanitizer: builds both harnesses with
 # clang, replays the checked-in regression corpus (tests/fuzz/corpus: inputs that once
 # crashed, deep nesting, NUL bytes, huge numbers, non-UTF-8, corrupt token headers) and

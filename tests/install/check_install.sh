@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 16 item 5: `cmake --install` into a staging prefix, then a small downstream
+# `cmake --install` into a staging prefix, then a small downstream
 # project (tests/install/downstream) configured against it with only
 # CMAKE_PREFIX_PATH: find_package(mini5d) must work, the tool must build and run and
 # print what the libraries computed, and the installed mini5d and mini5d-plan must run.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The layout-invariance oracle (DESIGN.md §5) shared by the MPI tests: a layout run is
+// The layout-invariance oracle (docs/architecture.md) shared by the MPI tests: a layout run is
 // compared with the single-rank run of the same deck, step by step, on
 //   * the loss,
 //   * the pre-clip global gradient norm (StepStats::grad_norm): clipping followed by

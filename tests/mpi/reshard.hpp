@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The checkpoint-resharding oracle (DESIGN.md §8) shared by the axis tests: a
+// The checkpoint-resharding oracle (docs/checkpoints.md) shared by the axis tests: a
 // checkpoint saved in one layout after `cut` steps is resumed in others, and
 //   * the parameters read back equal the single-rank run's at the cut (per logical
 //     tensor, the sum of squares of train/param_checksum.hpp): the file holds the

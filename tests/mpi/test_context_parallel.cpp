@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Context parallelism through the trainer, under mpiexec -n 4 (DESIGN.md §5): layout
+// Context parallelism through the trainer, under mpiexec -n 4 (docs/architecture.md): layout
 // invariance against the single-rank run through the shared oracle (losses and pre-clip
 // gradient norms step by step, parameter checksums at the end; the tiny deck as it is
 // and with clipping off and weight decay on) for c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1

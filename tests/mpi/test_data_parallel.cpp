@@ -2,7 +2,7 @@
 // Data parallelism with ZeRO, under mpiexec -n 4. The world is split into groups of
 // d = 1, 2 and 4 ranks; each group trains the tiny deck with the same global batch
 // (micro_batch 16/d per rank) and is compared with the single-rank run (the oracle of
-// DESIGN.md §5). Also: the gradient and weight bytes the DP group moved per step equal
+// docs/architecture.md). Also: the gradient and weight bytes the DP group moved per step equal
 // the analytic bill of each stage exactly, and the weights/gradients/optimizer bytes
 // the memory ledger measured equal the prediction exactly. Every invariance case runs
 // in both configurations of invariance.hpp and compares losses, pre-clip gradient

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Pipeline parallelism through the trainer (DESIGN.md §6): layout invariance against
+// Pipeline parallelism through the trainer (docs/parallelism.md): layout invariance against
 // the single-rank run (tests/mpi/invariance.hpp: losses, pre-clip gradient norms and
 // parameter checksums, on the tiny deck as it is and with clipping off and weight decay
 // on) for p = 2 and 4 under GPipe and 1F1B, p = 2 with v = 2 under all three

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Checkpoint resume through the trainer, under mpiexec -n 4 (DESIGN.md §8):
+// Checkpoint resume through the trainer, under mpiexec -n 4 (docs/checkpoints.md):
 //   exact: 10 steps straight vs 5 steps, save, a fresh trainer resumes to 10: the
 //          losses of steps 6-10 are bit-identical, at 1 rank and at d=2 with ZeRO 1
 //          and 3;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Tensor and sequence parallelism through the trainer, under mpiexec -n 4 (DESIGN.md
-// §5): layout invariance against the single-rank run (losses and pre-clip gradient
+// Tensor and sequence parallelism through the trainer, under mpiexec -n 4
+// (docs/parallelism.md): layout invariance against the single-rank run (losses and pre-clip gradient
 // norms, step by step, on the tiny deck as it is and with clipping off and weight decay
 // on), for t = 2 and 4 with SP on and off, d2 x t2 at ZeRO 0-3, and recompute
 // selective and full at t = 1 and 2; the tp bytes of a step against the analytic bill;

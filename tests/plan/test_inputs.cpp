@@ -139,7 +139,7 @@ TEST_CASE("bad model files get one clear line", "[plan][inputs]") {
 
 TEST_CASE("misspelt fields are errors naming the valid ones", "[plan][inputs]") {
   const std::string good = "model: {vocab: 32, d_model: 64, layers: 2, heads: 4, seq: 32, ffn: 256}\n";
-  // The three slips of issue 15: each used to plan silently with a default.
+  // Three slips a user made: each used to plan silently with a default.
   CHECK(model_error(good + "train: {global_bach: 64}\n") ==
         "m.yaml: train.global_bach: unknown field (valid in train: global_batch, precision, "
         "fp32_grad_accum)");

@@ -71,7 +71,7 @@ TEST_CASE("1024 devices in nodes of 8: t inside a node, smallest p that fits, re
 
 namespace {
 
-// The rules of DESIGN.md §2 written out again, independently of check_layout.
+// The rules of docs/parallelism.md written out again, independently of check_layout.
 bool brute_valid(const ModelDesc& m, long long batch, long long per_node, const Layout& l) {
   if (m.heads % l.t || m.ffn % l.t || m.vocab % l.t || per_node % l.t) return false;
   if (m.layers % (l.p * l.virtual_stages)) return false;

@@ -131,7 +131,7 @@ TEST_CASE("MoE imbalance slows the expert layers", "[plan][time]") {
 }
 
 TEST_CASE("DP traffic per ZeRO stage is what the runtime moves", "[plan][time]") {
-  // optim/zero_optimizer.hpp: ZeRO 0 and 1 all-reduce the whole gradient once per step
+  // parallel/dp/zero_optimizer.hpp: ZeRO 0 and 1 all-reduce the whole gradient once per step
   // (ZeRO-1 keeps the full gradient buffer, only the moments are sharded); ZeRO-2
   // reduce-scatters every micro-batch; ZeRO 1 and 2 all-gather the updated weights.
   const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 16: signal -> checkpoint -> requeue -> resume. The planner's script is submitted
+# Signal -> checkpoint -> requeue -> resume. The planner's script is submitted
 # (it carries --signal=USR1@120 and --requeue); mid-run the test sends SIGUSR1 to the
 # job's steps, as Slurm does before the time limit (scancel --signal=USR1). mini5d
 # saves at the next step boundary and exits 0, the script requeues the job, and the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 16: a job killed with scancel leaves the last committed checkpoint intact and
+# A job killed with scancel leaves the last committed checkpoint intact and
 # the next submission resumes from it. The jobs save every 50 steps.
 #  1. plain scancel (SIGTERM, SIGKILL after KillWait): mini5d saves at the next step
 #     boundary; `latest` names that step and `mini5d ckpt verify` accepts it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 16: when Slurm cannot start, start-slurm.sh fails at once with the reason
+# When Slurm cannot start, start-slurm.sh fails at once with the reason
 # (exit 1, the line in its status file) and leaves no daemon behind, never waits.
 # Here the controller's port is held by another listener.
 # usage: start_port_taken.sh WORKDIR REPO_ROOT

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 16: the planner's deck and sbatch script for the 2-core "cluster", submitted
+# The planner's deck and sbatch script for the 2-core "cluster", submitted
 # to the test Slurm: the job trains on 2 ranks (d=2, ZeRO-2 as planned), ends COMPLETED
 # with exit 0:0 in sacct and scontrol, and its JSON report has every step, with the
 # losses of the same deck run by mpiexec outside Slurm.

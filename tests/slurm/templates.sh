@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 16 item 3: each template in slurm/ passes bash -n and has the shape of what
+# Each template in slurm/ passes bash -n and has the shape of what
 # mini5d-plan --emit-slurm writes for the matching cluster; site values (account,
 # partition, MPI plugin) reach the script from the cluster file or the flags, and a
 # bad one is refused naming the field. Needs no Slurm.

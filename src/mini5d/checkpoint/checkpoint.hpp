@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Sharded checkpoints in one parallel-HDF5 file (DESIGN.md §8). Every logical tensor is
+// Sharded checkpoints in one parallel-HDF5 file (docs/checkpoints.md). Every logical tensor is
 // one float32 dataset in its full, unsharded shape ("/model/blocks/3/attn/qkv/weight",
 // "/optimizer/exp_avg/wte", ...); each rank names the parts it holds with shard
 // descriptors (core/shard.hpp), so any layout writes the same file and any layout can

@@ -14,13 +14,19 @@
 #include <set>
 
 #include "mini5d/checkpoint/checkpoint.hpp"
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/core/error.hpp"
 
 namespace mini5d::checkpoint {
 
 using namespace detail;
+using comm::ProblemKind;
+using comm::allgather_strings;
+using comm::any_rank;
+using comm::bcast_string;
+using comm::raise_if_any;
+using comm::slowest_seconds;
 
 namespace {
 

@@ -3,7 +3,7 @@
 // it writes (root attribute "run_id") and on the second line of `latest` ("run <id>").
 // A resumed run continues the identity of its checkpoint. Retention deletes only the
 // current run's files, and a fresh run refuses a directory that holds another run's
-// checkpoints unless checkpoint.overwrite=true (issue 14 item 3).
+// checkpoints unless checkpoint.overwrite=true.
 #pragma once
 #include <string>
 #include <vector>

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
 
 namespace fs = std::filesystem;
 
@@ -63,7 +63,7 @@ RunLock::RunLock(MPI_Comm comm, const std::string& dir) {
       }
     }
   }
-  detail::raise_if_any(comm, problems, detail::ProblemKind::Input);
+  comm::raise_if_any(comm, problems, comm::ProblemKind::Input);
 }
 
 RunLock::~RunLock() {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// One run per checkpoint directory (issue 14 item 4): rank 0 creates the directory and
+// One run per checkpoint directory: rank 0 creates the directory and
 // holds an exclusive flock on "<dir>/mini5d.lock" for the run's lifetime, so a second
 // run in the same directory is refused at start-up instead of corrupting the first
 // one's checkpoints. The lock goes with the process (also on kill -9); the file stays.

@@ -6,7 +6,7 @@
 // (posting, every test that progressed it, the wait) and staging copies. Without an
 // asynchronous progress thread MPI does a non-blocking collective's work only inside
 // those calls, so in flight minus exposed is an upper bound on what compute hid. The report prints the per-axis
-// totals and the tests check the byte counts against the analytic bill (DESIGN.md §4).
+// totals and the tests check the byte counts against the analytic bill (docs/architecture.md).
 //
 // Payload bytes of one call are the bytes of the logical buffer it reduces or
 // assembles, whatever the algorithm moves on the wire:

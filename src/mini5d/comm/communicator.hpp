@@ -7,7 +7,7 @@
 // caller progresses with test() (MPICH progresses collectives only inside MPI calls,
 // so the backward loop polls) and completes with wait(). A group of one rank moves
 // nothing: its collectives are local (a copy at most) and are not accounted, so a
-// 1-rank run reports no traffic. DESIGN.md §4.
+// 1-rank run reports no traffic. docs/architecture.md.
 #pragma once
 #include <mpi.h>
 

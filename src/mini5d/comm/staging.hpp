@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Host staging buffers for MPI when it is not handed device pointers (DESIGN.md §4).
+// Host staging buffers for MPI when it is not handed device pointers (docs/architecture.md).
 // Each communicator owns one pool: one buffer per operation in flight (a non-blocking
 // collective keeps its buffer until it completes), reused across calls and grown when a
 // call needs more, never freed before the communicator. Their bytes are charged to

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The collective watchdog (issue 14 item 8). A rank waiting in a collective that another
+// The collective watchdog. A rank waiting in a collective that another
 // rank never joins (a node that hangs, a rank stuck in I/O) would wait until the batch
 // system's time limit, burning the allocation and saying nothing. While a rank is inside
 // a blocking operation of the communication layer (or a checkpoint save) it is marked

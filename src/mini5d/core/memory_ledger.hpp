@@ -3,7 +3,7 @@
 // state, optimizer state, activations, communication and work buffers) is recorded
 // here under one category, with current and peak bytes per category and for the
 // total, so the report can print measured memory next to the analytic prediction
-// (DESIGN.md §7). One ledger per process (= per rank); an owner holds a Charge that
+// (docs/parallelism.md). One ledger per process (= per rank); an owner holds a Charge that
 // gives its bytes back when the owner goes away.
 #pragma once
 #include <array>

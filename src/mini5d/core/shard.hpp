@@ -2,7 +2,7 @@
 // Shard descriptors: which part of a logical (unsharded) tensor a rank holds and where
 // those elements sit in the rank's local buffer. ZeRO, the parallel axes and the
 // checkpoint code all speak this one vocabulary, so a new axis only fills descriptors
-// and the checkpoint code does not change (DESIGN.md §7, §8).
+// and the checkpoint code does not change (docs/parallelism.md, docs/checkpoints.md).
 #pragma once
 #include <cstdint>
 #include <stdexcept>

@@ -28,4 +28,19 @@ void fill_batch(const Source& src, std::uint64_t step, std::uint64_t first, int 
   }
 }
 
+void sample_tokens(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,
+                   const std::vector<int>& positions, std::vector<int>& scratch, int* inputs, int* targets) {
+  scratch.resize(std::size_t(seq) + 1);
+  const std::size_t n = positions.size();
+  for (int b = 0; b < count; ++b) {
+    src.sequence(step, first + std::uint64_t(b), seq + 1, scratch.data());
+    int* in = inputs + std::size_t(b) * n;
+    int* tg = targets + std::size_t(b) * n;
+    for (std::size_t k = 0; k < n; ++k) {
+      in[k] = scratch[std::size_t(positions[k])];
+      tg[k] = scratch[std::size_t(positions[k]) + 1];
+    }
+  }
+}
+
 }  // namespace mini5d::data

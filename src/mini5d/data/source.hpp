@@ -36,4 +36,12 @@ std::unique_ptr<Source> make_source(const Deck& deck);
 void fill_batch(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,
                 std::vector<int>& inputs, std::vector<int>& targets);
 
+// The training loop's sampler: writes this rank's tokens of `count` sequences from global
+// index `first` straight into inputs and targets ([count, positions.size()] each,
+// row-major), keeping of every sequence of `seq` tokens only the positions listed
+// (context parallelism gives a rank two chunks of each sequence; all of 0..seq-1
+// otherwise). `scratch` holds one sequence at a time.
+void sample_tokens(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,
+                   const std::vector<int>& positions, std::vector<int>& scratch, int* inputs, int* targets);
+
 }  // namespace mini5d::data

@@ -52,8 +52,8 @@ std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
                       " with parallel.sp=true and parallel.c=" + std::to_string(p.c) + " (or set parallel.sp=false)");
   if (p.e > 1 && m.experts == 0) bad("e", p.e, "expert parallelism needs model.experts > 0");
   if (p.e > 1 && m.experts > 0) must_divide("e", p.e, "model.experts", m.experts);
-  // With t > 1 the experts are split over the e x t group (parallel/ep/README in the
-  // README's expert section): each of its ranks routes its own sequence-parallel rows.
+  // With t > 1 the experts are split over the e x t group (docs/parallelism.md, expert
+  // parallelism): each of its ranks routes its own sequence-parallel rows.
   if (p.t > 1 && m.experts > 0 && m.experts % p.e == 0 && m.experts % (p.e * p.t) != 0)
     bad("t", p.t, "e*t=" + std::to_string(p.e * p.t) + " must divide model.experts=" + std::to_string(m.experts) +
                       " (experts are split over the e x t ranks)");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The rules a parallel layout must satisfy before anything is allocated (DESIGN.md
-// §2): the degrees multiply to the number of ranks, and every sharded dimension
+// The rules a parallel layout must satisfy before anything is allocated
+// (docs/parallelism.md): the degrees multiply to the number of ranks, and every sharded dimension
 // divides by the degree that shards it. Each violated rule is one line naming the
 // deck, the field, its value and what it must divide or equal; the caller reports
 // all of them at once (rank 0) and exits non-zero.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Per-kernel-family timers with work counts: what the closing summary's kernel table
-// and the report's "kernels" record are built from (train/kernel_table.*).
+// and the report's "kernels" record are built from (report/kernel_table.*).
 //
 // Each kernel wrapper opens a Scope naming its family and the work it does (FLOPs and
 // bytes moved, counted once per element read or written, as a roofline wants them);

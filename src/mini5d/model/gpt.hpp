@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The GPT decoder as a sequence of units built from layer modules (DESIGN.md §5.1):
+// The GPT decoder as a sequence of units built from layer modules (docs/architecture.md):
 // the embeddings (vocab-parallel token embedding + learned positions), the pre-norm
 // blocks (attention and GELU MLP), and the head (final LayerNorm, LM head and the
 // vocab-parallel cross-entropy). Each unit is also a ZeRO unit of the flat parameter
@@ -10,7 +10,15 @@
 // pipeline executor calls per micro-batch, each micro-batch in flight with its own set
 // of activations; the parameter layout then holds only the stage's units. Under context
 // parallelism each rank holds seq/c tokens of every sequence (parallel/cp/zigzag.hpp)
-// and the attention core is ring attention (parallel/cp/ring_attention.hpp).
+// and the attention core is ring attention (parallel/cp/ring_attention.hpp). Under
+// expert parallelism the MoE blocks' experts are split over the e x t group.
+//
+// Collectives inside a forward or backward, so every rank of each group must call them
+// together: the t group's all-reduces (Megatron cuts) or all-gathers and
+// reduce-scatters (sequence parallelism) and the vocab-parallel loss; the c ring's K/V
+// passes (ring attention); the e x t group's dispatch and combine all-to-alls (MoE
+// blocks); and whatever the UnitHooks start around each unit (ZeRO's gathers and
+// gradient reductions over the data-parallel groups, parallel/dp/zero_optimizer.hpp).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -38,7 +46,7 @@ template <class S>
 void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst,
                       std::int64_t begin, std::int64_t end);
 
-// A chunk of consecutive units a pipeline rank runs as one (DESIGN.md §5.1): blocks
+// A chunk of consecutive units a pipeline rank runs as one (docs/architecture.md): blocks
 // [first_block, first_block + blocks), after the embeddings and before the head if it
 // holds them.
 struct ChunkSpec {
@@ -111,9 +119,10 @@ class Gpt {
   // Forward on one micro-batch of micro_batch * dims().seq tokens (row-major [b, t]; with
   // context parallelism the rank's tokens of each sequence, dims().pos gives where) with
   // the loss; returns the summed token loss. The loss gradient, scaled by grad_scale
-  // per token, is kept for backward().       collective over the t group and the c ring
+  // per token, is kept for backward().   collective over the t group, the c ring, e x t
   double forward(CTokU inputs, CTokU targets, S grad_scale);
-  // Backward of the last forward; accumulates into grads.   collective over the t group and the c ring
+  // Backward of the last forward; accumulates into grads.
+  //                                      collective over the t group, the c ring, e x t
   void backward();
   // Mixture of experts: what the MoE layers counted since the last reset (token loads,
   // dropped assignments, the load-balancing loss), and the load-balancing loss of the
@@ -129,13 +138,14 @@ class Gpt {
   // token ids (the chunk with the embeddings) or from x_in, the previous chunk's output
   // ([rows, d_model], which the caller keeps until backward_chunk). Returns the summed
   // token loss on the chunk with the head, else 0. The chunk keeps its activations
-  // until backward_chunk(chunk, mb).                    collective over the t group
+  // until backward_chunk(chunk, mb).       collective over the t group, the c ring, e x t
   double forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTokU targets, S grad_scale);
   // The output of a forward not yet backpropagated (chunks without the head).
   CMatU<S> chunk_output(int chunk, int mb) const;
   // Backward of micro-batch `mb` on `chunk`; dy = dL/d(chunk_output) (ignored by the
   // chunk with the head). Returns dL/d(x_in) for a chunk without the embeddings, in a
-  // shared buffer valid until the next backward.        collective over the t group
+  // shared buffer valid until the next backward.
+  //                                      collective over the t group, the c ring, e x t
   CMatU<S> backward_chunk(int chunk, int mb, CMatU<S> dy);
   const std::vector<ChunkSpec>& chunks() const { return chunks_; }
 

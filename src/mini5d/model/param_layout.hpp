@@ -6,7 +6,7 @@
 // logical tensor, its offset in the buffer, how it is initialised and whether weight
 // decay applies.
 //
-// Tensor parallelism (the Megatron cuts, DESIGN.md §5): column-parallel weights (fused
+// Tensor parallelism (the Megatron cuts, docs/architecture.md): column-parallel weights (fused
 // QKV by heads, MLP fc, the vocab-parallel embedding and LM head) keep rows r*n/t ..
 // of the logical tensor; row-parallel weights (attention and MLP projections) keep
 // columns; LayerNorms, row-parallel biases and the position embedding are replicated.

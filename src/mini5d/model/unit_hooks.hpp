@@ -4,7 +4,7 @@
 // start a unit's gradient reduction as soon as the unit's backward is done, and
 // ZeRO-3 to gather a unit's weights just before it runs; progress() is called between
 // the backward's kernels so non-blocking MPI advances while the model computes. The
-// model itself stays free of communication (DESIGN.md §11).
+// model itself stays free of communication (docs/architecture.md).
 #pragma once
 
 namespace mini5d::model {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // --emit-slurm: an sbatch script for a plan: nodes, one task per device, the cores of
 // a node shared evenly among its tasks (threads pinned to them, BLAS/OpenMP thread
-// counts equal to the cores owned, DESIGN.md §3), one GPU per task bound to the
+// counts equal to the cores owned, docs/placement.md), one GPU per task bound to the
 // closest cores, and the srun line that starts mini5d on the emitted deck. The script
 // has the shape of the templates in slurm/ (README "Batch scripts" explains each line):
 // it resumes from `latest` when there is one, and requeues itself when Slurm's

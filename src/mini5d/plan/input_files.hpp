@@ -7,7 +7,8 @@
 // and optional model.{experts,top_k,tie_embeddings,name}; the global batch is
 // train.global_batch if present, else micro_batch * accumulation * d * e from the
 // deck; train.precision (fp32|bf16|fp64) defaults to fp32, which is what mini5d runs.
-// Unknown sections and fields are ignored so that newer decks still load.
+// An unknown section or field is an error naming it and listing the valid ones (a
+// misspelt field would otherwise plan silently with a default).
 #pragma once
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Validity rules of a layout. They follow DESIGN.md §2 so that every plan the planner
+// Validity rules of a layout. They follow docs/parallelism.md so that every plan the planner
 // prints is one the runtime accepts; the redundancy rules only keep the search from
 // listing the same plan twice under different names.
 #include "mini5d/plan/layout.hpp"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One candidate layout (the five degrees and the knobs that go with them) and the
-// rules that make it valid (DESIGN.md §2).
+// rules that make it valid (docs/parallelism.md).
 //
 // Rank order is [d, p, c, e, t] with t fastest and ranks placed on nodes in blocks, so
 // an axis's group is ranks {r0 + k*stride}: stride 1 for t, t for e, t*e for c,

@@ -179,7 +179,7 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
   const StateBytesPerParam pb = state_bytes_per_param(prec);
   double b = 0;
   if (l.dense_group() > 1) {
-    // As the runtime holds them (optim/zero_optimizer.hpp): ZeRO 0-1 reduce in place,
+    // As the runtime holds them (parallel/dp/zero_optimizer.hpp): ZeRO 0-1 reduce in place,
     // in the gradient buffer; from ZeRO 2 on two block-sized gradient buffers rotate,
     // each with the rank's 1/G part of the reduced sum; ZeRO-3 adds the gathered
     // weights of the block in use and of the one prefetched.

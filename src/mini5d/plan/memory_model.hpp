@@ -3,7 +3,7 @@
 // micro-batches per pipeline schedule, work and communication buffers.
 //
 // These are plain functions of numbers so that the runtime can print the prediction
-// next to what it measured (DESIGN.md §9). The derivation is in docs/planner.md; the
+// next to what it measured (docs/planner.md). The derivation is in docs/planner.md; the
 // short version:
 //
 //   state (ZeRO stage s over a group of G ranks, per-parameter bytes w, g, o):

@@ -222,7 +222,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   auto add = [&](double params, int n, const LinkTier* lk) {
     if (!lk || params <= 0) return;
     const double g = dp_reduction_bytes(params, tr.precision, tr.fp32_grad_accum);
-    // As the runtime does it (optim/zero_optimizer.hpp): ZeRO 0 and 1 all-reduce the
+    // As the runtime does it (parallel/dp/zero_optimizer.hpp): ZeRO 0 and 1 all-reduce the
     // whole gradient once per step (ZeRO-1 keeps the full gradient buffer and only
     // shards the moments); ZeRO-2 reduce-scatters into the gradient shard. ZeRO 1 and
     // 2 then all-gather the updated weights.

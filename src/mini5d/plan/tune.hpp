@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `mini5d-plan --tune N` (DESIGN.md §9, "a search, not a formula"): the search's top N
+// `mini5d-plan --tune N` (docs/planner.md, "a search, not a formula"): the search's top N
 // plans become mini5d decks in a folder (full size, and with --scale-down also the
 // single-rank version of each); with --run each full deck is trained for a few steps
 // through the launcher (`mpiexec -n {ranks}` by default, `srun -n {ranks}` inside an

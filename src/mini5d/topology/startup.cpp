@@ -8,7 +8,7 @@
 #include "mini5d/topology/membership.hpp"
 #include "mini5d/topology/node.hpp"
 #include "mini5d/topology/placement.hpp"
-#include "mini5d/topology/topo_command.hpp"
+#include "mini5d/comm/agreement.hpp"
 
 namespace mini5d::topology {
 
@@ -48,7 +48,7 @@ Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
     if (p.device_id >= 0) mine += ", device id " + std::to_string(p.device_id);
   }
   for (const auto& n : rep.notes) mine += "\n    " + n;
-  const auto all = gather_strings(comm, mine);
+  const auto all = comm::allgather_strings(comm, {mine});
   std::ostringstream out;
   if (m.rank == 0) {
     out << "placement: " << m.nodes << (m.virtual_nodes ? " virtual" : "") << " node(s); " << summary(node) << "\n"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Placement at the start of a run (DESIGN.md §3): discover the node, find which ranks
+// Placement at the start of a run (docs/placement.md): discover the node, find which ranks
 // share a node (or cut virtual nodes), refuse a layout whose tensor groups cross
 // nodes unless parallel.force_placement, bind this rank to its share of cores and set
 // its BLAS threads. Returns, on rank 0, the lines the start-up header prints: the node,

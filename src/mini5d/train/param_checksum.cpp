@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
 #include "mini5d/train/training_state.hpp"
 
 namespace mini5d::train {
@@ -15,7 +15,7 @@ std::map<std::string, TensorChecksum> parameter_checksums(const Trainer& tr) {
   // Every tensor any rank writes (a pipeline stage holds only some), in one order.
   std::vector<std::string> mine;
   for (const auto& s : model.shards) mine.push_back(s.tensor);
-  const auto gathered = checkpoint::detail::allgather_strings(comm, mine);
+  const auto gathered = comm::allgather_strings(comm, mine);
   const std::set<std::string> names_set(gathered.begin(), gathered.end());
   const std::vector<std::string> names(names_set.begin(), names_set.end());
   std::map<std::string, std::size_t> index;

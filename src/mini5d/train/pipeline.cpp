@@ -3,13 +3,14 @@
 
 #include <algorithm>
 
-#include "mini5d/parallel/cp/zigzag.hpp"
 
 namespace mini5d::train {
 
 pp::Spec pipeline_spec(const Deck& deck) {
-  return {pp::parse_kind(deck.parallel.schedule), deck.parallel.p, deck.parallel.virtual_stages,
-          deck.train.accumulation};
+  // One stage runs 1F1B whatever the deck says: GPipe's all-forwards-first would keep
+  // every micro-batch's activations at once for no overlap.
+  const auto kind = deck.parallel.p > 1 ? pp::parse_kind(deck.parallel.schedule) : pp::Kind::one_f_one_b;
+  return {kind, deck.parallel.p, deck.parallel.virtual_stages, deck.train.accumulation};
 }
 
 model::StageSpec pipeline_stage(const Deck& deck, int stage) {
@@ -30,7 +31,7 @@ model::StageSpec pipeline_stage(const Deck& deck, int stage) {
   return st;
 }
 
-Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, optim::ZeroOptimizer& zero,
+Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, dp::ZeroOptimizer& zero,
                    const data::Source& source, int data_index, int data_shards)
     : deck_(deck), model_(model), zero_(zero), source_(source), data_index_(data_index), data_shards_(data_shards) {
   const pp::Spec s = pipeline_spec(deck);
@@ -38,40 +39,42 @@ Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>
   const auto& d = model.dims();
   exec_ = std::make_unique<pp::Executor>(s, *comm_, std::int64_t(d.rows) * d.d_model);
   tokens_ = d.tokens;  // micro_batch * seq / c
+  const int B = deck.train.micro_batch;
+  for (int tl = 0; tl < tokens_ / B; ++tl) positions_.push_back(d.pos.global(tl));
   const std::int64_t all = std::int64_t(tokens_) * s.m;
   inputs_ = Vec<int>("mini5d::train::pipeline_inputs", all);
   targets_ = Vec<int>("mini5d::train::pipeline_targets", all);
   h_in_ = decltype(h_in_)("mini5d::train::pipeline_inputs_host", all);
   h_tg_ = decltype(h_tg_)("mini5d::train::pipeline_targets_host", all);
-  tokens_mem_ = mem::Charge(mem::Category::workspace, 2 * (mem::view_bytes(inputs_) + mem::view_bytes(h_in_)));
+  tokens_mem_ = mem::Charge(mem::Category::workspace, 2 * (mem::view_bytes(inputs_) + mem::view_bytes(h_in_)) +
+                                                          std::int64_t(sizeof(int)) * (deck.model.seq + 1));
 }
 
 double Pipeline::run_step(long step, float grad_scale) {
   const pp::Spec& s = spec();
   const int B = deck_.train.micro_batch, T = deck_.model.seq;
-  // Micro-batch a of data shard j holds global sequences a*B*shards + j*B + [0, B), as
-  // in the trainer's own loop, so every layout trains on the same global batch.
-  for (int a = 0; a < s.m; ++a) {
-    data::fill_batch(source_, std::uint64_t(step),
-                     (std::uint64_t(a) * std::uint64_t(data_shards_) + std::uint64_t(data_index_)) * std::uint64_t(B),
-                     B, T, in_, tg_);
-    const std::vector<int>* in = &in_;
-    const std::vector<int>* tg = &tg_;
-    if (tokens_ != B * T) {  // context parallelism: the rank's chunks of every sequence
-      cp::take_local(in_, B, T, model_.dims().pos, local_in_);
-      cp::take_local(tg_, B, T, model_.dims().pos, local_tg_);
-      in = &local_in_;
-      tg = &local_tg_;
+  {
+    Kokkos::Profiling::pushRegion("mini5d::train::data");
+    Kokkos::Timer timer;
+    // Micro-batch a of data shard j holds global sequences a*B*shards + j*B + [0, B), so
+    // every layout trains on the same global batch.
+    for (int a = 0; a < s.m; ++a) {
+      const std::uint64_t first =
+          (std::uint64_t(a) * std::uint64_t(data_shards_) + std::uint64_t(data_index_)) * std::uint64_t(B);
+      const std::int64_t at = std::int64_t(a) * tokens_;
+      data::sample_tokens(source_, std::uint64_t(step), first, B, T, positions_, scratch_, h_in_.data() + at,
+                          h_tg_.data() + at);
     }
-    std::copy(in->begin(), in->end(), h_in_.data() + std::int64_t(a) * tokens_);
-    std::copy(tg->begin(), tg->end(), h_tg_.data() + std::int64_t(a) * tokens_);
+    Kokkos::deep_copy(inputs_, h_in_);
+    Kokkos::deep_copy(targets_, h_tg_);
+    data_s_ += timer.seconds();
+    Kokkos::Profiling::popRegion();
   }
-  Kokkos::deep_copy(inputs_, h_in_);
-  Kokkos::deep_copy(targets_, h_tg_);
   grad_scale_ = grad_scale;
   loss_ = 0;
   // ZeRO-3 drops the weights it gathered in the last step (the update made them stale).
-  zero_.begin_microbatch(false);
+  // One stage starts each micro-batch afresh before its forward instead (forward()).
+  if (s.p > 1) zero_.begin_microbatch(false);
   pp::StepTimeline tl = exec_->run(*this, step + 1);
   BubbleStats b{step + 1, tl.busy(), tl.waiting(), tl.span, tl.bubble(), tl.peak_in_flight()};
   bubbles_.push_back(b);
@@ -93,6 +96,10 @@ void Pipeline::forward(int mb, int chunk, CVecU<float> input, VecU<float> output
   const int D = model_.dims().d_model;
   const auto at = std::make_pair(std::int64_t(mb) * tokens_, std::int64_t(mb + 1) * tokens_);
   CTokU in = Kokkos::subview(inputs_, at), tg = Kokkos::subview(targets_, at);
+  // One stage: each micro-batch's forward and backward run back to back, so ZeRO starts
+  // it here, as one micro-batch (stage 3 gathers each unit once per use; stages 0-1
+  // reduce during the last micro-batch's backward).
+  if (spec().p == 1) zero_.begin_microbatch(mb == spec().m - 1);
   loss_ += model_.forward_chunk(chunk, mb, in, as_mat(input, D), tg, grad_scale_);
   if (output.data()) {
     const CMatU<float> y = model_.chunk_output(chunk, mb);
@@ -104,7 +111,7 @@ void Pipeline::backward(int mb, int chunk, CVecU<float> grad_output, VecU<float>
   const int D = model_.dims().d_model;
   // ZeRO 0-1 start a unit's reduction after its last micro-batch's backward (every
   // schedule runs a chunk's backwards in micro-batch order).
-  zero_.begin_microbatch(mb == spec().m - 1);
+  if (spec().p > 1) zero_.begin_microbatch(mb == spec().m - 1);
   const CMatU<float> dx = model_.backward_chunk(chunk, mb, as_mat(grad_output, D));
   if (grad_input.data()) Kokkos::deep_copy(MatU<float>(grad_input.data(), dx.extent(0), dx.extent(1)), dx);
 }

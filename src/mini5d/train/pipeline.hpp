@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The trainer's side of pipeline parallelism (DESIGN.md §5.1, §6): ties the model's
-// stage (its chunks, Gpt::forward_chunk / backward_chunk) and ZeRO to the schedule
-// executor of parallel/pp, which knows neither. A step samples all m micro-batches
-// (m = train.accumulation), runs this rank's action list, and keeps what the executor
-// recorded: the bubble per step, and the events for the trace (output.trace).
+// The step of every run: ties the model's stage (its chunks, Gpt::forward_chunk /
+// backward_chunk) and ZeRO to the schedule executor of parallel/pp, which knows
+// neither. p = 1 is a pipeline of one stage (its schedule is 1F1B: forward and backward
+// of each micro-batch in turn), so there is one step path. A step samples its m
+// micro-batches (m = train.accumulation) straight into one host buffer, copies them to
+// the device once, runs this rank's action list, and keeps what the executor recorded:
+// the bubble per step, and the events for the trace (output.trace).
 #pragma once
 #include <memory>
 #include <vector>
@@ -13,7 +15,7 @@
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/data/source.hpp"
 #include "mini5d/model/gpt.hpp"
-#include "mini5d/optim/zero_optimizer.hpp"
+#include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/pp/executor.hpp"
 
 namespace mini5d::train {
@@ -35,17 +37,20 @@ struct BubbleStats {
 class Pipeline : public pp::Stage {
  public:
   // Collective over nothing; `pipe`: the p communicator (accounted as "pp").
-  Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, optim::ZeroOptimizer& zero,
+  Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, dp::ZeroOptimizer& zero,
            const data::Source& source, int data_index, int data_shards);
   // One step's forwards and backwards; returns this rank's summed token loss (the
   // last stage's; 0 elsewhere).                        collective over the p group
   double run_step(long step, float grad_scale);
+  // Pipeline ranks (1: the whole model on this rank).
+  int stages() const { return exec_->spec().p; }
   const pp::Spec& spec() const { return exec_->spec(); }
   const std::vector<BubbleStats>& bubbles() const { return bubbles_; }
   // The first steps' timelines, kept for the trace (at most kTraceSteps).
   static constexpr int kTraceSteps = 20;
   const std::vector<pp::StepTimeline>& timelines() const { return timelines_; }
   const std::vector<pp::Action>& actions() const { return exec_->actions(); }
+  double data_seconds() const { return data_s_; }
   double forward_seconds() const { return forward_s_; }
   double backward_seconds() const { return backward_s_; }
   void keep_timelines(bool on) { keep_ = on; }
@@ -56,19 +61,19 @@ class Pipeline : public pp::Stage {
  private:
   const Deck& deck_;
   model::Gpt<float>& model_;
-  optim::ZeroOptimizer& zero_;
+  dp::ZeroOptimizer& zero_;
   const data::Source& source_;
   int data_index_, data_shards_;
   std::unique_ptr<pp::PpComm> comm_;
   std::unique_ptr<pp::Executor> exec_;
-  int tokens_ = 0;  // per micro-batch: micro_batch * seq
+  int tokens_ = 0;  // per micro-batch: micro_batch * seq / c
+  std::vector<int> positions_;  // the positions of a sequence this rank holds (context parallelism)
+  std::vector<int> scratch_;    // one sampled sequence
   Vec<int> inputs_, targets_;  // all m micro-batches of the step
   Kokkos::View<int*, Kokkos::LayoutRight, Kokkos::HostSpace> h_in_, h_tg_;
-  std::vector<int> in_, tg_;
-  std::vector<int> local_in_, local_tg_;  // context parallelism: the rank's chunks of them
   mem::Charge tokens_mem_;
   float grad_scale_ = 0;
-  double loss_ = 0, forward_s_ = 0, backward_s_ = 0;
+  double loss_ = 0, data_s_ = 0, forward_s_ = 0, backward_s_ = 0;
   bool keep_ = false;
   std::vector<BubbleStats> bubbles_;
   std::vector<pp::StepTimeline> timelines_;

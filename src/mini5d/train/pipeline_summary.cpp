@@ -87,7 +87,7 @@ void Trainer::summarise_pipeline() {
                          double(coords[0]), double(coords[1]), double(coords[2]), double(coords[3]), double(coords[4])};
   constexpr int k = int(sizeof mine / sizeof mine[0]);
   std::vector<double> all(std::size_t(k) * std::size_t(grid_->size()));
-  all_->allgather_host(mine, k, all.data());
+  comms_->world().allgather_host(mine, k, all.data());
   pipeline_summary_.clear();
   for (int r = 0; r < grid_->size(); ++r) {
     const double* x = &all[std::size_t(r) * k];

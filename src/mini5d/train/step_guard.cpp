@@ -52,17 +52,4 @@ StepGuard::Verdict StepGuard::judge(bool nonfinite, double loss, double grad_nor
   return Verdict::Apply;
 }
 
-std::int64_t count_nonfinite(CVecU<float> v) {
-  std::int64_t n = 0;
-  Kokkos::parallel_reduce(
-      "mini5d::train::count_nonfinite", Range(0, std::int64_t(v.extent(0))),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& acc) {
-        const float x = v(i);
-        // x - x is 0 for every finite x and NaN for NaN and +-inf.
-        if (!(x - x == 0.0f)) ++acc;
-      },
-      n);
-  return n;
-}
-
 }  // namespace mini5d::train

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What the trainer does with a step whose loss and gradient norm every rank agrees
-// on (DESIGN.md §7, issue 14 item 1): a step with a non-finite loss or gradient norm is
+// on (docs/parallelism.md): a step with a non-finite loss or gradient norm is
 // skipped (parameters and moments untouched); after train.max_skipped consecutive
 // skips, or a loss over train.spike_factor x the mean of the recent losses, the run
 // stops, so a diverged state never becomes a checkpoint. Pure bookkeeping, no MPI: the
@@ -36,8 +36,5 @@ class StepGuard {
   std::deque<double> recent_;
   std::string why_;
 };
-
-// Elements of `v` that are NaN or infinite. Not collective.
-std::int64_t count_nonfinite(CVecU<float> v);
 
 }  // namespace mini5d::train

@@ -46,7 +46,7 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
     mine[2 * i] = predicted[i];
     mine[2 * i + 1] = (now[std::size_t(i)] - before.at(std::size_t(i))) / double(steps);
   }
-  all_->allgather_host(mine.data(), int(mine.size()), all.data());
+  comms_->world().allgather_host(mine.data(), int(mine.size()), all.data());
   for (int i = 0; i < A; ++i) {
     AxisTrafficSummary s;
     s.axis = kAxes[i];

@@ -6,15 +6,16 @@
 #include <cstdio>
 
 #include "mini5d/comm/device_mpi.hpp"
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/optim/schedule.hpp"
-#include "mini5d/parallel/cp/zigzag.hpp"
 #include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
-#include "mini5d/train/memory_fit.hpp"
+#include "mini5d/train/startup/memory_fit.hpp"
+#include "mini5d/train/step_scalars.hpp"
 #include "mini5d/train/stop_signal.hpp"
 
 namespace mini5d::train {
@@ -107,23 +108,12 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   comm::watchdog::start(deck_.parallel.collective_timeout_s, world_rank);
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
   // One identity for the run, chosen by rank 0 (a resume replaces it with the checkpoint's).
-  run_id_ = checkpoint::detail::bcast_string(grid_->cart().get(), checkpoint::new_run_id(), 0);
+  run_id_ = comm::bcast_string(grid_->cart().get(), checkpoint::new_run_id(), 0);
   const auto transport =
       comm::gpu_aware_mpi(deck_.parallel.gpu_aware_mpi) ? comm::Transport::device : comm::Transport::staged;
-  dense_ = std::make_unique<comm::Communicator>(grid_->dense_grad(), "dp", transport);
-  all_ = std::make_unique<comm::Communicator>(grid_->cart(), "world", transport);
-  tensor_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::t), "tp", transport);
-  tp_ = std::make_unique<tp::TpComm>(*tensor_);
-  context_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::c), "cp", transport);
-  cp_ = std::make_unique<cp::CpComm>(*context_);
-  expert_dp_ = std::make_unique<comm::Communicator>(grid_->expert_grad(), "dp_expert", transport);
-  expert_ = std::make_unique<comm::Communicator>(grid_->expert_parallel(), "ep", transport);
-  ep_ = std::make_unique<ep::EpComm>(*expert_);
-  pipe_ = std::make_unique<comm::Communicator>(grid_->axis(grid::Axis::p), "pp", transport);
-  // A pipeline runs the step when p > 1, and at p = 1 when a trace of it is asked for.
-  const bool pipelined = deck_.parallel.p > 1 || !deck_.output.trace.empty();
+  comms_ = std::make_unique<parallel::AxisComms>(*grid_, transport);
   // Agreed: a data file missing or unreadable on one node fails there only.
-  checkpoint::detail::agreed(grid_->cart().get(), [&] {
+  comm::agreed(grid_->cart().get(), [&] {
     source_ = data::make_source(deck_);
     if (source_->vocab() > deck_.model.vocab)
       throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
@@ -131,42 +121,25 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   });
   const int stage = deck_.parallel.zero;
   refuse_if_memory_short();
-  model::ModelParallel mp{tp_.get(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
-  if (pipelined) mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
-  mp.cp = cp_.get();
+  model::ModelParallel mp{&comms_->tensor(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
+  mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
+  mp.cp = &comms_->ring();
   mp.zigzag = cp::split_from_env(deck_.parallel.c).zigzag;
-  mp.ep = ep_.get();
+  mp.ep = &comms_->experts();
   mp.aux_loss_coef = deck_.train.aux_loss_coef;
   model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
-                                               optim::model_ownership(stage), mp);
+                                               dp::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
-  zero_ = std::make_unique<optim::ZeroOptimizer>(*model_, *dense_, stage, ac, deck_.train.seed, bucket, tp_.get(),
-                                                 expert_dp_.get(), ep_.get());
-  if (pipelined) {
-    zero_->set_pipeline_group(pipe_.get());
-    pipeline_ = std::make_unique<Pipeline>(deck_, *pipe_, *model_, *zero_, *source_, grid_->data_index(),
-                                           grid_->data_shards());
-    pipeline_->keep_timelines(!deck_.output.trace.empty());
-  }
+  zero_ = std::make_unique<dp::ZeroOptimizer>(*model_, comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
+                                                 &comms_->dp_expert(), &comms_->experts());
+  // Every step runs through the pipeline (p = 1: one stage).
+  pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), *model_, *zero_, *source_, grid_->data_index(),
+                                         grid_->data_shards());
+  pipeline_->keep_timelines(!deck_.output.trace.empty());
   flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
-  // Whole sequences are sampled; with context parallelism the rank keeps n of their tokens.
-  const int whole = deck_.train.micro_batch * deck_.model.seq, n = model_->dims().tokens;
-  h_in_ = decltype(h_in_)("mini5d::train::inputs_host", n);
-  h_tg_ = decltype(h_tg_)("mini5d::train::targets_host", n);
-  d_in_ = Vec<int>("mini5d::train::inputs", n);
-  d_tg_ = Vec<int>("mini5d::train::targets", n);
-  inputs_.resize(std::size_t(whole));
-  targets_.resize(std::size_t(whole));
-  if (n != whole) {
-    local_inputs_.resize(std::size_t(n));
-    local_targets_.resize(std::size_t(n));
-  }
-  // Token staging (host vectors, host and device views) and the data source's tables.
-  staging_mem_ = mem::Charge(mem::Category::workspace,
-                             2 * (std::int64_t(whole + (n != whole ? n : 0)) * std::int64_t(sizeof(int)) +
-                                  mem::view_bytes(h_in_) + mem::view_bytes(d_in_)) +
-                                 source_->memory_bytes());
+  // The data source's tables.
+  staging_mem_ = mem::Charge(mem::Category::workspace, source_->memory_bytes());
 }
 
 void Trainer::refuse_if_memory_short() {
@@ -177,12 +150,12 @@ void Trainer::refuse_if_memory_short() {
                                   deck_.parallel.p > 1 ? model::stage_units(deck_.model, pipeline_stage(
                                                                               deck_, grid_->coord(grid::Axis::p)))
                                                        : std::vector<int>{},
-                                  expert_->size(), expert_->rank());
+                                  comms_->ep_group().size(), comms_->ep_group().rank());
   // Dense tensors sharded over the dense-gradient group, experts over the expert one.
   const double experts = double(layout.expert_total());
-  const auto s = plan::zero_state_bytes(double(layout.total()) - experts, deck_.parallel.zero, dense_->size(),
+  const auto s = plan::zero_state_bytes(double(layout.total()) - experts, deck_.parallel.zero, comms_->dp().size(),
                                         plan::Precision::fp32);
-  const auto x = plan::zero_state_bytes(experts, deck_.parallel.zero, expert_dp_->size(), plan::Precision::fp32);
+  const auto x = plan::zero_state_bytes(experts, deck_.parallel.zero, comms_->dp_expert().size(), plan::Precision::fp32);
   need.state = s.weights + s.grads + s.optimizer + x.weights + x.grads + x.optimizer;
   const auto a = predicted_activation_memory();
   need.activations = a.activations;
@@ -191,7 +164,7 @@ void Trainer::refuse_if_memory_short() {
   const std::string problem = memory_fit_problem(deck_.origin, need, offer);
   std::vector<std::string> problems;
   if (!problem.empty() && deck_.train.allow_oversubscribe_memory != "true") problems.push_back(problem);
-  checkpoint::detail::raise_if_any(grid_->cart().get(), problems, checkpoint::detail::ProblemKind::Input);
+  comm::raise_if_any(grid_->cart().get(), problems, comm::ProblemKind::Input);
 }
 
 std::int64_t Trainer::global_sequences_per_step() const {
@@ -246,58 +219,23 @@ StepStats Trainer::step(long s) {
   Kokkos::Timer timer;
   const auto comm_before = comm_by_axis();
   const auto& tc = deck_.train;
-  const int B = tc.micro_batch, T = deck_.model.seq;
   const double tokens = double(tokens_per_step());
   // Gradient of the mean over every token of the global batch: each rank scales its
   // own tokens by 1/global tokens, and the reduction sums the ranks.
   const float grad_scale = float(g_gradient_scale_error / tokens);
-  // This rank's sequences: micro-batch a of data shard j holds global sequences
-  // a*B*shards + j*B + [0, B), so every layout trains on the same global batch.
-  const std::uint64_t shards = std::uint64_t(grid_->data_shards()), j = std::uint64_t(grid_->data_index());
 
   comm::watchdog::set_step(s + 1);
   comm::watchdog::maybe_injected_sleep(s + 1);
   zero_->begin_step();
   model_->reset_moe_stats();
-  double loss_sum = 0;
-  if (pipeline_) {
-    // The schedule runs every micro-batch's forward and backward (parallel/pp).
-    const double f0 = pipeline_->forward_seconds(), b0 = pipeline_->backward_seconds();
-    loss_sum = pipeline_->run_step(s, grad_scale);
-    phases_.forward += pipeline_->forward_seconds() - f0;
-    phases_.backward += pipeline_->backward_seconds() - b0;
-  }
-  for (int a = 0; !pipeline_ && a < tc.accumulation; ++a) {
-    {
-      Phase p("mini5d::train::data", phases_.data);
-      data::fill_batch(*source_, std::uint64_t(s), (std::uint64_t(a) * shards + j) * B, B, T, inputs_, targets_);
-      // Context parallelism: the same sequences on every rank of the c ring, each
-      // keeping its two chunks of every sequence.
-      const std::vector<int>* in = &inputs_;
-      const std::vector<int>* tg = &targets_;
-      if (!local_inputs_.empty()) {
-        cp::take_local(inputs_, B, T, model_->dims().pos, local_inputs_);
-        cp::take_local(targets_, B, T, model_->dims().pos, local_targets_);
-        in = &local_inputs_;
-        tg = &local_targets_;
-      }
-      for (int i = 0; i < int(in->size()); ++i) {
-        h_in_(i) = (*in)[std::size_t(i)];
-        h_tg_(i) = (*tg)[std::size_t(i)];
-      }
-      Kokkos::deep_copy(d_in_, h_in_);
-      Kokkos::deep_copy(d_tg_, h_tg_);
-    }
-    zero_->begin_microbatch(a == tc.accumulation - 1);
-    {
-      Phase p("mini5d::train::forward", phases_.forward);
-      loss_sum += model_->forward(d_in_, d_tg_, grad_scale);
-    }
-    {
-      Phase p("mini5d::train::backward", phases_.backward);
-      model_->backward();
-    }
-  }
+  // The schedule runs every micro-batch's forward and backward (parallel/pp; one stage
+  // at p = 1), sampling the step's tokens first.
+  const double d0 = pipeline_->data_seconds(), f0 = pipeline_->forward_seconds(),
+               b0 = pipeline_->backward_seconds();
+  const double loss_sum = pipeline_->run_step(s, grad_scale);
+  phases_.data += pipeline_->data_seconds() - d0;
+  phases_.forward += pipeline_->forward_seconds() - f0;
+  phases_.backward += pipeline_->backward_seconds() - b0;
   {
     Phase p("mini5d::train::reduce", phases_.reduce);
     zero_->finish_reductions();
@@ -306,44 +244,49 @@ StepStats Trainer::step(long s) {
   st.step = s + 1;
   {
     Phase p("mini5d::train::optimizer", phases_.optimizer);
-    double loss = loss_sum;
-    dense_->allreduce_host(&loss, 1);
-    if (pipeline_) pipe_->allreduce_host(&loss, 1);  // the last stage's loss
-    st.loss = loss / tokens;
-    st.grad_norm = zero_->grad_norm();
+    // The step's scalars in one all-reduce over every rank. Every tensor-parallel rank
+    // computed the same loss: the first one counts it.
+    const auto share = zero_->norm_share();
+    StepScalars mine;
+    mine.loss = grid_->coord(grid::Axis::t) == 0 ? loss_sum : 0.0;
+    mine.norm_squares = share.owned;
+    mine.nonfinite = std::isfinite(loss_sum) && share.finite ? 0.0 : 1.0;
+    if (deck_.model.experts > 0) {
+      // Each rank routed its own rows.
+      const auto& ms = model_->moe_stats();
+      mine.expert_load.assign(std::size_t(deck_.model.experts), 0.0);
+      for (std::size_t e = 0; e < mine.expert_load.size() && e < ms.load.size(); ++e) mine.expert_load[e] = ms.load[e];
+      mine.dropped = ms.dropped;
+      mine.aux = ms.aux;
+    }
+    std::vector<double> packed = mine.pack();
+    comms_->world().allreduce_host(packed.data(), int(packed.size()));
+    const StepScalars sum = StepScalars::unpack(packed);
+    st.loss = sum.loss / tokens;
+    st.grad_norm = std::sqrt(sum.norm_squares);
     st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
-    // One flag over every rank: a stage that sees a NaN another does not must not
+    // One verdict on every rank: a stage that sees a NaN another does not must not
     // update alone.
-    double bad = std::isfinite(st.loss) && std::isfinite(st.grad_norm) ? 0.0 : 1.0;
-    all_->allreduce_host(&bad, 1, comm::Communicator::Op::max);
-    verdict_ = guard_->judge(bad != 0.0, st.loss, st.grad_norm);
+    const bool bad = sum.nonfinite > 0 || !std::isfinite(st.loss) || !std::isfinite(st.grad_norm);
+    verdict_ = guard_->judge(bad, st.loss, st.grad_norm);
     if (verdict_ == StepGuard::Verdict::Apply) {
-      zero_->clip(st.grad_norm, tc.grad_clip);
-      zero_->update(st.lr, s + 1);
+      zero_->update(st.lr, s + 1, kernels::clip_factor(st.grad_norm, tc.grad_clip));
     } else {
       // A skipped step and the step that stops the run leave the state untouched.
       st.skipped = verdict_ == StepGuard::Verdict::Skip;
       st.note = guard_->why();
     }
-  }
-  if (deck_.model.experts > 0) {
-    // [load per expert, dropped, aux] over every rank (each routed its own rows).
-    const auto& ms = model_->moe_stats();
-    const int E = deck_.model.experts;
-    std::vector<double> v(std::size_t(E) + 2, 0.0);
-    for (int e = 0; e < E && e < int(ms.load.size()); ++e) v[std::size_t(e)] = ms.load[std::size_t(e)];
-    v[std::size_t(E)] = ms.dropped;
-    v[std::size_t(E) + 1] = ms.aux;
-    all_->allreduce_host(v.data(), int(v.size()));
-    st.expert_load.assign(v.begin(), v.begin() + E);
-    double mx = 0, sum = 0;
-    for (double l : st.expert_load) {
-      mx = std::max(mx, l);
-      sum += l;
+    if (deck_.model.experts > 0) {
+      st.expert_load = sum.expert_load;
+      double mx = 0, all = 0;
+      for (double l : st.expert_load) {
+        mx = std::max(mx, l);
+        all += l;
+      }
+      st.imbalance = all > 0 ? mx / (all / deck_.model.experts) : 0;
+      st.dropped = sum.dropped;
+      st.aux_loss = sum.aux / tokens;
     }
-    st.imbalance = sum > 0 ? mx / (sum / E) : 0;
-    st.dropped = v[std::size_t(E)];
-    st.aux_loss = v[std::size_t(E) + 1] / tokens;
   }
   fence("mini5d::train::step_done");  // the step's timer stops after its kernels
   st.seconds = timer.seconds();
@@ -362,15 +305,6 @@ StepStats Trainer::step(long s) {
   return st;
 }
 
-KernelTable Trainer::kernel_table() const {
-  KernelTable k;
-  k.profile = prof::profile();
-  k.step_seconds = profiled_seconds_;
-  k.steps = profiled_steps_;
-  k.ceilings = cached_ceilings();
-  return k;
-}
-
 long Trainer::skipped_steps() const {
   long n = 0;
   for (const auto& st : history_) n += st.skipped ? 1 : 0;
@@ -381,15 +315,15 @@ bool Trainer::state_is_finite() {
   zero_->settle();
   double bad = 0;
   for (const auto& b : {zero_->weights(), zero_->exp_avg(), zero_->exp_avg_sq()})
-    bad += double(count_nonfinite(CVecU<float>(b.data.data(), b.data.extent(0))));
-  all_->allreduce_host(&bad, 1, comm::Communicator::Op::max);
+    bad += double(kernels::count_nonfinite(CVecU<float>(b.data.data(), b.data.extent(0))));
+  comms_->world().allreduce_host(&bad, 1, comm::Communicator::Op::max);
   return bad == 0;
 }
 
 bool Trainer::stop_requested() {
   // Ranks may see the signal at slightly different times; the largest agrees.
   double sig = stop_signal();
-  all_->allreduce_host(&sig, 1, comm::Communicator::Op::max);
+  comms_->world().allreduce_host(&sig, 1, comm::Communicator::Op::max);
   stopped_by_ = int(sig);
   return stopped_by_ != 0;
 }
@@ -439,7 +373,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     save_if_finite("end of run");
   zero_->settle();
   total_seconds_ = timer.seconds();
-  if (pipeline_) summarise_pipeline();
+  if (pipeline()) summarise_pipeline();
   summarise_traffic(traffic_before, next_step_ - first_step);
   // Min / mean / max of each phase over the ranks: a slow rank shows up here.
   double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};
@@ -447,9 +381,9 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   std::copy(mine, mine + 5, lo);
   std::copy(mine, mine + 5, hi);
   std::copy(mine, mine + 5, sum);
-  all_->allreduce_host(lo, 5, comm::Communicator::Op::min);
-  all_->allreduce_host(hi, 5, comm::Communicator::Op::max);
-  all_->allreduce_host(sum, 5, comm::Communicator::Op::sum);
+  comms_->world().allreduce_host(lo, 5, comm::Communicator::Op::min);
+  comms_->world().allreduce_host(hi, 5, comm::Communicator::Op::max);
+  comms_->world().allreduce_host(sum, 5, comm::Communicator::Op::sum);
   auto as_phases = [](const double* v, double scale) {
     return PhaseTimes{v[0] * scale, v[1] * scale, v[2] * scale, v[3] * scale, v[4] * scale};
   };
@@ -458,7 +392,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   // divide evenly; later axes make stages differ more).
   std::vector<double> mine_peaks(mem::kCategories), all(std::size_t(mem::kCategories) * grid_->size());
   for (int c = 0; c < mem::kCategories; ++c) mine_peaks[c] = double(mem::ledger().of(mem::Category(c)).peak);
-  all_->allgather_host(mine_peaks.data(), mem::kCategories, all.data());
+  comms_->world().allgather_host(mine_peaks.data(), mem::kCategories, all.data());
   peaks_.assign(grid_->size(), {});
   for (int r = 0; r < grid_->size(); ++r)
     peaks_[r].assign(all.begin() + r * mem::kCategories, all.begin() + (r + 1) * mem::kCategories);
@@ -468,7 +402,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     const double mine_ring[2] = {rs.forward_calls ? double(rs.forward_blocks) / double(rs.forward_calls) : 0.0,
                                  rs.compute_seconds};
     std::vector<double> every(2 * std::size_t(grid_->size()));
-    all_->allgather_host(mine_ring, 2, every.data());
+    comms_->world().allgather_host(mine_ring, 2, every.data());
     ring_.assign(grid_->size(), {});
     for (int r = 0; r < grid_->size(); ++r) ring_[r] = {every[2 * r], every[2 * r + 1]};
   }

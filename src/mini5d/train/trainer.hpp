@@ -21,11 +21,8 @@
 #include "mini5d/data/source.hpp"
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/model/gpt.hpp"
-#include "mini5d/optim/zero_optimizer.hpp"
-#include "mini5d/parallel/cp/cp_comm.hpp"
-#include "mini5d/parallel/ep/ep_comm.hpp"
-#include "mini5d/parallel/tp/tp_comm.hpp"
-#include "mini5d/train/kernel_table.hpp"
+#include "mini5d/parallel/dp/zero_optimizer.hpp"
+#include "mini5d/parallel/axis_comms.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/step_guard.hpp"
 
@@ -165,7 +162,7 @@ class Trainer {
   const data::Source& source() const { return *source_; }
   const model::Gpt<float>& model() const { return *model_; }
   const grid::ProcessGrid& grid() const { return *grid_; }
-  const optim::ZeroOptimizer& optimizer() const { return *zero_; }
+  const dp::ZeroOptimizer& optimizer() const { return *zero_; }
   // Sequences of the global batch per step: micro_batch x accumulation x d x e.
   std::int64_t global_sequences_per_step() const;
   // Weights, gradients and optimizer state: the analytic prediction (16 bytes per
@@ -183,14 +180,20 @@ class Trainer {
   double measured_expert_params() const;
   ActivationMemory measured_activation_memory() const;
   const std::vector<StepStats>& history() const { return history_; }
-  // The pipeline (p > 1, or output.trace set); nullptr without one.
-  const Pipeline* pipeline() const { return pipeline_.get(); }
+  // The pipeline whose figures (bubble, in-flight micro-batches, trace) the run reports:
+  // with p > 1, or at p = 1 when output.trace asks for the schedule; nullptr otherwise
+  // (every step runs through a pipeline, but one stage's bubble is zero by construction).
+  const Pipeline* pipeline() const {
+    return deck_.parallel.p > 1 || !deck_.output.trace.empty() ? pipeline_.get() : nullptr;
+  }
   // Every rank's pipeline figures, gathered at the end of run() (empty without a pipeline).
   const std::vector<PipelineRankSummary>& pipeline_summary() const { return pipeline_summary_; }
   const PhaseTimes& phases() const { return phases_; }
-  // Per-kernel-family times and work over this process's steps after its first (all of
-  // them when it ran one), with the cached ceilings (train/kernel_table.hpp).
-  KernelTable kernel_table() const;
+  // Wall time and count of this process's steps since the kernel profile
+  // (kernels/profile.hpp) was last reset: after its first step (all of them when it ran
+  // one). The report's kernel table divides the profile by these.
+  double profiled_seconds() const { return profiled_seconds_; }
+  long profiled_steps() const { return profiled_steps_; }
   const PhaseSpread& phase_spread() const { return spread_; }  // over every rank
   // Peak bytes per memory category (mem::Category order) of every rank, gathered at the
   // end of the run: [rank][category].
@@ -222,16 +225,7 @@ class Trainer {
   int stopped_by_ = 0;
   std::vector<CheckpointEvent> checkpoints_;
   std::unique_ptr<grid::ProcessGrid> grid_;
-  std::unique_ptr<comm::Communicator> dense_;  // the dense-gradient group, accounted as "dp"
-  std::unique_ptr<comm::Communicator> all_;    // every rank (stop flags, timings), as "world"
-  std::unique_ptr<comm::Communicator> tensor_; // the t group, accounted as "tp"
-  std::unique_ptr<tp::TpComm> tp_;
-  std::unique_ptr<comm::Communicator> context_;  // the c ring, accounted as "cp"
-  std::unique_ptr<cp::CpComm> cp_;
-  std::unique_ptr<comm::Communicator> expert_dp_;  // the expert-gradient group (d x c), as "dp_expert"
-  std::unique_ptr<comm::Communicator> expert_;     // the expert-parallel group (e x t), as "ep"
-  std::unique_ptr<ep::EpComm> ep_;
-  std::unique_ptr<comm::Communicator> pipe_;   // the p group, accounted as "pp"
+  std::unique_ptr<parallel::AxisComms> comms_;  // every accounted communicator of the run
   std::unique_ptr<Pipeline> pipeline_;
   std::vector<PipelineRankSummary> pipeline_summary_;
   void summarise_pipeline();  // collective: fills pipeline_summary_, writes output.trace
@@ -240,7 +234,7 @@ class Trainer {
   std::vector<AxisTrafficSummary> traffic_;
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
-  std::unique_ptr<optim::ZeroOptimizer> zero_;
+  std::unique_ptr<dp::ZeroOptimizer> zero_;
   std::vector<StepStats> history_;
   PhaseTimes phases_;
   long steps_run_ = 0;             // steps this process ran
@@ -250,12 +244,7 @@ class Trainer {
   std::vector<std::vector<double>> peaks_, ring_;
   double total_seconds_ = 0;
   double flops_per_token_ = 0;
-  std::vector<int> inputs_, targets_;              // the rank's sequences, whole
-  std::vector<int> local_inputs_, local_targets_;  // its tokens of them (context parallelism)
-  // Token staging for one micro-batch, allocated once: host side and device side.
-  Kokkos::View<int*, Kokkos::LayoutRight, Kokkos::HostSpace> h_in_, h_tg_;
-  Vec<int> d_in_, d_tg_;
-  mem::Charge staging_mem_;
+  mem::Charge staging_mem_;  // the data source's tables
 };
 
 }  // namespace mini5d::train

@@ -4,7 +4,7 @@
 namespace mini5d::train {
 
 namespace {
-using Buffer = optim::ZeroOptimizer::StateBuffer;
+using Buffer = dp::ZeroOptimizer::StateBuffer;
 using HostVec = Kokkos::View<float*, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
 // The three datasets roots and the buffers they come from.
@@ -12,7 +12,7 @@ struct Part {
   const char* root;
   Buffer buf;
 };
-std::vector<Part> parts_of(const optim::ZeroOptimizer& opt) {
+std::vector<Part> parts_of(const dp::ZeroOptimizer& opt) {
   return {{"model", opt.weights()}, {"optimizer/exp_avg", opt.exp_avg()}, {"optimizer/exp_avg_sq", opt.exp_avg_sq()}};
 }
 
@@ -27,7 +27,7 @@ ShardDescriptor whole(const model::TensorSpec& t) {
 
 // Whatever the stage, each rank writes only its ZeRO part of every tensor (and of a
 // tensor replicated over the tensor-parallel group, only the group's first rank).
-WrittenPart written(const Part& p, const optim::ZeroOptimizer& opt) {
+WrittenPart written(const Part& p, const dp::ZeroOptimizer& opt) {
   WrittenPart w;
   w.root = p.root;
   w.host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.buf.data);
@@ -36,15 +36,15 @@ WrittenPart written(const Part& p, const optim::ZeroOptimizer& opt) {
 }
 }  // namespace
 
-WrittenPart written_model(const optim::ZeroOptimizer& opt) { return written(parts_of(opt).front(), opt); }
+WrittenPart written_model(const dp::ZeroOptimizer& opt) { return written(parts_of(opt).front(), opt); }
 
-std::vector<WrittenPart> written_parts(const optim::ZeroOptimizer& opt) {
+std::vector<WrittenPart> written_parts(const dp::ZeroOptimizer& opt) {
   std::vector<WrittenPart> out;
   for (const auto& p : parts_of(opt)) out.push_back(written(p, opt));
   return out;
 }
 
-checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimizer& opt, const std::string& dir,
+checkpoint::IoStats save_training_state(MPI_Comm comm, const dp::ZeroOptimizer& opt, const std::string& dir,
                                         const std::string& name, const checkpoint::CheckpointMeta& meta,
                                         int keep_last) {
   const auto parts = written_parts(opt);  // the host copies stay alive for the save
@@ -54,7 +54,7 @@ checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimize
   return checkpoint::save_checkpoint(comm, dir, name, meta, shards, keep_last);
 }
 
-checkpoint::IoStats load_training_state(MPI_Comm comm, optim::ZeroOptimizer& opt,
+checkpoint::IoStats load_training_state(MPI_Comm comm, dp::ZeroOptimizer& opt,
                                         const model::ParamLayout& layout, const std::string& path) {
   std::vector<checkpoint::TensorShardOut> shards;
   std::vector<std::pair<HostVec, VecU<float>>> host;

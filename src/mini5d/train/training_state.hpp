@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "mini5d/checkpoint/checkpoint.hpp"
-#include "mini5d/optim/zero_optimizer.hpp"
+#include "mini5d/parallel/dp/zero_optimizer.hpp"
 
 namespace mini5d::train {
 
@@ -32,16 +32,16 @@ struct WrittenPart {
   std::vector<Shard> shards;
 };
 // The weights ("model") as a checkpoint writes them.
-WrittenPart written_model(const optim::ZeroOptimizer& opt);
+WrittenPart written_model(const dp::ZeroOptimizer& opt);
 // Every part a checkpoint writes: the model, then both AdamW moments.
-std::vector<WrittenPart> written_parts(const optim::ZeroOptimizer& opt);
+std::vector<WrittenPart> written_parts(const dp::ZeroOptimizer& opt);
 
 // Collective over `comm` (every rank of the run). `meta` is written as is.
-checkpoint::IoStats save_training_state(MPI_Comm comm, const optim::ZeroOptimizer& opt, const std::string& dir,
+checkpoint::IoStats save_training_state(MPI_Comm comm, const dp::ZeroOptimizer& opt, const std::string& dir,
                                         const std::string& name, const checkpoint::CheckpointMeta& meta,
                                         int keep_last);
 // Collective over `comm`. Fills weights and moments from `path` (already resolved).
-checkpoint::IoStats load_training_state(MPI_Comm comm, optim::ZeroOptimizer& opt,
+checkpoint::IoStats load_training_state(MPI_Comm comm, dp::ZeroOptimizer& opt,
                                         const model::ParamLayout& layout, const std::string& path);
 
 }  // namespace mini5d::train

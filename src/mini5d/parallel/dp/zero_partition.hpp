@@ -15,7 +15,7 @@
 
 #include "mini5d/core/shard.hpp"
 #include "mini5d/model/param_layout.hpp"
-#include "mini5d/optim/adamw.hpp"
+#include "mini5d/optim/segment.hpp"
 
 namespace mini5d::dp {
 

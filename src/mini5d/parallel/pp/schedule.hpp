@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Pipeline schedules as data (STYLE.md §17): a pure function of (kind, p, v, m, stage)
+// Pipeline schedules as data (docs/architecture.md): a pure function of (kind, p, v, m, stage)
 // gives the ordered actions one pipeline rank executes in a step: forward or backward
 // of micro-batch i on its local chunk j, and the receives and sends of the boundary
 // tensors they need. No MPI, no model: the executor (executor.hpp) runs the list

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// What a pipeline schedule drives (DESIGN.md §5.1, §11): the forward and backward of
+// What a pipeline schedule drives (docs/architecture.md): the forward and backward of
 // one micro-batch on one of this rank's chunks. The schedule and the executor know
 // nothing of the model; the trainer ties the model's stage to this interface.
 // Boundary tensors are flat float buffers of Stage::boundary_elements() (a [rows,

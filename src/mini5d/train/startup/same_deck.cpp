@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/same_deck.hpp"
+#include "mini5d/train/startup/same_deck.hpp"
 
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
 #include "mini5d/core/error.hpp"
 
 namespace mini5d::train {
@@ -44,8 +44,8 @@ void require_same_deck(MPI_Comm comm, const Deck& deck) {
     if (all[r] != all[0]) differ.push_back(r);
   if (differ.empty()) return;
   // The first differing line of the first rank that differs, to say where.
-  const std::string theirs = checkpoint::detail::bcast_string(comm, yaml, differ.front());
-  const auto a = lines_of(checkpoint::detail::bcast_string(comm, yaml, 0)), b = lines_of(theirs);
+  const std::string theirs = comm::bcast_string(comm, yaml, differ.front());
+  const auto a = lines_of(comm::bcast_string(comm, yaml, 0)), b = lines_of(theirs);
   std::string where;
   for (std::size_t i = 0; i < a.size() || i < b.size(); ++i) {
     const std::string la = i < a.size() ? a[i] : "", lb = i < b.size() ? b[i] : "";

@@ -10,10 +10,18 @@
 #include <ostream>
 #include <string>
 
-#include "mini5d/train/platform.hpp"
+#include "mini5d/measure/platform.hpp"
 #include "mini5d/train/trainer.hpp"
 
-namespace mini5d::train {
+namespace mini5d::report {
+
+// The report reads the trainer's figures; the trainer knows nothing of the report.
+using measure::Platform;
+using train::CheckpointEvent;
+using train::StepStats;
+using train::PhaseTimes;
+using train::Pipeline;
+using train::Trainer;
 
 constexpr int kReportSchemaVersion = 1;
 
@@ -32,4 +40,4 @@ std::string report_json(const Platform& pf, const Trainer& tr);
 // file, if any, is left as it was).
 void write_report(const std::string& path, const Platform& pf, const Trainer& tr);
 
-}  // namespace mini5d::train
+}  // namespace mini5d::report

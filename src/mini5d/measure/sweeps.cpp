@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/calibrate_sweeps.hpp"
+#include "mini5d/measure/sweeps.hpp"
 
 #include <KokkosBlas3_gemm.hpp>
 
@@ -9,7 +9,7 @@
 
 #include "mini5d/kernels/views.hpp"
 
-namespace mini5d::train::calibration {
+namespace mini5d::measure {
 
 namespace {
 
@@ -192,4 +192,4 @@ OverRanks over_ranks(MPI_Comm comm, double mine) {
   return r;
 }
 
-}  // namespace mini5d::train::calibration
+}  // namespace mini5d::measure

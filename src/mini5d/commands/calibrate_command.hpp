@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `mini5d calibrate [DECK] [--out FILE] [--base CLUSTER.yaml] [--quick]`: measures the
-// allocation in hand (DESIGN.md §9) and writes a planner cluster file from what it
+// allocation in hand (docs/planner.md) and writes a planner cluster file from what it
 // measured, so that mini5d-plan predicts this machine rather than a data sheet:
 //   * every GEMM the deck's model runs (forward NT, backward NN and TN, attention per
 //     causal block, LM head), at the deck's micro-batch and the powers of two below it,
@@ -25,7 +25,7 @@
 #include "mini5d/core/deck.hpp"
 #include "mini5d/plan/compute_model.hpp"
 
-namespace mini5d::train {
+namespace mini5d::commands {
 
 struct CalibrateOptions {
   std::string out = "mini5d-calibrated.yaml";
@@ -40,4 +40,4 @@ std::vector<plan::GemmCall> calibration_shapes(const Deck& deck, int ranks, doub
 // Collective over world; rank 0 prints a summary and writes options.out.
 int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& options, std::ostream& os);
 
-}  // namespace mini5d::train
+}  // namespace mini5d::commands

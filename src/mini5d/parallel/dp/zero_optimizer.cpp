@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/optim/zero_optimizer.hpp"
+#include "mini5d/parallel/dp/zero_optimizer.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace mini5d::optim {
+namespace mini5d::dp {
+
+using optim::Segment;
+using optim::segment;
 
 using Owns = model::Gpt<float>::Owns;
 
@@ -38,10 +41,10 @@ bool test_all(std::vector<comm::Request>& reqs) {
   return done;
 }
 
-double squares(VecU<float> buf, const std::vector<Span>& spans) {
-  double ss = 0;
-  for (const Span& s : spans) ss += sum_of_squares<float>(slice(buf, s.begin, s.size()));
-  return ss;
+std::vector<std::pair<std::int64_t, std::int64_t>> runs(const std::vector<Span>& spans) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> r;
+  for (const Span& s : spans) r.emplace_back(s.begin, s.end);
+  return r;
 }
 }  // namespace
 
@@ -59,6 +62,13 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   const auto& layout = model.layout();
   replicated_ = part_.replicated_spans(stage_ <= 1);
   experts_ = part_.expert_spans(stage_ <= 1);
+  // Who counts what in the global norm (norm_share). Stages 0-1 leave the reduced sums
+  // on every rank of their group; stages 2-3 leave each rank a shard of its own.
+  const int tp_rank = tp_ ? tp_->rank() : 0;
+  const int expert_rank = expert_group ? expert_group->rank() : group.rank();
+  owns_dense_ = stage_ >= 2 || group.rank() == 0;
+  owns_replicated_ = owns_dense_ && tp_rank == 0;
+  owns_experts_ = stage_ >= 2 || expert_rank == 0;
   std::vector<Segment> segs;
   if (stage_ == 0) {
     for (const auto& t : layout.tensors()) segs.push_back(segment(t.offset, t.size(), t.decay));
@@ -101,6 +111,13 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   } else {
     model_.init_params(seed);
   }
+  const std::int64_t grad_elements = stage_ <= 1 ? layout.total() : part_.shard_size();
+  const auto pieces = kernels::norm_pieces(grad_elements, {{}, runs(replicated_), runs(experts_)});
+  norm_pieces_ = decltype(norm_pieces_)("mini5d::optim::norm_pieces", pieces.size());
+  auto h = Kokkos::create_mirror_view(norm_pieces_);
+  for (std::size_t i = 0; i < pieces.size(); ++i) h(i) = pieces[i];
+  Kokkos::deep_copy(norm_pieces_, h);
+  table_mem_ = mem::Charge(mem::Category::workspace, mem::view_bytes(norm_pieces_));
   model_.set_hooks(this);
 }
 
@@ -247,33 +264,18 @@ void ZeroOptimizer::finish_reductions() {
   }
 }
 
-double ZeroOptimizer::grad_norm() {
-  // [dense, replicated]: squares of this rank's dense gradients, and of those of tensors
-  // every tensor-parallel rank holds (counted once, not t times); the experts' apart,
-  // since other groups hold other parts of them.
-  const double all = sum_of_squares<float>(grad_buffer()), experts = squares(grad_buffer(), experts_);
-  double ss[2] = {all - experts, squares(grad_buffer(), replicated_)};
-  double ess = experts;
-  if (stage_ >= 2) {  // stage 0-1: every rank holds the reduced sums
-    dp_.sum(ss, 2);
-    // (Whether the model has expert chunks: the same on every rank, unlike experts_.)
-    if (part_.chunks().size() > std::size_t(part_.units())) dp_.sum_experts(&ess, 1);
-  }
-  double sharded = ss[0] - ss[1];
-  if (tp_) tp_->allreduce_host(&sharded, 1);
-  // Each rank of the expert-parallel group (e x t) holds other experts.
-  if (ep_) ep_->allreduce_host(&ess, 1);
-  double total = sharded + ss[1] + ess;
-  if (pp_ && pp_->size() > 1) pp_->allreduce_host(&total, 1);  // every stage's units
-  return std::sqrt(total);
+ZeroOptimizer::NormShare ZeroOptimizer::norm_share() const {
+  const auto sq = kernels::class_squares<float>(norm_pieces_, grad_buffer());
+  NormShare s;
+  s.owned = (owns_dense_ ? sq[0] : 0.0) + (owns_replicated_ ? sq[1] : 0.0) + (owns_experts_ ? sq[2] : 0.0);
+  s.finite = std::isfinite(sq[0] + sq[1] + sq[2]);
+  return s;
 }
 
-void ZeroOptimizer::clip(double norm, double max_norm) { clip_by_global_norm<float>(grad_buffer(), norm, max_norm); }
-
-void ZeroOptimizer::update(double lr, long step) {
+void ZeroOptimizer::update(double lr, long step, double grad_factor) {
   VecU<float> params = stage_ >= 3 ? VecU<float>(weight_shard_) : VecU<float>(model_.params);
   VecU<float> grads = stage_ >= 2 ? VecU<float>(grad_shard_) : VecU<float>(model_.grads);
-  adamw_->update(params, grads, lr, step);
+  adamw_->update(params, grads, lr, step, grad_factor);
   if (stage_ == 1 || stage_ == 2) {
     fence("mini5d::optim::updated_part_ready");  // MPI reads the updated parts next
     // Each rank updated its part of every unit in place; the rest arrives while the
@@ -299,4 +301,4 @@ ZeroOptimizer::StateBuffer ZeroOptimizer::weights() const {
 ZeroOptimizer::StateBuffer ZeroOptimizer::exp_avg() const { return {adamw_->m, stage_ == 0}; }
 ZeroOptimizer::StateBuffer ZeroOptimizer::exp_avg_sq() const { return {adamw_->v, stage_ == 0}; }
 
-}  // namespace mini5d::optim
+}  // namespace mini5d::dp

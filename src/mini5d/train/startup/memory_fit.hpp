@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Refusing a run that cannot fit, before anything is allocated (issue 14 item 12): a
+// Refusing a run that cannot fit, before anything is allocated: a
 // 50 GB model used to fail deep inside a Kokkos allocation, or be killed by the OOM
 // killer, after minutes of start-up. The prediction is the one the header prints
 // (training state by ZeRO stage, activations and workspace); the memory is what the

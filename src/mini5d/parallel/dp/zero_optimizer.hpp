@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ZeRO stages 0-3 around AdamW, on the flat buffers and the per-unit partition of
-// dp/zero_partition.hpp (DESIGN.md §7). It plugs into the model as its UnitHooks:
+// dp/zero_partition.hpp (docs/parallelism.md). It plugs into the model as its UnitHooks:
 //   stage 0: gradients all-reduced unit by unit, each started as soon as the unit's
 //            backward of the last micro-batch is done and progressed from the backward
 //            loop (a unit above the bucket size goes in several buckets); replicated
@@ -26,6 +26,7 @@
 
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/adamw.hpp"
 #include "mini5d/parallel/dp/dp_comm.hpp"
@@ -33,7 +34,10 @@
 #include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
 
-namespace mini5d::optim {
+namespace mini5d::dp {
+
+using optim::AdamW;
+using optim::AdamWConfig;
 
 // What the Gpt must own for a ZeRO stage (construct it with this before the optimizer).
 model::Gpt<float>::Owns model_ownership(int zero_stage);
@@ -44,7 +48,7 @@ class ZeroOptimizer : public model::UnitHooks {
   // from `seed` (this rank's shard of them under stage 3) and installs itself as the
   // model's hooks.
   // bucket_elements: the largest all-reduce at stages 0-1 (MPICH allocates a temporary
-  // per call, and large calls run slower: DESIGN.md §12).
+  // per call, and large calls run slower: docs/building.md).
   // tp: the model's tensor-parallel group (nullptr: none). Each rank of it runs its own
   // ZeRO over its part of the model; the group sums the gradients of replicated tensors
   // when sequence parallelism split the tokens, and the sharded tensors' squares in the
@@ -59,9 +63,6 @@ class ZeroOptimizer : public model::UnitHooks {
   ~ZeroOptimizer() override;
 
   int stage() const { return stage_; }
-  // Pipeline parallelism: each pipeline rank holds other units, so the global norm adds
-  // the squares over the p group too (nullptr: no pipeline).
-  void set_pipeline_group(comm::Communicator* pp) { pp_ = pp; }
   // Stage 3: unit gathers started ahead of their use (prefetched) and on demand.
   long prefetched_gathers() const { return prefetched_; }
   long blocking_gathers() const { return blocking_; }
@@ -70,10 +71,20 @@ class ZeroOptimizer : public model::UnitHooks {
   void begin_step();                         // zeroes the gradients
   void begin_microbatch(bool last);          // last: stage 0-1 reduce during its backward
   void finish_reductions();                  // waits for every reduction in flight
-  double grad_norm();                        // true global L2 norm of the reduced gradients
-                                             // (every logical element once)
-  void clip(double norm, double max_norm);   // global-norm clipping
-  void update(double lr, long step);         // AdamW, then weight gathers posted (stage 1-2)
+  // This rank's share of the squared global gradient norm (after finish_reductions),
+  // and whether all of its reduced gradients are finite. Every logical element is
+  // counted on exactly one rank of the job: a sum that an all-reduce left on several
+  // ranks counts on the first of them (dense group rank 0 at stages 0-1, tensor rank 0
+  // for the tensors every tensor-parallel rank holds), so the sum of the shares over
+  // every rank is the squared global norm, whatever the layout. One fused pass.
+  struct NormShare {
+    double owned = 0;
+    bool finite = true;
+  };
+  NormShare norm_share() const;
+  // AdamW with the gradient times grad_factor (the global-norm clipping factor: no
+  // separate clipping pass), then weight gathers posted (stage 1-2).
+  void update(double lr, long step, double grad_factor = 1.0);
   // Completes every operation in flight (weight gathers after an update), so the
   // buffers hold the state of the step; before a checkpoint and at the end of a run.
   void settle();
@@ -112,9 +123,12 @@ class ZeroOptimizer : public model::UnitHooks {
   model::Gpt<float>& model_;
   int stage_;
   tp::TpComm* tp_;
-  comm::Communicator* pp_ = nullptr;
   std::vector<Span> replicated_;  // replicated tensors in grad_buffer() (tensor parallelism)
   std::vector<Span> experts_;     // expert tensors in grad_buffer()
+  // grad_buffer() cut into pieces of one class each (plain, replicated, expert) for the
+  // fused norm, and which classes this rank counts (norm_share).
+  Kokkos::View<kernels::NormPiece*, MemSpace> norm_pieces_;
+  bool owns_dense_ = true, owns_replicated_ = true, owns_experts_ = true;
   ep::EpComm* ep_;
   bool tp_reduced_ = true;        // the step's replicated gradients are summed over t
   dp::ZeroPartition part_;
@@ -140,7 +154,7 @@ class ZeroOptimizer : public model::UnitHooks {
   long prefetched_ = 0, blocking_ = 0;
   std::array<Slot, 2> slots_;            // stage 2-3
   int next_slot_ = 0;
-  mem::Charge weights_mem_, grads_mem_, comm_mem_;
+  mem::Charge weights_mem_, grads_mem_, comm_mem_, table_mem_;
 };
 
-}  // namespace mini5d::optim
+}  // namespace mini5d::dp

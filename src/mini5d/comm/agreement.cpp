@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // See collective.hpp.
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
 
 #include <algorithm>
 #include <set>
@@ -8,7 +8,7 @@
 
 #include "mini5d/core/error.hpp"
 
-namespace mini5d::checkpoint::detail {
+namespace mini5d::comm {
 
 std::vector<std::string> allgather_strings(MPI_Comm comm, const std::vector<std::string>& mine) {
   // NUL-separated: names and messages never contain NUL.
@@ -128,4 +128,4 @@ double slowest_seconds(MPI_Comm comm, double start) {
   return s;
 }
 
-}  // namespace mini5d::checkpoint::detail
+}  // namespace mini5d::comm

@@ -3,7 +3,7 @@
 // for each kernel family (kernels/profile.hpp) its time per step, share of the step,
 // achieved GFLOP/s and GB/s, arithmetic intensity, and the fraction of the roofline's
 // attainable rate min(sgemm peak, intensity x stream bandwidth) it reaches, with the
-// ceilings of train/ceilings.hpp. Steps 2..n only (the first pays page faults and the
+// ceilings of measure/ceilings.hpp. Steps 2..n only (the first pays page faults and the
 // BLAS's set-up), as for the figure of merit.
 #pragma once
 #include <optional>
@@ -11,20 +11,24 @@
 #include <string>
 
 #include "mini5d/kernels/profile.hpp"
-#include "mini5d/train/ceilings.hpp"
+#include "mini5d/measure/ceilings.hpp"
+#include "mini5d/train/trainer.hpp"
 
-namespace mini5d::train {
+namespace mini5d::report {
 
 struct KernelTable {
   prof::Profile profile;  // summed over the steps below
   double step_seconds = 0;  // wall time of those steps
   long steps = 0;
-  std::optional<Ceilings> ceilings;
+  std::optional<measure::Ceilings> ceilings;
 };
 
 // Fraction of the roofline's attainable rate a family reaches (0 when unknown).
-double roofline_fraction(const prof::Tally& t, bool compute, const Ceilings& c);
+double roofline_fraction(const prof::Tally& t, bool compute, const measure::Ceilings& c);
 void print_kernel_table(std::ostream& os, const KernelTable& k);
 std::string kernel_table_json(const KernelTable& k);
+// The table of a run: the kernel profile over the trainer's profiled steps, with the
+// cached ceilings (none cached: no roofline column).
+KernelTable kernel_table(const train::Trainer& tr);
 
-}  // namespace mini5d::train
+}  // namespace mini5d::report

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/report.hpp"
+#include "mini5d/report/report.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,9 +17,10 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/json_text.hpp"
 #include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/report/kernel_table.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
 
-namespace mini5d::train {
+namespace mini5d::report {
 
 namespace {
 std::string fmt(const char* f, double v) {
@@ -243,7 +244,7 @@ void print_summary(std::ostream& os, const Trainer& tr) {
        << ", block compute per rank " << fmt("%.3f", slo) << ".." << fmt("%.3f s", shi) << " (max / mean - 1 = "
        << fmt("%.1f%%", mean > 0 ? 100.0 * (shi / mean - 1) : 0.0) << ")\n";
   }
-  print_kernel_table(os, tr.kernel_table());
+  print_kernel_table(os, kernel_table(tr));
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
@@ -274,7 +275,7 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
     << ", \"forward\": " << jnum(ph.forward) << ", \"backward\": " << jnum(ph.backward)
     << ", \"reduce\": " << jnum(ph.reduce) << ", \"optimizer\": " << jnum(ph.optimizer) << "},\n"
     << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n"
-    << "  \"kernels\": " << kernel_table_json(tr.kernel_table()) << ",\n";
+    << "  \"kernels\": " << kernel_table_json(kernel_table(tr)) << ",\n";
   if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
     o << "  \"context\": {\"c\": " << tr.deck().parallel.c << ", \"split\": "
       << jstr(cp::split_from_env(tr.deck().parallel.c).name()) << ", \"blocks_per_layer_by_rank\": [";
@@ -403,4 +404,4 @@ void write_report(const std::string& path, const Platform& pf, const Trainer& tr
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("renaming " + tmp, errno);
 }
 
-}  // namespace mini5d::train
+}  // namespace mini5d::report

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/calibrate.hpp"
+#include "mini5d/commands/calibrate_command.hpp"
 
 #include <unistd.h>
 
@@ -19,17 +19,21 @@
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/topology/membership.hpp"
-#include "mini5d/train/calibrate_sweeps.hpp"
+#include "mini5d/measure/sweeps.hpp"
 #include "mini5d/train/deck_plan.hpp"
-#include "mini5d/train/platform.hpp"
+#include "mini5d/measure/platform.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/plan/time_model.hpp"
 #include "mini5d/kernels/profile.hpp"
 
-namespace mini5d::train {
+namespace mini5d::commands {
 
-namespace cal = calibration;
+namespace cal = measure;
+using measure::host_name;
+using train::Trainer;
+using train::plan_layout;
+using train::plan_model;
 
 namespace {
 
@@ -162,11 +166,11 @@ KernelProbe probe_kernels(MPI_Comm world, const Deck& deck, int micro_batch, boo
   MPI_Barrier(world);
   Trainer tr(probe, MPI_COMM_SELF);
   tr.run();
-  const KernelTable kt = tr.kernel_table();
+  const prof::Profile& profile = prof::profile();  // over the steps after the first
   auto per_step = [&](std::initializer_list<prof::Family> fs) {
     double s = 0;
-    for (const prof::Family f : fs) s += kt.profile.tally[std::size_t(f)].seconds;
-    return cal::over_ranks(world, s / double(std::max(1L, kt.steps))).mean;
+    for (const prof::Family f : fs) s += profile.tally[std::size_t(f)].seconds;
+    return cal::over_ranks(world, s / double(std::max(1L, tr.profiled_steps()))).mean;
   };
   using F = prof::Family;
   KernelProbe r;
@@ -423,4 +427,4 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
   return 0;
 }
 
-}  // namespace mini5d::train
+}  // namespace mini5d::commands

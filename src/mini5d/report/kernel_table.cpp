@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/kernel_table.hpp"
+#include "mini5d/report/kernel_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "mini5d/core/json_text.hpp"
 
-namespace mini5d::train {
+namespace mini5d::report {
 
 namespace {
 std::string fmt(const char* f, double v) {
@@ -20,7 +20,7 @@ std::string jnum(double v) { return std::isfinite(v) ? fmt("%.9g", v) : "null"; 
 double rate(double work, double seconds) { return seconds > 0 ? work / seconds * 1e-9 : 0.0; }
 }  // namespace
 
-double roofline_fraction(const prof::Tally& t, bool compute, const Ceilings& c) {
+double roofline_fraction(const prof::Tally& t, bool compute, const measure::Ceilings& c) {
   if (!(t.seconds > 0) || !(c.gemm_gflops > 0) || !(c.stream_gbs > 0)) return 0.0;
   // A product is held to the GEMM peak; the other kernels to the roof at their
   // intensity (a kernel counted as moving no bytes is held to the peak).
@@ -97,4 +97,13 @@ std::string kernel_table_json(const KernelTable& k) {
   return o.str();
 }
 
-}  // namespace mini5d::train
+KernelTable kernel_table(const train::Trainer& tr) {
+  KernelTable k;
+  k.profile = prof::profile();
+  k.step_seconds = tr.profiled_seconds();
+  k.steps = tr.profiled_steps();
+  k.ceilings = measure::cached_ceilings();
+  return k;
+}
+
+}  // namespace mini5d::report

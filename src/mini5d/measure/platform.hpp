@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-namespace mini5d::train {
+namespace mini5d::measure {
 
 struct Platform {
   std::string mini5d_version, git_hash, kokkos, backend, mpi, hdf5, hwloc, compiler;
@@ -18,4 +18,4 @@ Platform describe_platform();
 // This host's name ("unknown" if the system will not say).
 std::string host_name();
 
-}  // namespace mini5d::train
+}  // namespace mini5d::measure

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The measurements behind `mini5d calibrate` (train/calibrate.hpp), each collective over
+// The measurements behind `mini5d calibrate` (commands/calibrate_command.hpp), each collective over
 // the communicator given: every rank measures at the same time, after a barrier, with
 // the same number of repetitions (agreed from the slowest rank's trial), so that the
 // figures include what the ranks of a node take from each other (cores, caches, memory
@@ -12,7 +12,7 @@
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/plan/compute_model.hpp"
 
-namespace mini5d::train::calibration {
+namespace mini5d::measure {
 
 // Products as the runtime calls them: KokkosBlas::gemm on LayoutRight fp32 Views of the
 // default execution space (what kernels/linear.hpp and attention.hpp pass). In
@@ -54,4 +54,4 @@ struct OverRanks {
 };
 OverRanks over_ranks(MPI_Comm comm, double mine);
 
-}  // namespace mini5d::train::calibration
+}  // namespace mini5d::measure

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/memory_fit.hpp"
+#include "mini5d/train/startup/memory_fit.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <cstdio>

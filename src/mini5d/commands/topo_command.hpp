@@ -11,16 +11,13 @@
 #include <string>
 #include <vector>
 
-namespace mini5d::topology {
+namespace mini5d::commands {
 
 // Collective over comm; rank 0 writes to `out`. No deck path and no overrides: machine
 // and bindings only. Deck problems, a layout that does not match the rank count, and a
 // refused placement (printed first) throw InputError. force_placement as in
 // check_placement. Returns the exit status (0).
-// Collective over comm: every rank's string, in rank order, on rank 0 (empty elsewhere).
-std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine);
-
 int topo_command(MPI_Comm comm, const std::string& deck_path, const std::vector<std::string>& overrides,
                  std::ostream& out, bool force_placement = false);
 
-}  // namespace mini5d::topology
+}  // namespace mini5d::commands

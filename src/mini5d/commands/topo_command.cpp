@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `mini5d topo` (topo_command.hpp). Every rank discovers its own node; rank 0 gathers
 // one text block per rank and prints, so the output reads the same at any rank count.
-#include "mini5d/topology/topo_command.hpp"
+#include "mini5d/commands/topo_command.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -12,26 +12,12 @@
 #include "mini5d/topology/binding.hpp"
 #include "mini5d/topology/membership.hpp"
 #include "mini5d/topology/node.hpp"
+#include "mini5d/comm/agreement.hpp"
 #include "mini5d/topology/placement.hpp"
 
-namespace mini5d::topology {
-// Collective over comm: every rank's string, in rank order, on rank 0 (empty elsewhere).
-std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int len = static_cast<int>(mine.size());
-  std::vector<int> lens(static_cast<std::size_t>(size)), offs(static_cast<std::size_t>(size), 0);
-  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
-  for (int r = 1; r < size; ++r) offs[static_cast<std::size_t>(r)] = offs[static_cast<std::size_t>(r) - 1] + lens[static_cast<std::size_t>(r) - 1];
-  std::string all(rank == 0 ? static_cast<std::size_t>(offs.back() + lens.back()) : 0, '\0');
-  MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, 0, comm);
-  std::vector<std::string> out;
-  if (rank == 0)
-    for (int r = 0; r < size; ++r) out.push_back(all.substr(static_cast<std::size_t>(offs[static_cast<std::size_t>(r)]), static_cast<std::size_t>(lens[static_cast<std::size_t>(r)])));
-  return out;
-}
+namespace mini5d::commands {
 
+using namespace topology;  // the command presents what topology/ finds
 namespace {
 
 // First line: the rank's binding; further lines: its notes.
@@ -83,10 +69,10 @@ int topo_command(MPI_Comm comm, const std::string& deck_path, const std::vector<
   if (size > 1) {
     const NodeMembership m = node_membership(comm, per_node);
     node_of_rank = m.node_of_rank;
-    blocks = gather_strings(comm, rank_block(node, m));
-    node_lines = gather_strings(comm, m.local_rank == 0 && m.node > 0
+    blocks = comm::allgather_strings(comm, {rank_block(node, m)});
+    node_lines = comm::allgather_strings(comm, {m.local_rank == 0 && m.node > 0
                                           ? "node " + std::to_string(m.node) + " " + node.hostname + ": " + summary(node)
-                                          : "");
+                                          : ""});
     how = m.virtual_nodes ? "virtual nodes of parallel.ranks_per_node=" + std::to_string(per_node) + " ranks"
                           : "ranks sharing memory (MPI_COMM_TYPE_SHARED)";
   } else {
@@ -120,4 +106,4 @@ int topo_command(MPI_Comm comm, const std::string& deck_path, const std::vector<
   return 0;
 }
 
-}  // namespace mini5d::topology
+}  // namespace mini5d::commands

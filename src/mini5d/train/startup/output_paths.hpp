@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Start-up checks of where a training run will write, before any training (issue 14
-// items 3, 4, 16): checkpoint.dir is created and locked for the run (one run per
+// Start-up checks of where a training run will write, before any training
+// (docs/checkpoints.md): checkpoint.dir is created and locked for the run (one run per
 // directory), a fresh run does not write beside another run's checkpoints unless
 // checkpoint.overwrite=true, and output.report can be created. Problems are found on
 // rank 0 and thrown as InputError on every rank.

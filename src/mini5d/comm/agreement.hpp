@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mini5d::checkpoint::detail {
+namespace mini5d::comm {
 
 // Every rank's strings, concatenated in rank order. Collective.
 std::vector<std::string> allgather_strings(MPI_Comm comm, const std::vector<std::string>& mine);
@@ -39,4 +39,4 @@ void agreed(MPI_Comm comm, const std::function<void()>& check);
 // Wall time since `start` (MPI_Wtime) of the slowest rank. Collective.
 double slowest_seconds(MPI_Comm comm, double start);
 
-}  // namespace mini5d::checkpoint::detail
+}  // namespace mini5d::comm

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/platform.hpp"
+#include "mini5d/measure/platform.hpp"
 
 #include <hdf5.h>
 #include <hwloc.h>
@@ -16,7 +16,7 @@
 #define MINI5D_VERSION "0"
 #endif
 
-namespace mini5d::train {
+namespace mini5d::measure {
 
 namespace {
 std::string gib(double bytes) {
@@ -82,4 +82,4 @@ Platform describe_platform() {
   return p;
 }
 
-}  // namespace mini5d::train
+}  // namespace mini5d::measure

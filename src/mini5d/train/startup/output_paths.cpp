@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/train/output_paths.hpp"
+#include "mini5d/train/startup/output_paths.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "mini5d/checkpoint/collective.hpp"
+#include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 
 namespace fs = std::filesystem;
@@ -39,7 +39,7 @@ std::unique_ptr<checkpoint::RunLock> claim_output_paths(MPI_Comm comm, const Dec
     if (!deck.output.report.empty())
       if (auto p = report_path_problem(deck.output.report); !p.empty()) problems.push_back(p);
   }
-  checkpoint::detail::raise_if_any(comm, problems, checkpoint::detail::ProblemKind::Input);
+  comm::raise_if_any(comm, problems, comm::ProblemKind::Input);
   return lock;
 }
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-namespace mini5d::checkpoint {
+namespace mini5d::commands {
 
 // args: what follows "ckpt" on the command line. Returns the exit status; problems
 // (bad arguments, unreadable file, checksum mismatches) throw InputError.
 int ckpt_command(MPI_Comm comm, const std::vector<std::string>& args, std::ostream& out);
 
-}  // namespace mini5d::checkpoint
+}  // namespace mini5d::commands

@@ -2,7 +2,7 @@
 // See ckpt_command.hpp. `info` shows what a checkpoint holds (metadata, the deck it was
 // trained with, every dataset with its size); `verify` recomputes every checksum, so a
 // file can be checked before a long job bets on it.
-#include "mini5d/checkpoint/ckpt_command.hpp"
+#include "mini5d/commands/ckpt_command.hpp"
 
 #include <cstdio>
 #include <iomanip>
@@ -10,7 +10,9 @@
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/core/error.hpp"
 
-namespace mini5d::checkpoint {
+namespace mini5d::commands {
+
+using namespace checkpoint;  // the command presents what checkpoint/ reads
 
 namespace {
 
@@ -90,4 +92,4 @@ int ckpt_command(MPI_Comm comm, const std::vector<std::string>& args, std::ostre
   return 0;
 }
 
-}  // namespace mini5d::checkpoint
+}  // namespace mini5d::commands

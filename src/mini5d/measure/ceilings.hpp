@@ -14,7 +14,7 @@
 #include <ostream>
 #include <string>
 
-namespace mini5d::train {
+namespace mini5d::measure {
 
 struct Ceilings {
   double gemm_gflops = 0;  // sgemm, GFLOP/s
@@ -33,9 +33,5 @@ std::string ceilings_json(const Ceilings& c);
 // The ceilings a planner cluster file gives its device: sustained (else peak) fp32
 // matrix rate and memory bandwidth. Throws std::runtime_error naming the file.
 Ceilings ceilings_from_cluster(const std::string& path);
-// `mini5d ceilings [refresh | CLUSTER.yaml]`: prints the cached ceilings, measuring
-// (and caching) them when there are none or when refresh is asked for, or caching a
-// cluster file's figures instead.
-int ceilings_command(const std::string& arg, std::ostream& os);
 
-}  // namespace mini5d::train
+}  // namespace mini5d::measure

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Every accounted communicator a training run uses, built once from the process grid:
+// one per axis and derived group, each named by the account its traffic is charged to
+// (comm/accounts.hpp), and the per-axis wrappers the layers call (tp, cp, ep). The
+// trainer, the optimizer and the layers borrow from this one object; nothing else
+// creates a communicator for training.
+//   world      every rank                      step scalars, stop flags, end-of-run gathers
+//   dp         dense-gradient group d x c x e  ZeRO over dense tensors
+//   dp_expert  expert-gradient group d x c     ZeRO over expert tensors
+//   tp         the t group                     Megatron cuts, sequence parallelism
+//   cp         the c ring                      ring attention
+//   ep         the expert-parallel group e x t dispatch and combine all-to-alls
+//   pp         the p group                     pipeline boundaries
+#pragma once
+#include <memory>
+
+#include "mini5d/comm/communicator.hpp"
+#include "mini5d/grid/process_grid.hpp"
+#include "mini5d/parallel/cp/cp_comm.hpp"
+#include "mini5d/parallel/ep/ep_comm.hpp"
+#include "mini5d/parallel/tp/tp_comm.hpp"
+
+namespace mini5d::parallel {
+
+class AxisComms {
+ public:
+  // Not collective: the grid's communicators exist already.
+  AxisComms(const grid::ProcessGrid& grid, comm::Transport transport)
+      : world_(grid.cart(), "world", transport),
+        dp_(grid.dense_grad(), "dp", transport),
+        dp_expert_(grid.expert_grad(), "dp_expert", transport),
+        tp_(grid.axis(grid::Axis::t), "tp", transport),
+        cp_(grid.axis(grid::Axis::c), "cp", transport),
+        ep_(grid.expert_parallel(), "ep", transport),
+        pp_(grid.axis(grid::Axis::p), "pp", transport),
+        tensor_(tp_),
+        ring_(cp_),
+        experts_(ep_) {}
+  AxisComms(const AxisComms&) = delete;
+  AxisComms& operator=(const AxisComms&) = delete;
+
+  comm::Communicator& world() { return world_; }
+  comm::Communicator& dp() { return dp_; }
+  comm::Communicator& dp_expert() { return dp_expert_; }
+  comm::Communicator& pp() { return pp_; }
+  const comm::Communicator& world() const { return world_; }
+  const comm::Communicator& dp() const { return dp_; }
+  const comm::Communicator& dp_expert() const { return dp_expert_; }
+  const comm::Communicator& ep_group() const { return ep_; }
+  // The layers' view of their axes.
+  tp::TpComm& tensor() { return tensor_; }
+  cp::CpComm& ring() { return ring_; }
+  ep::EpComm& experts() { return experts_; }
+
+ private:
+  comm::Communicator world_, dp_, dp_expert_, tp_, cp_, ep_, pp_;
+  tp::TpComm tensor_;
+  cp::CpComm ring_;
+  ep::EpComm experts_;
+};
+
+}  // namespace mini5d::parallel
