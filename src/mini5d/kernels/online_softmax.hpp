@@ -26,6 +26,7 @@
 // one launch on a device).
 #pragma once
 #include "mini5d/kernels/batched_gemm.hpp"
+#include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/head_views.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/team_reduce.hpp"
@@ -53,6 +54,20 @@ struct BlockRows {
   int q0 = 0, k0 = 0, n = 0;  // query rows, key rows, rows per chunk
   bool diagonal = false;      // causal within the block
 };
+
+// The profile's work for one block (kernels/profile.hpp): one [n, hd] x [hd, n]-sized
+// product per (batch, head), reading two row blocks and the n x n scores; and the
+// element-wise row pass over the scores.
+template <class S>
+prof::Scope block_gemm_scope(int BH, int n, int hd) {
+  const double bh = BH, nn = double(n) * n;
+  return prof::Scope(prof::Family::attention_gemm, 2.0 * bh * nn * hd, double(sizeof(S)) * bh * (2.0 * n * hd + nn));
+}
+template <class S>
+prof::Scope block_rows_scope(int BH, int n, double flops_per_score) {
+  const double scores = double(BH) * n * n;
+  return prof::Scope(prof::Family::attention, flops_per_score * scores, 2.0 * double(sizeof(S)) * scores);
+}
 
 // m = floor, l = 0, y = 0.
 template <class S>
@@ -97,13 +112,20 @@ void online_softmax_rows(Ten3U<S> s, Ten3U<S> y, MatU<S> m, MatU<S> l, BlockRows
 template <class S>
 void online_softmax_block(Ten3U<S> y, MatU<S> m, MatU<S> l, Ten3U<S> s, CTen3U<S> q, CTen3U<S> k,
                           CTen3U<S> v, BlockRows b) {
-  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0;
+  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
-  batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
-  });
-  online_softmax_rows<S>(s, y, m, l, b, scale);
+  {
+    const auto ps = block_gemm_scope<S>(BH, n, hd);
+    batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
+      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+    });
+  }
+  {
+    const auto ps = block_rows_scope<S>(BH, n, 4.0);  // scale, max, exp, sum
+    online_softmax_rows<S>(s, y, m, l, b, scale);
+  }
   const CTen3U<S> sc = s;
+  const auto ps = block_gemm_scope<S>(BH, n, hd);
   batched_gemm<S>("mini5d::kernels::online_softmax_values", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
     return GemmOperands<S>{block_matrix<S>(sc, bh), head_rows<S>(v, bh, k0, n),
                            head_rows<S>(y, bh, q0, n)};
@@ -166,16 +188,26 @@ template <class S>
 void online_softmax_block_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> s, Ten3U<S> dp, CTen3U<S> dy,
                                    CMatU<S> lse, CMatU<S> delta, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v,
                                    BlockRows b) {
-  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0;
+  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
-  batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
-  });
-  batched_gemm<S>("mini5d::kernels::online_softmax_dprobs", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{head_rows<S>(dy, bh, q0, n), head_rows<S>(v, bh, k0, n), block_matrix<S>(dp, bh)};
-  });
-  online_softmax_rows_backward<S>(s, dp, lse, delta, b, scale);
+  {
+    const auto ps = block_gemm_scope<S>(BH, n, hd);
+    batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
+      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+    });
+  }
+  {
+    const auto ps = block_gemm_scope<S>(BH, n, hd);
+    batched_gemm<S>("mini5d::kernels::online_softmax_dprobs", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
+      return GemmOperands<S>{head_rows<S>(dy, bh, q0, n), head_rows<S>(v, bh, k0, n), block_matrix<S>(dp, bh)};
+    });
+  }
+  {
+    const auto ps = block_rows_scope<S>(BH, n, 5.0);  // exp, two multiplies, a subtract, the mask
+    online_softmax_rows_backward<S>(s, dp, lse, delta, b, scale);
+  }
   const CTen3U<S> sc = s, dpc = dp;
+  const auto ps = block_gemm_scope<S>(BH, n, 3 * hd);  // dV, dQ and dK: three products
   batched_gemm<S>("mini5d::kernels::online_softmax_dvalues", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
     return GemmOperands<S>{block_matrix<S>(sc, bh), head_rows<S>(dy, bh, q0, n),
                            head_rows<S>(dv, bh, k0, n)};

@@ -35,13 +35,14 @@ enum class Family : int {
   embedding,
   optimizer,
   norm,
+  routing,  // the MoE layer's element-wise kernels: router softmax and top-k, row moves, combine
 };
-constexpr int kFamilies = 11;
+constexpr int kFamilies = 12;
 
 inline const char* family_name(Family f) {
   constexpr const char* names[kFamilies] = {"gemm",     "attention_gemm", "attention", "layernorm",
                                             "gelu",     "bias",           "residual",  "cross_entropy",
-                                            "embedding", "optimizer",     "norm"};
+                                            "embedding", "optimizer",     "norm",     "routing"};
   return names[int(f)];
 }
 // Matrix products are held to the sgemm ceiling, the rest to the stream bandwidth.

@@ -6,7 +6,7 @@
 #include "mini5d/kernels/gelu.hpp"
 #include "mini5d/kernels/linear.hpp"
 #include "mini5d/parallel/cp/cp_comm.hpp"
-#include "mini5d/parallel/ep/moe_kernels.hpp"
+#include "mini5d/kernels/moe.hpp"
 
 namespace mini5d::model {
 
@@ -25,17 +25,17 @@ MatU<S> grown(Mat<S>& m, mem::Charge& charge, const char* label, std::int64_t ro
   return MatU<S>(m.data(), rows, cols);
 }
 
-ep::IVecU grown_ints(Vec<int>& v, mem::Charge& charge, const char* label, std::int64_t n) {
+kernels::IVecU grown_ints(Vec<int>& v, mem::Charge& charge, const char* label, std::int64_t n) {
   if (std::int64_t(v.extent(0)) < n) {
     const std::int64_t before = mem::view_bytes(v);
     v = Vec<int>();
     v = Vec<int>(Kokkos::ViewAllocateWithoutInitializing(label), std::max<std::int64_t>(n + n / 4, 1));
     charge.grow(mem::view_bytes(v) - before);
   }
-  return ep::IVecU(v.data(), n);
+  return kernels::IVecU(v.data(), n);
 }
 
-void to_device(ep::IVecU dst, const std::vector<int>& src) {
+void to_device(kernels::IVecU dst, const std::vector<int>& src) {
   Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(src.data(), src.size());
   Kokkos::deep_copy(dst, h);
 }
@@ -75,7 +75,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   MoeWork<S>& work = *ctx.moe_work;
   // Router.
   KokkosBlas::gemm("N", "T", S(1), x, CMatU<S>(w.router_w), S(0), MatU<S>(probs_));
-  ep::router_softmax_topk<S>(probs_, ep::IVecU(idx_.data(), idx_.extent(0)), w_);
+  kernels::router_softmax_topk<S>(probs_, kernels::IVecU(idx_.data(), idx_.extent(0)), w_);
   auto idx_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), idx_);
   auto probs_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probs_);
   chosen_.assign(idx_h.data(), idx_h.data() + idx_h.extent(0));
@@ -118,7 +118,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   auto row = grown_ints(row_, routed_, "mini5d::ep::send_row", std::int64_t(R) * k);
   to_device(row, send_.row);
   auto send = grown<S>(work.send, work.charge, "mini5d::ep::send", A, D);
-  ep::dispatch_rows<S>(send, x, row, k);
+  kernels::dispatch_rows<S>(send, x, row, k);
   std::vector<double> mine(send_.count.begin(), send_.count.end()), all;
   ctx.ep->exchange_counts(mine, all);
   recv_ = ep::plan_receive(all, E, P, ctx.ep->rank());
@@ -128,7 +128,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   auto order = grown_ints(order_, routed_, "mini5d::ep::order", Nr);
   to_device(order, recv_.order);
   auto xin = grown<S>(xin_, routed_, "mini5d::ep::expert_in", Nr, D);
-  ep::permute_rows<S>(xin, recv, order, false);
+  kernels::permute_rows<S>(xin, recv, order, false);
   ctx.hooks->progress();
 
   // The experts: one GEMM per linear per local expert, over its slab.
@@ -144,10 +144,10 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   }
 
   // Combine: back to the sending ranks, then the weighted sum.
-  ep::permute_rows<S>(recv, y, order, true);
+  kernels::permute_rows<S>(recv, y, order, true);
   auto ysent = grown<S>(ysent_, routed_, "mini5d::ep::expert_out_sent", A, D);
   ctx.ep->template alltoallv_rows<S>(recv, recv_.recv_rows, ysent, send_.send_rows);
-  ep::combine_rows<S>(out, ysent, row, w_);
+  kernels::combine_rows<S>(out, ysent, row, w_);
 }
 
 template <class S>
@@ -157,16 +157,16 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S
   const int R = int(x.extent(0)), D = int(x.extent(1)), E = m.experts, k = m.top_k, F = m.ffn;
   const int A = send_.rows, Nr = recv_.rows;
   MoeWork<S>& work = *ctx.moe_work;
-  const ep::IVecU row(row_.data(), std::size_t(R) * k), order(order_.data(), std::size_t(Nr));
+  const kernels::IVecU row(row_.data(), std::size_t(R) * k), order(order_.data(), std::size_t(Nr));
   const MatU<S> xin(xin_.data(), Nr, D), h(h_.data(), Nr, F), a(a_.data(), Nr, F), ysent(ysent_.data(), A, D);
   // Combine's backward: dL/dw and the gradient of each sent row, sent to the experts.
   auto dw = grown<S>(work.dw, work.charge, "mini5d::ep::dweights", R, k);
   auto dsend = grown<S>(work.send, work.charge, "mini5d::ep::send", A, D);
-  ep::combine_rows_backward<S>(dw, dsend, dout, ysent, row, w_);
+  kernels::combine_rows_backward<S>(dw, dsend, dout, ysent, row, w_);
   auto recv = grown<S>(work.recv, work.charge, "mini5d::ep::recv", Nr, D);
   ctx.ep->template alltoallv_rows<S>(dsend, send_.send_rows, recv, recv_.recv_rows);
   auto dy = grown<S>(work.y, work.charge, "mini5d::ep::expert_out", Nr, D);
-  ep::permute_rows<S>(dy, recv, order, false);
+  kernels::permute_rows<S>(dy, recv, order, false);
   ctx.hooks->progress();
 
   // The experts' backward, slab by slab; dy's slab is overwritten by dx's.
@@ -190,13 +190,13 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S
   ctx.hooks->progress();
 
   // Back to the sending ranks; each token sums its assignments' input gradients.
-  ep::permute_rows<S>(recv, dy, order, true);
+  kernels::permute_rows<S>(recv, dy, order, true);
   ctx.ep->template alltoallv_rows<S>(recv, recv_.recv_rows, dsend, send_.send_rows);
-  ep::dispatch_rows_backward<S>(dx, dsend, row, k);
+  kernels::dispatch_rows_backward<S>(dx, dsend, row, k);
 
   // Router: dL/dlogits from the combine weights and the aux loss, then the linear.
   auto dlogits = grown<S>(work.dlogits, work.charge, "mini5d::ep::dlogits", R, E);
-  ep::router_backward<S>(dlogits, probs_, ep::CIVecU(idx_.data(), idx_.extent(0)), w_, dw, aux_, ctx.dims.row_begin,
+  kernels::router_backward<S>(dlogits, probs_, kernels::CIVecU(idx_.data(), idx_.extent(0)), w_, dw, aux_, ctx.dims.row_begin,
                          ctx.dims.seq);
   KokkosBlas::gemm("T", "N", S(1), CMatU<S>(dlogits), x, S(1), g.router_w);
   KokkosBlas::gemm("N", "N", S(1), CMatU<S>(dlogits), CMatU<S>(w.router_w), S(1), dx);

@@ -7,16 +7,11 @@
 #include <sstream>
 
 #include "mini5d/core/json_text.hpp"
+#include "mini5d/report/text_format.hpp"
 
 namespace mini5d::report {
 
 namespace {
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof(b), f, v);
-  return b;
-}
-std::string jnum(double v) { return std::isfinite(v) ? fmt("%.9g", v) : "null"; }
 double rate(double work, double seconds) { return seconds > 0 ? work / seconds * 1e-9 : 0.0; }
 }  // namespace
 

@@ -58,47 +58,6 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 }
 }  // namespace
 
-ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
-  // The planner's shapes for this deck: dense blocks, and MoE blocks where the model
-  // has experts (every moe_every-th), with a router that balances its load.
-  const plan::ModelDesc md = plan_model(deck);
-  const plan::Layout l = plan_layout(deck);
-  const plan::ActShape moe = plan::act_shape(md, l, plan::Precision::fp32);
-  plan::ActShape dense = moe;
-  dense.experts = 0;
-  const auto blocks = plan::stage_blocks(md, l, stage, deck.model.moe_every);
-  double per_mb = blocks.dense * plan::block_activation_bytes(dense, l.recompute) +
-                  blocks.moe * plan::block_activation_bytes(moe, l.recompute);
-  if (blocks.embedding) per_mb += plan::embedding_activation_bytes(dense);
-  if (blocks.head) per_mb += plan::head_activation_bytes(dense);
-  // The stage's layers, its embeddings or head, times the micro-batches in flight.
-  const double in_flight =
-      l.p > 1 ? plan::in_flight_microbatches(l.schedule, l.p, l.accumulation, l.virtual_stages, stage) : 1.0;
-  return {per_mb * in_flight, plan::workspace_bytes(dense, l.recompute)};
-}
-
-std::string activation_budget_problem(const Deck& deck) {
-  const double budget = deck.train.activation_budget_mib;
-  if (budget <= 0) return "";
-  // The fullest pipeline stage (the only one without a pipeline).
-  ActivationMemory p;
-  for (int stage = 0; stage < deck.parallel.p; ++stage) {
-    const auto q = predicted_activation_memory(deck, stage);
-    if (q.activations + q.workspace > p.activations + p.workspace) p = q;
-  }
-  const double mib = 1024.0 * 1024.0, total = (p.activations + p.workspace) / mib;
-  if (total <= budget) return "";
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%s: train.activation_budget_mib=%g: the predicted activation memory per rank is %.1f MiB "
-                "(kept %.1f + work buffers %.1f) at parallel.c=%d, parallel.t=%d, train.micro_batch=%d; raise "
-                "parallel.c (ring attention splits the sequence and keeps no seq x seq probabilities) or lower "
-                "train.micro_batch",
-                deck.origin.c_str(), budget, total, p.activations / mib, p.workspace / mib, deck.parallel.c,
-                deck.parallel.t, deck.train.micro_batch);
-  return line;
-}
-
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
   // Refused before anything is allocated (the app checks it even earlier).

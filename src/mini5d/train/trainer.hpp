@@ -24,6 +24,7 @@
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/axis_comms.hpp"
 #include "mini5d/train/pipeline.hpp"
+#include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/step_guard.hpp"
 
 namespace mini5d::train {
@@ -77,11 +78,6 @@ struct StateMemory {
   double weights = 0, gradients = 0, optimizer = 0;
 };
 
-// Bytes of one micro-batch's activations on one rank.
-struct ActivationMemory {
-  double activations = 0, workspace = 0;
-};
-
 // One axis's payload bytes per step (communication accounts, scalars left out): the
 // planner's prediction and the measurement on this rank, their means over every rank,
 // and the worst relative difference of any rank. The expert all-to-alls depend on the
@@ -109,15 +105,6 @@ struct PipelineRankSummary {
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the
 // attention scores and their weighted sums.
 double model_flops_per_token(const ModelConfig& m, std::int64_t matmul_params);
-
-// The planner's prediction (plan/memory_model.hpp) of the activations (one micro-batch's,
-// times those in flight on a pipeline stage) and work buffers on one rank, for the
-// deck's t, SP, c, p and recompute; what the model allocates is the same
-// (Trainer::measured_activation_memory).
-ActivationMemory predicted_activation_memory(const Deck& deck, int pipeline_stage = 0);
-// "" if the prediction fits train.activation_budget_mib (or there is no budget), else
-// one line naming the field, the budget and the predicted memory.
-std::string activation_budget_problem(const Deck& deck);
 
 namespace testing {
 // Test-only fault injection: every rank multiplies its gradient scale (1 / global

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/parallel/cp/ring_attention.hpp"
 
+#include "mini5d/kernels/accumulate.hpp"
 #include "mini5d/kernels/online_softmax.hpp"
 
 namespace mini5d::cp {
@@ -41,14 +42,8 @@ void RingAttention<S>::pack(Vec<S>& block, CTen3U<S> k, CTen3U<S> v) const {
 template <class S>
 void RingAttention<S>::add_block(Ten3U<S> dk, Ten3U<S> dv, Vec<S>& block) const {
   const std::int64_t n = std::int64_t(bh_) * local_ * hd_;
-  S* k = dk.data();
-  S* v = dv.data();
-  const S* b = block.data();
-  Kokkos::parallel_for(
-      "mini5d::cp::add_returned_dkv", Kokkos::RangePolicy<ExecSpace>(0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-        k[i] += b[i];
-        v[i] += b[n + i];
-      });
+  kernels::add_into<S>(VecU<S>(dk.data(), n), CVecU<S>(block.data(), n));
+  kernels::add_into<S>(VecU<S>(dv.data(), n), CVecU<S>(block.data() + n, n));
 }
 
 template <class S>

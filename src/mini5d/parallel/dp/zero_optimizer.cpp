@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mini5d/kernels/accumulate.hpp"
+
 namespace mini5d::dp {
 
 using optim::Segment;
@@ -20,14 +22,6 @@ Owns model_ownership(int zero_stage) {
 namespace {
 VecU<float> slice(VecU<float> v, std::int64_t begin, std::int64_t size) {
   return Kokkos::subview(v, std::make_pair(begin, begin + size));
-}
-
-// dst += src, element by element. At namespace scope: nvcc refuses device lambdas in
-// private member functions (and in functions that use private types).
-void accumulate(VecU<float> dst, VecU<float> src) {
-  Kokkos::parallel_for(
-      "mini5d::optim::accumulate_grad_shard", Range(0, std::int64_t(dst.extent(0))),
-      KOKKOS_LAMBDA(const std::int64_t i) { dst(i) += src(i); });
 }
 
 // A unit's collectives, one per chunk, complete together.
@@ -241,7 +235,7 @@ void ZeroOptimizer::drain(Slot& s) {
   if (!s.posted) return;
   wait_all(s.reqs);
   const std::int64_t n = part_.unit_part_size(s.unit);
-  accumulate(slice(grad_shard_, part_.unit_shard_offset(s.unit), n), slice(s.part, 0, n));
+  kernels::add_into<float>(slice(grad_shard_, part_.unit_shard_offset(s.unit), n), slice(s.part, 0, n));
   s.posted = false;
 }
 

@@ -6,9 +6,10 @@
 // assignment (capacity mode): it contributes nothing and receives no gradient.
 #pragma once
 #include "mini5d/kernels/math.hpp"
+#include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/views.hpp"
 
-namespace mini5d::ep {
+namespace mini5d::kernels {
 
 using IVecU = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 using CIVecU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
@@ -17,9 +18,10 @@ using CIVecU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged
 // (ties to the lower expert), w [R, k] their probabilities renormalised to sum to 1.
 template <class S>
 void router_softmax_topk(MatU<S> probs, IVecU idx, MatU<S> w) {
+  prof::Scope ps(prof::Family::routing, 6.0 * double(probs.size()), 2.0 * double(sizeof(S)) * double(probs.size()));
   const int E = int(probs.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
-      "mini5d::ep::router_softmax_topk", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
+      "mini5d::kernels::moe_router_softmax_topk", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
         S mx = probs(r, 0);
         for (int e = 1; e < E; ++e) mx = probs(r, e) > mx ? probs(r, e) : mx;
         S sum = 0;
@@ -47,9 +49,10 @@ void router_softmax_topk(MatU<S> probs, IVecU idx, MatU<S> w) {
 // send[row(a)] = x[a / k] for every kept assignment a.
 template <class S>
 void dispatch_rows(MatU<S> send, CMatU<S> x, CIVecU row, int k) {
+  prof::Scope ps(prof::Family::routing, 0.0, 2.0 * double(sizeof(S)) * double(send.size()));
   const int D = int(x.extent(1));
   Kokkos::parallel_for(
-      "mini5d::ep::dispatch_rows", Range(0, row.extent(0)), KOKKOS_LAMBDA(const int a) {
+      "mini5d::kernels::moe_dispatch_rows", Range(0, row.extent(0)), KOKKOS_LAMBDA(const int a) {
         const int to = row(a);
         if (to < 0) return;
         for (int c = 0; c < D; ++c) send(to, c) = x(a / k, c);
@@ -59,9 +62,10 @@ void dispatch_rows(MatU<S> send, CMatU<S> x, CIVecU row, int k) {
 // dst[i] = src[order[i]] (gather), or with `scatter` dst[order[i]] = src[i].
 template <class S>
 void permute_rows(MatU<S> dst, CMatU<S> src, CIVecU order, bool scatter) {
+  prof::Scope ps(prof::Family::routing, 0.0, 2.0 * double(sizeof(S)) * double(dst.size()));
   const int D = int(src.extent(1));
   Kokkos::parallel_for(
-      "mini5d::ep::permute_rows", Range(0, order.extent(0)), KOKKOS_LAMBDA(const int i) {
+      "mini5d::kernels::moe_permute_rows", Range(0, order.extent(0)), KOKKOS_LAMBDA(const int i) {
         const int to = scatter ? order(i) : i, from = scatter ? i : order(i);
         for (int c = 0; c < D; ++c) dst(to, c) = src(from, c);
       });
@@ -70,9 +74,10 @@ void permute_rows(MatU<S> dst, CMatU<S> src, CIVecU order, bool scatter) {
 // out[r] = sum_j w[r, j] * y[row(r*k + j)] (overwritten).
 template <class S>
 void combine_rows(MatU<S> out, CMatU<S> y, CIVecU row, CMatU<S> w) {
+  prof::Scope ps(prof::Family::routing, 2.0 * double(y.size()), double(sizeof(S)) * double(y.size() + out.size()));
   const int D = int(out.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
-      "mini5d::ep::combine_rows", Range(0, out.extent(0)), KOKKOS_LAMBDA(const int r) {
+      "mini5d::kernels::moe_combine_rows", Range(0, out.extent(0)), KOKKOS_LAMBDA(const int r) {
         for (int c = 0; c < D; ++c) out(r, c) = S(0);
         for (int j = 0; j < k; ++j) {
           const int at = row(r * k + j);
@@ -86,9 +91,10 @@ void combine_rows(MatU<S> out, CMatU<S> y, CIVecU row, CMatU<S> w) {
 // Backward of combine_rows: dw[r, j] = dout[r] . y[row], dy[row] = w[r, j] * dout[r].
 template <class S>
 void combine_rows_backward(MatU<S> dw, MatU<S> dy, CMatU<S> dout, CMatU<S> y, CIVecU row, CMatU<S> w) {
+  prof::Scope ps(prof::Family::routing, 4.0 * double(y.size()), 3.0 * double(sizeof(S)) * double(y.size()));
   const int D = int(dout.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
-      "mini5d::ep::combine_rows_backward", Range(0, dout.extent(0)), KOKKOS_LAMBDA(const int r) {
+      "mini5d::kernels::moe_combine_rows_backward", Range(0, dout.extent(0)), KOKKOS_LAMBDA(const int r) {
         for (int j = 0; j < k; ++j) {
           const int at = row(r * k + j);
           S dot = 0;
@@ -107,9 +113,10 @@ void combine_rows_backward(MatU<S> dw, MatU<S> dy, CMatU<S> dout, CMatU<S> y, CI
 // dx[r] = sum_j dsend[row(r*k + j)] (overwritten): backward of dispatch_rows.
 template <class S>
 void dispatch_rows_backward(MatU<S> dx, CMatU<S> dsend, CIVecU row, int k) {
+  prof::Scope ps(prof::Family::routing, double(dsend.size()), double(sizeof(S)) * double(dsend.size() + dx.size()));
   const int D = int(dx.extent(1));
   Kokkos::parallel_for(
-      "mini5d::ep::dispatch_rows_backward", Range(0, dx.extent(0)), KOKKOS_LAMBDA(const int r) {
+      "mini5d::kernels::moe_dispatch_rows_backward", Range(0, dx.extent(0)), KOKKOS_LAMBDA(const int r) {
         for (int c = 0; c < D; ++c) dx(r, c) = S(0);
         for (int j = 0; j < k; ++j) {
           const int at = row(r * k + j);
@@ -127,9 +134,10 @@ void dispatch_rows_backward(MatU<S> dx, CMatU<S> dsend, CIVecU row, int k) {
 template <class S>
 void router_backward(MatU<S> dlogits, CMatU<S> probs, CIVecU idx, CMatU<S> w, CMatU<S> dw, CMatU<S> aux,
                      int row_begin, int seq_len) {
+  prof::Scope ps(prof::Family::routing, 6.0 * double(probs.size()), 3.0 * double(sizeof(S)) * double(probs.size()));
   const int E = int(probs.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
-      "mini5d::ep::router_backward", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
+      "mini5d::kernels::moe_router_backward", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
         const int s = (row_begin + r) / seq_len;
         S chosen = 0, dww = 0;
         for (int j = 0; j < k; ++j) {
@@ -145,4 +153,4 @@ void router_backward(MatU<S> dlogits, CMatU<S> probs, CIVecU idx, CMatU<S> w, CM
       });
 }
 
-}  // namespace mini5d::ep
+}  // namespace mini5d::kernels

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Layout-independent initialisation (gpt.hpp, init_param_range): each element of a
+// logical tensor is drawn from the counter RNG at its logical index, so any shard, of
+// any axis, gets exactly the slice of the single-rank tensor.
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "mini5d/core/counter_rng.hpp"
+#include "mini5d/model/gpt.hpp"
+
+namespace mini5d::model {
+
+template <class S>
+void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst,
+                      std::int64_t begin, std::int64_t end) {
+  for (const auto& t : layout.tensors()) {
+    // The part of tensor t inside [begin, end), in flat and in dst coordinates.
+    const std::int64_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.size());
+    if (lo >= hi) continue;
+    auto out = Kokkos::subview(dst, std::make_pair(lo - begin, hi - begin));
+    if (t.init == Init::Zeros) {
+      Kokkos::deep_copy(out, S(0));
+      continue;
+    }
+    if (t.init == Init::Ones) {
+      Kokkos::deep_copy(out, S(1));
+      continue;
+    }
+    // Each block of the logical tensor this range covers, drawn at its logical indices.
+    const std::uint64_t stream = rng::name_hash(t.name.c_str());
+    const double sd = t.stddev;
+    std::vector<ShardBlock> blocks;
+    append_part_blocks(t, lo - t.offset, hi - t.offset, lo - begin, blocks);
+    for (const auto& b : blocks) {
+      if (b.offset.size() > 3) throw std::logic_error("mini5d: init of a tensor of rank > 3");
+      // As a 3-D block (leading dimensions of extent 1 for rank 1 and 2): offsets o*,
+      // extents x1, x2 of a tensor of global shape [*, g1, g2].
+      const std::size_t pad = 3 - b.offset.size();
+      std::int64_t o[3] = {0, 0, 0}, x[3] = {1, 1, 1}, g[3] = {1, 1, 1};
+      for (std::size_t d = 0; d < b.offset.size(); ++d) {
+        o[pad + d] = b.offset[d];
+        x[pad + d] = b.extent[d];
+        g[pad + d] = t.global_shape[d];
+      }
+      const std::int64_t o0 = o[0], o1 = o[1], o2 = o[2], x1 = x[1], x2 = x[2], g1 = g[1], g2 = g[2];
+      auto blk = Kokkos::subview(dst, std::make_pair(b.local_offset, b.local_offset + b.size()));
+      Kokkos::parallel_for(
+          "mini5d::model::init_normal", Range(0, b.size()), KOKKOS_LAMBDA(const std::int64_t i) {
+            const std::int64_t i2 = i % x2, i1 = (i / x2) % x1, i0 = i / (x1 * x2);
+            const std::int64_t logical = ((o0 + i0) * g1 + o1 + i1) * g2 + o2 + i2;
+            blk(i) = S(sd * rng::normal(seed, stream, std::uint64_t(logical)));
+          });
+    }
+  }
+  fence("mini5d::model::initialised");  // the weights are read next, by MPI or a checksum
+}
+
+template void init_param_range<float>(const ParamLayout&, std::uint64_t, VecU<float>, std::int64_t, std::int64_t);
+template void init_param_range<double>(const ParamLayout&, std::uint64_t, VecU<double>, std::int64_t, std::int64_t);
+
+}  // namespace mini5d::model
