@@ -90,9 +90,12 @@ namespace {
 CMatU<float> as_mat(CVecU<float> v, int cols) {
   return v.data() ? CMatU<float>(v.data(), v.extent(0) / std::size_t(cols), std::size_t(cols)) : CMatU<float>();
 }
+CVecU<float> as_vec(CMatU<float> m) {
+  return m.data() ? CVecU<float>(m.data(), m.extent(0) * m.extent(1)) : CVecU<float>();
+}
 }  // namespace
 
-void Pipeline::forward(int mb, int chunk, CVecU<float> input, VecU<float> output) {
+CVecU<float> Pipeline::forward(int mb, int chunk, CVecU<float> input) {
   const int D = model_.dims().d_model;
   const auto at = std::make_pair(std::int64_t(mb) * tokens_, std::int64_t(mb + 1) * tokens_);
   CTokU in = Kokkos::subview(inputs_, at), tg = Kokkos::subview(targets_, at);
@@ -101,19 +104,17 @@ void Pipeline::forward(int mb, int chunk, CVecU<float> input, VecU<float> output
   // reduce during the last micro-batch's backward).
   if (spec().p == 1) zero_.begin_microbatch(mb == spec().m - 1);
   loss_ += model_.forward_chunk(chunk, mb, in, as_mat(input, D), tg, grad_scale_);
-  if (output.data()) {
-    const CMatU<float> y = model_.chunk_output(chunk, mb);
-    Kokkos::deep_copy(MatU<float>(output.data(), y.extent(0), y.extent(1)), y);
-  }
+  // The last block's output (kept for the backward, so unchanged until then).
+  return as_vec(model_.chunk_output(chunk, mb));
 }
 
-void Pipeline::backward(int mb, int chunk, CVecU<float> grad_output, VecU<float> grad_input) {
+CVecU<float> Pipeline::backward(int mb, int chunk, CVecU<float> grad_output) {
   const int D = model_.dims().d_model;
   // ZeRO 0-1 start a unit's reduction after its last micro-batch's backward (every
   // schedule runs a chunk's backwards in micro-batch order).
   if (spec().p > 1) zero_.begin_microbatch(mb == spec().m - 1);
-  const CMatU<float> dx = model_.backward_chunk(chunk, mb, as_mat(grad_output, D));
-  if (grad_input.data()) Kokkos::deep_copy(MatU<float>(grad_input.data(), dx.extent(0), dx.extent(1)), dx);
+  // The model's shared residual-gradient buffer, unchanged until the next backward.
+  return as_vec(model_.backward_chunk(chunk, mb, as_mat(grad_output, D)));
 }
 
 }  // namespace mini5d::train

@@ -55,8 +55,10 @@ class Pipeline : public pp::Stage {
   double backward_seconds() const { return backward_s_; }
   void keep_timelines(bool on) { keep_ = on; }
 
-  void forward(int mb, int chunk, CVecU<float> input, VecU<float> output) override;
-  void backward(int mb, int chunk, CVecU<float> grad_output, VecU<float> grad_input) override;
+  // The chunk's output activation (forward) and dL/d(input) (backward) are handed to the
+  // executor as the model holds them: no copy into a send buffer.
+  CVecU<float> forward(int mb, int chunk, CVecU<float> input) override;
+  CVecU<float> backward(int mb, int chunk, CVecU<float> grad_output) override;
 
  private:
   const Deck& deck_;

@@ -45,8 +45,17 @@ void Executor::give(VecU<float> buf) {
 void Executor::progress_sends(bool wait) {
   for (auto it = sends_.begin(); it != sends_.end();) {
     if (wait) it->req.wait();
-    if (wait || it->req.test()) {
-      give(it->buf);
+    if (wait || it->req.test())
+      it = sends_.erase(it);
+    else
+      ++it;
+  }
+}
+
+void Executor::settle_stage_sends(int mb, int chunk) {
+  for (auto it = sends_.begin(); it != sends_.end();) {
+    if (!it->forward || (it->mb == mb && it->chunk == chunk)) {
+      it->req.wait();
       it = sends_.erase(it);
     } else {
       ++it;
@@ -71,7 +80,7 @@ StepTimeline Executor::run(Stage& stage, long step) {
     recvs.emplace(Key{int(d), a.mb, a.chunk}, std::make_pair(std::move(req), buf));
   }
   std::map<std::pair<int, int>, VecU<float>> inputs;  // forward inputs kept until the backward
-  VecU<float> out;                                    // what the last compute wrote, to send
+  CVecU<float> out;  // what the last compute returned, to send from the stage's memory
   for (std::size_t i = 0; i < actions_.size(); ++i) {
     const Action& a = actions_[i];
     const bool last_vs = virtual_stage(spec_, rank_, a.chunk) == P - 1;
@@ -90,9 +99,9 @@ StepTimeline Executor::run(Stage& stage, long step) {
       case Op::forward: {
         VecU<float> in;
         if (!first_vs) in = recvs.at(Key{0, a.mb, a.chunk}).second, inputs[{a.mb, a.chunk}] = in;
-        out = last_vs ? VecU<float>() : take();
         Event e{Event::forward, a.mb, a.chunk, MPI_Wtime(), 0};
-        stage.forward(a.mb, a.chunk, in, out);
+        out = stage.forward(a.mb, a.chunk, in);
+        if (last_vs) out = CVecU<float>();
         fence("mini5d::pp::forward_done");  // MPI reads the output next; the clock stops
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
@@ -100,9 +109,10 @@ StepTimeline Executor::run(Stage& stage, long step) {
       }
       case Op::backward: {
         VecU<float> grad = last_vs ? VecU<float>() : recvs.at(Key{1, a.mb, a.chunk}).second;
-        out = first_vs ? VecU<float>() : take();
+        settle_stage_sends(a.mb, a.chunk);
         Event e{Event::backward, a.mb, a.chunk, MPI_Wtime(), 0};
-        stage.backward(a.mb, a.chunk, grad, out);
+        out = stage.backward(a.mb, a.chunk, grad);
+        if (first_vs) out = CVecU<float>();
         fence("mini5d::pp::backward_done");
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
@@ -120,10 +130,14 @@ StepTimeline Executor::run(Stage& stage, long step) {
         const bool fw = a.op == Op::send_forward;
         const int vs = virtual_stage(spec_, rank_, a.chunk) + (fw ? 1 : -1);
         Event e{fw ? Event::send_forward : Event::send_backward, a.mb, a.chunk, MPI_Wtime(), 0};
-        sends_.push_back({comm_.send(out, a.peer, fw ? Direction::forward : Direction::backward, a.mb, vs), out});
+        if (out.extent(0) != std::size_t(n_)) throw std::logic_error("mini5d: pipeline stage returned no boundary tensor");
+        // MPI only reads the stage's memory (settle_stage_sends keeps it unchanged meanwhile).
+        const VecU<float> from(const_cast<float*>(out.data()), out.extent(0));
+        sends_.push_back({comm_.send(from, a.peer, fw ? Direction::forward : Direction::backward, a.mb, vs), fw,
+                          a.mb, a.chunk});
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
-        out = VecU<float>();
+        out = CVecU<float>();
         break;
       }
     }

@@ -33,6 +33,9 @@ class Executor {
   VecU<float> take();          // a boundary buffer from the pool
   void give(VecU<float> buf);  // back to the pool
   void progress_sends(bool wait);
+  // Waits for the sends that read stage memory backward(mb, chunk) may change: that
+  // micro-batch's forward output and every earlier backward's dL/d(input).
+  void settle_stage_sends(int mb, int chunk);
 
   Spec spec_;
   int rank_;
@@ -44,7 +47,8 @@ class Executor {
   mem::Charge buffers_mem_;
   struct Send {
     comm::Request req;
-    VecU<float> buf;
+    bool forward;    // an activation (else a gradient)
+    int mb, chunk;   // whose
   };
   std::vector<Send> sends_;
 };

@@ -2,8 +2,9 @@
 // What a pipeline schedule drives (docs/architecture.md): the forward and backward of
 // one micro-batch on one of this rank's chunks. The schedule and the executor know
 // nothing of the model; the trainer ties the model's stage to this interface.
-// Boundary tensors are flat float buffers of Stage::boundary_elements() (a [rows,
-// d_model] activation, or its gradient: with sequence parallelism the rank's rows).
+// Boundary tensors are flat float buffers (a [rows, d_model] activation, or its
+// gradient: with sequence parallelism the rank's rows). What a stage returns is sent
+// straight from the stage's own memory, with no copy into a send buffer.
 #pragma once
 #include <cstdint>
 
@@ -16,13 +17,14 @@ class Stage {
   virtual ~Stage() = default;
   // Forward of micro-batch `mb` on local chunk `chunk`. `input`: the activation from
   // the previous virtual stage (empty on virtual stage 0); it stays untouched until
-  // this micro-batch's backward on the chunk. `output`: where to write the activation
-  // for the next virtual stage (empty on the last).
-  virtual void forward(int mb, int chunk, CVecU<float> input, VecU<float> output) = 0;
+  // this micro-batch's backward on the chunk. Returns the activation for the next
+  // virtual stage (empty on the last), which must stay unchanged until
+  // backward(mb, chunk): the executor's send reads it until then.
+  virtual CVecU<float> forward(int mb, int chunk, CVecU<float> input) = 0;
   // Backward of micro-batch `mb` on `chunk`. `grad_output`: dL/d(output) from the next
-  // virtual stage (empty on the last); `grad_input`: where to write dL/d(input) (empty
-  // on virtual stage 0).
-  virtual void backward(int mb, int chunk, CVecU<float> grad_output, VecU<float> grad_input) = 0;
+  // virtual stage (empty on the last). Returns dL/d(input) (empty on virtual stage 0),
+  // which must stay unchanged until the next backward call.
+  virtual CVecU<float> backward(int mb, int chunk, CVecU<float> grad_output) = 0;
 };
 
 }  // namespace mini5d::pp
