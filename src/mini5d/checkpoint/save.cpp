@@ -11,20 +11,14 @@
 #include <map>
 #include <stdexcept>
 
+#include "mini5d/checkpoint/agreement_names.hpp"
 #include "mini5d/checkpoint/checkpoint.hpp"
-#include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/commit.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 
 namespace mini5d::checkpoint {
 
 using namespace detail;
-using comm::ProblemKind;
-using comm::allgather_strings;
-using comm::any_rank;
-using comm::bcast_string;
-using comm::raise_if_any;
-using comm::slowest_seconds;
 
 std::string dataset_path(const std::string& root, const std::string& tensor_name) {
   std::string r = root;
