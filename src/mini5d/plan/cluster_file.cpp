@@ -14,10 +14,7 @@ namespace mini5d::plan {
 
 namespace {
 
-using yaml_input::Fields;
-using yaml_input::fmt;
-using yaml_input::parse;
-using yaml_input::read_file;
+using namespace yaml_input;  // a reader is written in its checked accessors
 
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 

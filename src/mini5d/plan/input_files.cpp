@@ -12,10 +12,7 @@ namespace mini5d::plan {
 
 namespace {
 
-using yaml_input::Fields;
-using yaml_input::fmt;
-using yaml_input::parse;
-using yaml_input::read_file;
+using namespace yaml_input;  // a reader is written in its checked accessors
 
 constexpr long long kMaxBatch = 2147483647LL;  // sequences per step: 2^31-1
 
