@@ -220,108 +220,136 @@ static void print_stage_bytes(std::ostream& os, const plan::ModelDesc& m, const 
   }
 }
 
+namespace {
+
+// The model and cluster descriptions with the command line's overrides, checked
+// against each other.
+void load_inputs(Args& a, plan::ModelInput& in, plan::ClusterDesc& cl) {
+  in = plan::load_model_file(a.model);
+  cl = plan::load_cluster_file(a.cluster);
+  if (a.nodes) cl.nodes = a.nodes;
+  if (!a.slurm_account.empty()) cl.slurm_account = a.slurm_account;
+  if (!a.slurm_partition.empty()) cl.slurm_partition = a.slurm_partition;
+  if (!a.slurm_mpi.empty()) cl.slurm_mpi = a.slurm_mpi;
+  if (a.global_batch) in.train.global_batch = a.global_batch;
+  if (!a.overlap_given && cl.software.overlap_efficiency >= 0)
+    a.opt.time.overlap_efficiency = cl.software.overlap_efficiency;
+  if (!a.precision.empty() && !plan::parse_precision(a.precision, in.train.precision))
+    usage_error("--precision: '" + a.precision + "' (valid: fp32, bf16, fp64)");
+  plan::validate_cluster(cl);
+  plan::validate_model(in.model, in.train);
+  if (cl.device.sustained[plan::precision_index(in.train.precision)] <= 0)
+    throw plan::InputError(cl.source + ": device.peak_tflops." +
+                           plan::to_string(in.train.precision) + ": missing (the device has no " +
+                           plan::to_string(in.train.precision) +
+                           " rate; choose another --precision)");
+  if (a.opt.time.moe_imbalance < 0) a.opt.time.moe_imbalance = in.model.moe() ? 1.1 : 1.0;
+  a.opt.memory.moe_imbalance = a.opt.time.moe_imbalance;
+}
+
+// A given layout (--layout, --deck) is evaluated, then ranked by the same search;
+// without one, nothing.
+std::optional<plan::Plan> evaluate_given(const Args& a, const plan::ModelInput& in, plan::ClusterDesc& cl) {
+  if (a.layout.empty() && a.deck.empty()) return std::nullopt;
+  plan::LayoutSpec spec;
+  if (!a.layout.empty()) {
+    spec = plan::parse_layout_spec(a.layout);
+  } else {
+    const plan::ModelInput d = a.deck == a.model ? in : plan::load_model_file(a.deck);
+    if (!d.is_deck) throw plan::InputError(a.deck + ": parallel: missing (not a mini5d deck)");
+    spec.layout = d.deck_layout;
+    spec.has_d = spec.has_m = true;
+  }
+  // Without --nodes, a layout sized for whole nodes chooses the node count.
+  if (!a.nodes && spec.has_d) {
+    const long long ranks = spec.layout.ranks();
+    if (ranks % cl.devices_per_node == 0) cl.nodes = ranks / cl.devices_per_node;
+  }
+  plan::validate_cluster(cl);
+  const plan::Layout l = plan::complete_layout(spec, in.train, cl.devices());
+  plan::RuleOptions rules = a.opt.rules;
+  rules.skip_redundant = false;
+  const std::vector<std::string> why = plan::check_layout(in.model, in.train, cl, l, rules);
+  if (!why.empty()) {
+    std::string all;
+    for (const auto& w : why) all += (all.empty() ? "" : "; ") + w;
+    throw plan::InputError((a.layout.empty() ? a.deck : std::string("--layout")) +
+                           ": not a valid layout (" + plan::describe(l) + "): " + all);
+  }
+  return plan::evaluate(in.model, in.train, cl, l, a.opt);
+}
+
+// The table, --explain and the given plan's rank, or the JSON record.
+void print_results(const Args& a, const plan::ModelInput& in, const plan::ClusterDesc& cl,
+                   const plan::SearchResult& r, const std::optional<plan::Plan>& given) {
+  const bool quiet = a.deck_out == "-" || a.slurm_out == "-";
+  if (a.json) {
+    plan::write_json(std::cout, in.model, in.train, cl, r, given ? &*given : nullptr);
+  } else if (!quiet) {
+    plan::print_header(std::cout, in.model, in.train, cl);
+    if (!r.top.empty()) {
+      plan::print_table(std::cout, r, cl);
+      std::cout << "\n";
+      plan::print_plan_detail(std::cout, r.top.front(), cl);
+      if (a.explain && !given) plan::explain(std::cout, in.model, in.train, cl, r, a.opt);
+    }
+    if (given) {
+      std::cout << "\n";
+      plan::print_plan_detail(std::cout, *given, cl, "given plan");
+      plan::print_given_rank(std::cout, *given, r, cl);
+      print_stage_bytes(std::cout, in.model, in.train, cl, given->layout, a.opt);
+      if (a.explain) {
+        std::cout << "\nThe given plan axis by axis (alternatives re-planned with their best knobs):\n";
+        plan::explain_plan(std::cout, in.model, in.train, cl, *given, a.opt);
+      }
+    }
+  }
+}
+
+// 3 when the given layout or every plan is too big for the devices (saying so), else 0.
+int fit_status(const plan::ClusterDesc& cl, const plan::SearchResult& r, const std::optional<plan::Plan>& given) {
+  if (given && !given->fits) {
+    std::cerr << "mini5d-plan: the given layout does not fit: it needs "
+              << plan::gib(given->memory.total()) << " per device, a device has "
+              << plan::gib(cl.device.memory) << "\n";
+    return 3;
+  }
+  if (r.top.empty()) {
+    std::cerr << "mini5d-plan: ";
+    plan::print_does_not_fit(std::cerr, r, cl);
+    return 3;
+  }
+  return 0;
+}
+
+// The deck and script are for the given layout when there is one.
+void write_outputs(const Args& a, const plan::ModelInput& in, const plan::ClusterDesc& cl, const plan::Plan& best) {
+  if (!a.deck_out.empty()) {
+    write_to(a.deck_out, [&](std::ostream& os) { plan::write_deck(os, in, cl, best, a.scale_down); });
+    if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << a.deck_out << "\n";
+  }
+  if (!a.slurm_out.empty()) {
+    const std::string deck = a.deck_out.empty() || a.deck_out == "-" ? "plan.yaml" : a.deck_out;
+    write_to(a.slurm_out, [&](std::ostream& os) { plan::write_slurm(os, in.model, cl, best, deck); });
+    if (a.slurm_out != "-") std::cerr << "mini5d-plan: wrote Slurm script " << a.slurm_out << "\n";
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   Args a = parse(argc, argv);
   try {
-    plan::ModelInput in = plan::load_model_file(a.model);
-    plan::ClusterDesc cl = plan::load_cluster_file(a.cluster);
-    if (a.nodes) cl.nodes = a.nodes;
-    if (!a.slurm_account.empty()) cl.slurm_account = a.slurm_account;
-    if (!a.slurm_partition.empty()) cl.slurm_partition = a.slurm_partition;
-    if (!a.slurm_mpi.empty()) cl.slurm_mpi = a.slurm_mpi;
-    if (a.global_batch) in.train.global_batch = a.global_batch;
-    if (!a.overlap_given && cl.software.overlap_efficiency >= 0)
-      a.opt.time.overlap_efficiency = cl.software.overlap_efficiency;
-    if (!a.precision.empty() && !plan::parse_precision(a.precision, in.train.precision))
-      usage_error("--precision: '" + a.precision + "' (valid: fp32, bf16, fp64)");
-    plan::validate_cluster(cl);
-    plan::validate_model(in.model, in.train);
-    if (cl.device.sustained[plan::precision_index(in.train.precision)] <= 0)
-      throw plan::InputError(cl.source + ": device.peak_tflops." +
-                             plan::to_string(in.train.precision) + ": missing (the device has no " +
-                             plan::to_string(in.train.precision) +
-                             " rate; choose another --precision)");
-    if (a.opt.time.moe_imbalance < 0) a.opt.time.moe_imbalance = in.model.moe() ? 1.1 : 1.0;
-    a.opt.memory.moe_imbalance = a.opt.time.moe_imbalance;
-
-    // A given layout (--layout, --deck) is evaluated, then ranked by the same search.
-    std::optional<plan::Plan> given;
-    if (!a.layout.empty() || !a.deck.empty()) {
-      plan::LayoutSpec spec;
-      if (!a.layout.empty()) {
-        spec = plan::parse_layout_spec(a.layout);
-      } else {
-        const plan::ModelInput d = a.deck == a.model ? in : plan::load_model_file(a.deck);
-        if (!d.is_deck) throw plan::InputError(a.deck + ": parallel: missing (not a mini5d deck)");
-        spec.layout = d.deck_layout;
-        spec.has_d = spec.has_m = true;
-      }
-      // Without --nodes, a layout sized for whole nodes chooses the node count.
-      if (!a.nodes && spec.has_d) {
-        const long long ranks = spec.layout.ranks();
-        if (ranks % cl.devices_per_node == 0) cl.nodes = ranks / cl.devices_per_node;
-      }
-      plan::validate_cluster(cl);
-      const plan::Layout l = plan::complete_layout(spec, in.train, cl.devices());
-      plan::RuleOptions rules = a.opt.rules;
-      rules.skip_redundant = false;
-      const std::vector<std::string> why = plan::check_layout(in.model, in.train, cl, l, rules);
-      if (!why.empty()) {
-        std::string all;
-        for (const auto& w : why) all += (all.empty() ? "" : "; ") + w;
-        throw plan::InputError((a.layout.empty() ? a.deck : std::string("--layout")) +
-                               ": not a valid layout (" + plan::describe(l) + "): " + all);
-      }
-      given = plan::evaluate(in.model, in.train, cl, l, a.opt);
-      a.opt.given = &*given;
-    }
-
+    plan::ModelInput in;
+    plan::ClusterDesc cl;
+    load_inputs(a, in, cl);
+    const std::optional<plan::Plan> given = evaluate_given(a, in, cl);
+    if (given) a.opt.given = &*given;
     const plan::SearchResult r = plan::search(in.model, in.train, cl, a.opt);
-    const bool quiet = a.deck_out == "-" || a.slurm_out == "-";
-    if (a.json) {
-      plan::write_json(std::cout, in.model, in.train, cl, r, given ? &*given : nullptr);
-    } else if (!quiet) {
-      plan::print_header(std::cout, in.model, in.train, cl);
-      if (!r.top.empty()) {
-        plan::print_table(std::cout, r, cl);
-        std::cout << "\n";
-        plan::print_plan_detail(std::cout, r.top.front(), cl);
-        if (a.explain && !given) plan::explain(std::cout, in.model, in.train, cl, r, a.opt);
-      }
-      if (given) {
-        std::cout << "\n";
-        plan::print_plan_detail(std::cout, *given, cl, "given plan");
-        plan::print_given_rank(std::cout, *given, r, cl);
-        print_stage_bytes(std::cout, in.model, in.train, cl, given->layout, a.opt);
-        if (a.explain) {
-          std::cout << "\nThe given plan axis by axis (alternatives re-planned with their best knobs):\n";
-          plan::explain_plan(std::cout, in.model, in.train, cl, *given, a.opt);
-        }
-      }
-    }
-    if (given && !given->fits) {
-      std::cerr << "mini5d-plan: the given layout does not fit: it needs "
-                << plan::gib(given->memory.total()) << " per device, a device has "
-                << plan::gib(cl.device.memory) << "\n";
-      return 3;
-    }
-    if (r.top.empty()) {
-      std::cerr << "mini5d-plan: ";
-      plan::print_does_not_fit(std::cerr, r, cl);
-      return 3;
-    }
+    print_results(a, in, cl, r, given);
+    if (const int status = fit_status(cl, r, given)) return status;
     if (a.tune.plans && !plan::print_tune(std::cout, plan::tune(in, cl, r, a.tune), a.tune)) return 4;
-    // The deck and script are for the given layout when there is one.
-    const plan::Plan& best = given ? *given : r.top.front();
-    if (!a.deck_out.empty()) {
-      write_to(a.deck_out, [&](std::ostream& os) { plan::write_deck(os, in, cl, best, a.scale_down); });
-      if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << a.deck_out << "\n";
-    }
-    if (!a.slurm_out.empty()) {
-      const std::string deck = a.deck_out.empty() || a.deck_out == "-" ? "plan.yaml" : a.deck_out;
-      write_to(a.slurm_out, [&](std::ostream& os) { plan::write_slurm(os, in.model, cl, best, deck); });
-      if (a.slurm_out != "-") std::cerr << "mini5d-plan: wrote Slurm script " << a.slurm_out << "\n";
-    }
+    write_outputs(a, in, cl, given ? *given : r.top.front());
   } catch (const plan::InputError& e) {
     std::cerr << "mini5d-plan: " << e.what() << "\n";
     return 2;

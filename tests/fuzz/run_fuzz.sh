@@ -16,7 +16,8 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' > probe.cpp
 "$cxx" -fsanitize=fuzzer probe.cpp -o probe > /dev/null 2>&1 || { echo "SKIP: $cxx cannot build libFuzzer targets"; exit 77; }
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$src/src" "${includes[@]}")
-"$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_deck.cpp" "$src/src/mini5d/core/deck.cpp" -lyaml-cpp -o fuzz_deck ||
+"$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_deck.cpp" "$src/src/mini5d/core/deck.cpp" "$src/src/mini5d/core/deck_schema.cpp" \
+  "$src/src/mini5d/core/deck_output.cpp" -lyaml-cpp -o fuzz_deck ||
   { echo "FAIL: building fuzz_deck"; exit 1; }
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_token_file.cpp" "$src/src/mini5d/data/file_sources.cpp" -o fuzz_token_file ||
   { echo "FAIL: building fuzz_token_file"; exit 1; }

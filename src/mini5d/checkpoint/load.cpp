@@ -13,20 +13,14 @@
 #include <map>
 #include <set>
 
+#include "mini5d/checkpoint/agreement_names.hpp"
 #include "mini5d/checkpoint/checkpoint.hpp"
-#include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/core/error.hpp"
 
 namespace mini5d::checkpoint {
 
 using namespace detail;
-using comm::ProblemKind;
-using comm::allgather_strings;
-using comm::any_rank;
-using comm::bcast_string;
-using comm::raise_if_any;
-using comm::slowest_seconds;
 
 namespace {
 
@@ -110,6 +104,131 @@ double summed(MPI_Comm comm, double x) {
   return x;
 }
 
+// The caller's blocks by dataset, and the datasets any rank asked for.
+struct Requests {
+  std::map<std::string, std::vector<std::size_t>> mine;  // dataset -> indices into shards
+  std::vector<std::vector<Run>> runs;                    // per shard
+  std::vector<std::string> paths;                        // every rank's datasets, sorted
+};
+
+// The caller's blocks first (its mistakes are not the file's), then what any rank asked for.
+Requests gather_requests(MPI_Comm comm, const std::vector<TensorShardOut>& shards) {
+  Requests q;
+  q.runs.resize(shards.size());
+  std::vector<std::string> problems, names;
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    if (auto p = descriptor_problem(shards[s].desc); !p.empty())
+      problems.push_back("checkpoint load: " + shards[s].dataset + ": " + p);
+    else
+      q.runs[s] = shard_runs(shards[s].desc);
+    for (std::size_t k = 1; k < q.runs[s].size(); ++k)
+      if (q.runs[s][k].global < q.runs[s][k - 1].global + q.runs[s][k - 1].length)
+        problems.push_back("checkpoint load: " + shards[s].dataset + ": a rank's blocks overlap");
+    q.mine[shards[s].dataset].push_back(s);
+    names.push_back(shards[s].dataset);
+  }
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  const auto gathered = allgather_strings(comm, names);
+  const std::set<std::string> wanted(gathered.begin(), gathered.end());
+  q.paths.assign(wanted.begin(), wanted.end());
+  return q;
+}
+
+// Every dataset exists, with the shape each rank expects and a checksum; all
+// problems are reported together. Returns the stored checksums.
+std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requests& q,
+                                            const std::vector<TensorShardOut>& shards) {
+  const auto& paths = q.paths;
+  std::vector<std::string> problems;
+  std::vector<std::uint64_t> stored(paths.size(), 0);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!path_exists(o.file.get(), paths[i])) {
+      problems.push_back(o.path + ": missing dataset " + paths[i]);
+      continue;
+    }
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    if (!dset.valid()) {
+      problems.push_back(o.path + ": " + paths[i] + " is not a dataset");
+      continue;
+    }
+    const auto shape = dataset_shape(dset.get());
+    for (std::size_t s : q.mine[paths[i]])
+      if (shards[s].desc.global_shape != shape)
+        problems.push_back(o.path + ": " + paths[i] + " has shape " + shape_string(shape) + ", the deck needs " +
+                           shape_string(shards[s].desc.global_shape));
+    if (!read_attr(dset.get(), "checksum", stored[i]))
+      problems.push_back(o.path + ": dataset " + paths[i] + " has no checksum attribute");
+  }
+  raise_if_any(comm, problems, ProblemKind::Input);
+  return stored;
+}
+
+// The requested blocks: one collective read per dataset and round. Returns, per
+// dataset, the count, cover, checksum and target of the blocks read, summed over ranks.
+std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Requests& q,
+                                          const std::vector<TensorShardOut>& shards, double& bytes) {
+  const auto& paths = q.paths;
+  std::vector<int> rounds(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) rounds[i] = static_cast<int>(q.mine[paths[i]].size());
+  MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(rounds.size()), MPI_INT, MPI_MAX, comm);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  H5Handle dxpl = collective_transfer();
+  std::vector<std::string> problems;
+  std::vector<std::uint64_t> cover(4 * paths.size(), 0);  // per dataset: count, cover, checksum, target
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    const auto& idx = q.mine[paths[i]];
+    CoverSums sums;
+    for (int r = 0; r < rounds[i]; ++r) {
+      static const std::vector<Run> none;
+      const TensorShardOut* s = r < static_cast<int>(idx.size()) ? &shards[idx[r]] : nullptr;
+      if (!transfer(dset.get(), dxpl.get(), Direction::read, s ? &s->desc : nullptr, s ? q.runs[idx[r]] : none,
+                    nullptr, s ? s->data : nullptr))
+        problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
+      else if (s)
+        add_cover_sums(q.runs[idx[r]], s->data, sums);
+      if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
+    }
+    cover[4 * i] = sums.count;
+    cover[4 * i + 1] = sums.cover;
+    cover[4 * i + 2] = sums.checksum;
+    cover[4 * i + 3] = cover_target(even_part(element_count(dataset_shape(dset.get())), ranks, rank));
+  }
+  raise_if_any(comm, problems, ProblemKind::Input);
+  MPI_Allreduce(MPI_IN_PLACE, cover.data(), static_cast<int>(cover.size()), MPI_UINT64_T, MPI_SUM, comm);
+  return cover;
+}
+
+// Datasets the requests covered exactly once are checked from what was read; the
+// others get a pass of their own.
+void check_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::string>& paths,
+                     const std::vector<std::uint64_t>& cover, const std::vector<std::uint64_t>& stored,
+                     double& bytes) {
+  std::vector<std::uint64_t> computed(paths.size());
+  std::vector<std::string> uncovered;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    const auto n = static_cast<std::uint64_t>(element_count(dataset_shape(dset.get())));
+    if (cover[4 * i] == n && cover[4 * i + 1] == cover[4 * i + 3]) {
+      computed[i] = cover[4 * i + 2];
+    } else {
+      uncovered.push_back(paths[i]);
+      where.push_back(i);
+    }
+  }
+  const auto extra = compute_checksums(comm, o, uncovered, bytes);
+  for (std::size_t k = 0; k < where.size(); ++k) computed[where[k]] = extra[k];
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    if (computed[i] != stored[i])
+      problems.push_back(o.path + ": checksum mismatch in dataset " + paths[i] + " (stored " + hex(stored[i]) +
+                         ", computed " + hex(computed[i]) + ")");
+  raise_if_any(comm, problems, ProblemKind::Input);
+}
+
 }  // namespace
 
 CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path) {
@@ -144,104 +263,11 @@ IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vecto
   QuietH5Errors quiet;
   const double t0 = MPI_Wtime();
   const Opened o = open_checkpoint(comm, path);
-
-  // The caller's blocks first (its mistakes are not the file's), then what any rank asked for.
-  std::vector<std::string> problems, names;
-  std::map<std::string, std::vector<std::size_t>> mine;  // dataset -> indices into shards
-  std::vector<std::vector<Run>> runs(shards.size());
-  for (std::size_t s = 0; s < shards.size(); ++s) {
-    if (auto p = descriptor_problem(shards[s].desc); !p.empty())
-      problems.push_back("checkpoint load: " + shards[s].dataset + ": " + p);
-    else
-      runs[s] = shard_runs(shards[s].desc);
-    for (std::size_t k = 1; k < runs[s].size(); ++k)
-      if (runs[s][k].global < runs[s][k - 1].global + runs[s][k - 1].length)
-        problems.push_back("checkpoint load: " + shards[s].dataset + ": a rank's blocks overlap");
-    mine[shards[s].dataset].push_back(s);
-    names.push_back(shards[s].dataset);
-  }
-  raise_if_any(comm, problems, ProblemKind::Runtime);
-  const auto gathered = allgather_strings(comm, names);
-  const std::set<std::string> wanted(gathered.begin(), gathered.end());
-
-  // Every dataset exists, with the shape each rank expects and a checksum; all
-  // problems are reported together.
-  std::vector<std::string> paths(wanted.begin(), wanted.end());
-  std::vector<std::uint64_t> stored(paths.size(), 0);
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (!path_exists(o.file.get(), paths[i])) {
-      problems.push_back(o.path + ": missing dataset " + paths[i]);
-      continue;
-    }
-    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
-    if (!dset.valid()) {
-      problems.push_back(o.path + ": " + paths[i] + " is not a dataset");
-      continue;
-    }
-    const auto shape = dataset_shape(dset.get());
-    for (std::size_t s : mine[paths[i]])
-      if (shards[s].desc.global_shape != shape)
-        problems.push_back(o.path + ": " + paths[i] + " has shape " + shape_string(shape) + ", the deck needs " +
-                           shape_string(shards[s].desc.global_shape));
-    if (!read_attr(dset.get(), "checksum", stored[i]))
-      problems.push_back(o.path + ": dataset " + paths[i] + " has no checksum attribute");
-  }
-  raise_if_any(comm, problems, ProblemKind::Input);
-
-  // The requested blocks: one collective read per dataset and round.
-  std::vector<int> rounds(paths.size());
-  for (std::size_t i = 0; i < paths.size(); ++i) rounds[i] = static_cast<int>(mine[paths[i]].size());
-  MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(rounds.size()), MPI_INT, MPI_MAX, comm);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
-  H5Handle dxpl = collective_transfer();
+  Requests q = gather_requests(comm, shards);
+  const std::vector<std::uint64_t> stored = stored_checksums(comm, o, q, shards);
   double bytes = 0;
-  std::vector<std::uint64_t> cover(4 * paths.size(), 0);  // per dataset: count, cover, checksum, target
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
-    const auto& idx = mine[paths[i]];
-    CoverSums sums;
-    for (int r = 0; r < rounds[i]; ++r) {
-      static const std::vector<Run> none;
-      const TensorShardOut* s = r < static_cast<int>(idx.size()) ? &shards[idx[r]] : nullptr;
-      if (!transfer(dset.get(), dxpl.get(), Direction::read, s ? &s->desc : nullptr, s ? runs[idx[r]] : none, nullptr,
-                    s ? s->data : nullptr))
-        problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
-      else if (s)
-        add_cover_sums(runs[idx[r]], s->data, sums);
-      if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
-    }
-    cover[4 * i] = sums.count;
-    cover[4 * i + 1] = sums.cover;
-    cover[4 * i + 2] = sums.checksum;
-    cover[4 * i + 3] = cover_target(even_part(element_count(dataset_shape(dset.get())), ranks, rank));
-  }
-  raise_if_any(comm, problems, ProblemKind::Input);
-  MPI_Allreduce(MPI_IN_PLACE, cover.data(), static_cast<int>(cover.size()), MPI_UINT64_T, MPI_SUM, comm);
-
-  // Datasets the requests covered exactly once are checked from what was read; the
-  // others get a pass of their own.
-  std::vector<std::uint64_t> computed(paths.size());
-  std::vector<std::string> uncovered;
-  std::vector<std::size_t> where;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
-    const auto n = static_cast<std::uint64_t>(element_count(dataset_shape(dset.get())));
-    if (cover[4 * i] == n && cover[4 * i + 1] == cover[4 * i + 3]) {
-      computed[i] = cover[4 * i + 2];
-    } else {
-      uncovered.push_back(paths[i]);
-      where.push_back(i);
-    }
-  }
-  const auto extra = compute_checksums(comm, o, uncovered, bytes);
-  for (std::size_t k = 0; k < where.size(); ++k) computed[where[k]] = extra[k];
-  for (std::size_t i = 0; i < paths.size(); ++i)
-    if (computed[i] != stored[i])
-      problems.push_back(o.path + ": checksum mismatch in dataset " + paths[i] + " (stored " + hex(stored[i]) +
-                         ", computed " + hex(computed[i]) + ")");
-  raise_if_any(comm, problems, ProblemKind::Input);
+  const std::vector<std::uint64_t> cover = read_requested(comm, o, q, shards, bytes);
+  check_checksums(comm, o, q.paths, cover, stored, bytes);
   return {summed(comm, bytes), slowest_seconds(comm, t0)};
 }
 

@@ -11,20 +11,14 @@
 #include <map>
 #include <stdexcept>
 
+#include "mini5d/checkpoint/agreement_names.hpp"
 #include "mini5d/checkpoint/checkpoint.hpp"
-#include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/commit.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 
 namespace mini5d::checkpoint {
 
 using namespace detail;
-using comm::ProblemKind;
-using comm::allgather_strings;
-using comm::any_rank;
-using comm::bcast_string;
-using comm::raise_if_any;
-using comm::slowest_seconds;
 
 std::string dataset_path(const std::string& root, const std::string& tensor_name) {
   std::string r = root;
@@ -119,26 +113,20 @@ std::int64_t file_size_bound(const CheckpointMeta& meta, const std::map<std::str
          static_cast<std::int64_t>(meta.deck_yaml.size() + meta.layout.size()) + extra;
 }
 
-}  // namespace
+// Per dataset, in the order of `targets`, summed over ranks: [count, checksum,
+// non-finite] in `sums`, and the most shards one rank holds in `rounds`.
+struct Coverage {
+  std::vector<std::uint64_t> sums;
+  std::vector<int> rounds;
+};
 
-IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
-                        const CheckpointMeta& meta, const std::vector<TensorShard>& shards,
-                        int keep_last) {
-  QuietH5Errors quiet;
-  const double t0 = MPI_Wtime();
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  if (auto p = name_problem(name); !p.empty()) throw std::invalid_argument("checkpoint save: " + p);
-  auto targets = agree_on_datasets(comm, shards);
-
-  // Coverage, checksums and non-finite elements, all datasets in one allreduce:
-  // [count, checksum, non-finite] each.
+// Coverage, checksums and non-finite elements, all datasets in one allreduce.
+Coverage reduce_coverage(MPI_Comm comm, const std::map<std::string, Target>& targets) {
   const std::size_t n = targets.size();
-  std::vector<std::uint64_t> sums(3 * n, 0);
-  std::vector<int> rounds(n, 0);
+  Coverage cov{std::vector<std::uint64_t>(3 * n, 0), std::vector<int>(n, 0)};
+  std::vector<std::uint64_t>& sums = cov.sums;
   std::size_t i = 0;
-  for (auto& [path, t] : targets) {
+  for (const auto& [path, t] : targets) {
     for (std::size_t s = 0; s < t.mine.size(); ++s) {
       sums[3 * i] += static_cast<std::uint64_t>(t.mine[s]->desc.local_elements());
       sums[3 * i + 1] += partial_checksum(t.runs[s], t.mine[s]->data);
@@ -146,13 +134,21 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
         for (std::int64_t k = 0; k < r.length; ++k)
           sums[3 * i + 2] += std::isfinite(t.mine[s]->data[r.local + k]) ? 0 : 1;
     }
-    rounds[i++] = static_cast<int>(t.mine.size());
+    cov.rounds[i++] = static_cast<int>(t.mine.size());
   }
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_UINT64_T, MPI_SUM, comm);
-  MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(n), MPI_INT, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, cov.rounds.data(), static_cast<int>(n), MPI_INT, MPI_MAX, comm);
+  return cov;
+}
+
+// Refuses, on every rank, a dataset the ranks do not cover exactly once or one holding
+// NaN or infinite values. Returns the bytes of data the file will hold.
+double check_coverage(MPI_Comm comm, const std::string& dir, const std::string& name,
+                      const std::map<std::string, Target>& targets, const Coverage& cov) {
+  const std::vector<std::uint64_t>& sums = cov.sums;
   std::vector<std::string> problems;
   double bytes = 0;
-  i = 0;
+  std::size_t i = 0;
   for (const auto& [path, t] : targets) {
     const auto want = static_cast<std::uint64_t>(element_count(t.shape));
     if (sums[3 * i] != want)
@@ -165,7 +161,102 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
     ++i;
   }
   raise_if_any(comm, problems, ProblemKind::Runtime);
+  return bytes;
+}
 
+// The open temporary file and the property lists every dataset is created and
+// written with.
+struct FileWriter {
+  std::string tmp;
+  hid_t file, lcpl, dcpl, dxpl;
+};
+
+// Creates one dataset collectively and writes every rank's blocks of it, one collective
+// write per round. False when the dataset could not be created: creation is collective
+// and deterministic, so every rank fails here together and none waits in the writes.
+bool write_dataset(const FileWriter& w, const std::string& path, const Target& t, std::uint64_t checksum, int rounds,
+                   std::vector<std::string>& problems) {
+  const std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
+  H5Handle space(t.shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                 H5Sclose);
+  H5Handle dset(H5Dcreate2(w.file, path.c_str(), H5T_IEEE_F32LE, space.get(), w.lcpl, w.dcpl, H5P_DEFAULT), H5Dclose);
+  if (!dset.valid()) {
+    problems.push_back(w.tmp + ": cannot create dataset " + path + ": " + h5_error_detail());
+    return false;
+  }
+  try {
+    write_attr(dset.get(), "checksum", checksum);
+  } catch (const std::exception& e) {
+    problems.push_back(w.tmp + ": " + path + ": " + e.what());
+  }
+  for (int r = 0; r < rounds; ++r) {
+    const bool have = r < static_cast<int>(t.mine.size());
+    static const std::vector<Run> none;
+    if (!transfer(dset.get(), w.dxpl, Direction::write, have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
+                  have ? t.mine[r]->data : nullptr, nullptr))
+      problems.push_back(w.tmp + ": writing " + path + " failed: " + h5_error_detail());
+  }
+  return true;
+}
+
+// Writes the metadata and every dataset into the temporary file `tmp` and closes it;
+// what went wrong on this rank is added to `problems`.
+void write_file(MPI_Comm comm, const std::string& tmp, const CheckpointMeta& meta,
+                const std::map<std::string, Target>& targets, const Coverage& cov, FailPoint fail,
+                std::vector<std::string>& problems) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::size_t n = targets.size();
+  std::string detail;
+  H5Handle file = open_file(comm, tmp, true, detail);
+  if (!file.valid()) problems.push_back(tmp + ": cannot create checkpoint file: " + detail);
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  try {
+    write_meta(file.get(), meta);
+  } catch (const std::exception& e) {
+    problems.push_back(tmp + ": " + e.what());
+  }
+  H5Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose), dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  // Every element is written once: skip the fill pass. Early allocation is what
+  // parallel HDF5 needs for contiguous datasets anyway.
+  H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
+  H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
+  H5Handle dxpl = collective_transfer();
+  const FileWriter w{tmp, file.get(), lcpl.get(), dcpl.get(), dxpl.get()};
+  std::size_t i = 0;
+  for (const auto& [path, t] : targets) {
+    if (!write_dataset(w, path, t, cov.sums[3 * i + 1], cov.rounds[i], problems)) break;
+    ++i;
+    if (fail == FailPoint::WriteError && i == (n + 1) / 2 && rank == size - 1)
+      problems.push_back(tmp + ": writing " + path + " failed on rank " + std::to_string(rank) +
+                         ": MINI5D_CKPT_FAIL=write_error (injected)");
+    // The ranks agree after every dataset: a write that failed on one rank only
+    // (a disk that filled up after the reservation) stops them all here together.
+    if (any_rank(comm, !problems.empty())) break;
+    if (fail == FailPoint::MidWrite && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
+  }
+  // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
+  if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 || file.close() < 0)
+    problems.push_back(tmp + ": cannot flush and close: " + h5_error_detail());
+}
+
+}  // namespace
+
+IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
+                        const CheckpointMeta& meta, const std::vector<TensorShard>& shards,
+                        int keep_last) {
+  QuietH5Errors quiet;
+  const double t0 = MPI_Wtime();
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (auto p = name_problem(name); !p.empty()) throw std::invalid_argument("checkpoint save: " + p);
+  const auto targets = agree_on_datasets(comm, shards);
+  const Coverage cov = reduce_coverage(comm, targets);
+  const double bytes = check_coverage(comm, dir, name, targets, cov);
+
+  std::vector<std::string> problems;
   const std::string tmp = temp_file(dir, name);
   if (rank == 0) {
     problems = ensure_directory(dir);
@@ -173,61 +264,7 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
   }
   raise_if_any(comm, problems, ProblemKind::Runtime);
   const FailPoint fail = fail_point_from_env();
-  {
-    std::string detail;
-    H5Handle file = open_file(comm, tmp, true, detail);
-    if (!file.valid()) problems.push_back(tmp + ": cannot create checkpoint file: " + detail);
-    raise_if_any(comm, problems, ProblemKind::Runtime);
-    try {
-      write_meta(file.get(), meta);
-    } catch (const std::exception& e) {
-      problems.push_back(tmp + ": " + e.what());
-    }
-    H5Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose), dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    H5Pset_create_intermediate_group(lcpl.get(), 1);
-    // Every element is written once: skip the fill pass. Early allocation is what
-    // parallel HDF5 needs for contiguous datasets anyway.
-    H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
-    H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
-    H5Handle dxpl = collective_transfer();
-    i = 0;
-    for (const auto& [path, t] : targets) {
-      const std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
-      H5Handle space(t.shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                     H5Sclose);
-      H5Handle dset(H5Dcreate2(file.get(), path.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
-                    H5Dclose);
-      if (!dset.valid()) {
-        // Dataset creation is collective and deterministic, so every rank fails here
-        // together and none waits in the writes below.
-        problems.push_back(tmp + ": cannot create dataset " + path + ": " + h5_error_detail());
-        break;
-      }
-      try {
-        write_attr(dset.get(), "checksum", sums[3 * i + 1]);
-      } catch (const std::exception& e) {
-        problems.push_back(tmp + ": " + path + ": " + e.what());
-      }
-      for (int r = 0; r < rounds[i]; ++r) {
-        const bool have = r < static_cast<int>(t.mine.size());
-        static const std::vector<Run> none;
-        if (!transfer(dset.get(), dxpl.get(), Direction::write, have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
-                      have ? t.mine[r]->data : nullptr, nullptr))
-          problems.push_back(tmp + ": writing " + path + " failed: " + h5_error_detail());
-      }
-      ++i;
-      if (fail == FailPoint::WriteError && i == (n + 1) / 2 && rank == size - 1)
-        problems.push_back(tmp + ": writing " + path + " failed on rank " + std::to_string(rank) +
-                           ": MINI5D_CKPT_FAIL=write_error (injected)");
-      // The ranks agree after every dataset: a write that failed on one rank only
-      // (a disk that filled up after the reservation) stops them all here together.
-      if (any_rank(comm, !problems.empty())) break;
-      if (fail == FailPoint::MidWrite && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
-    }
-    // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
-    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 || file.close() < 0)
-      problems.push_back(tmp + ": cannot flush and close: " + h5_error_detail());
-  }
+  write_file(comm, tmp, meta, targets, cov, fail, problems);
   // Every rank has closed the file (the handles above): a failed save leaves no
   // temporary behind, and the previous checkpoint and `latest` untouched.
   if (any_rank(comm, !problems.empty()) && rank == 0) discard_temp(tmp);

@@ -11,6 +11,26 @@ struct Communicator::Addressable {
   T* ptr = nullptr;
   std::function<void()> copy_back;  // empty when no staging
   std::shared_ptr<void> hold;       // the staging buffer, busy while this is held
+
+  // The blocking reduce-scatters, which differ only in their MPI call: call(send, recv)
+  // on addressable pointers, accounted as `elements` values. A member of this nested
+  // class because it needs the communicator's private parts and communicator.hpp
+  // declares no helper for it.
+  template <class Call>
+  static void blocking_reduce_scatter(const Communicator& c, VecU<T> send, VecU<T> recv, double elements,
+                                      Traffic t, Call&& call) {
+    if (c.size_ == 1) {
+      Kokkos::deep_copy(recv, send);
+      return;
+    }
+    const double t0 = MPI_Wtime();
+    watchdog::Scope waiting(c.axis_, "reduce-scatter");
+    auto s = c.addressable(send, true);
+    auto r = c.addressable(recv, false);
+    call(s.ptr, r.ptr);
+    if (r.copy_back) r.copy_back();
+    c.account_blocking(t, elements * sizeof(T), t0);
+  }
 };
 
 template <class T>
@@ -50,18 +70,10 @@ Request Communicator::iallreduce(VecU<T> buf, Traffic t) {
 
 template <class T>
 void Communicator::reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t) {
-  if (size_ == 1) {
-    Kokkos::deep_copy(recv, send);
-    return;
-  }
-  const double t0 = MPI_Wtime();
-  watchdog::Scope waiting(axis_, "reduce-scatter");
-  auto s = addressable(send, true);
-  auto r = addressable(recv, false);
-  MPI_Reduce_scatter(s.ptr, r.ptr, counts.data(), mpi_type<T>(), MPI_SUM, get());
-  if (r.copy_back) r.copy_back();
   const long total = std::accumulate(counts.begin(), counts.end(), 0L);
-  account_blocking(t, double(total) * sizeof(T), t0);
+  Addressable<T>::blocking_reduce_scatter(*this, send, recv, double(total), t, [&](T* s, T* r) {
+    MPI_Reduce_scatter(s, r, counts.data(), mpi_type<T>(), MPI_SUM, get());
+  });
 }
 
 template <class T>
@@ -85,17 +97,9 @@ Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vec
 
 template <class T>
 void Communicator::reduce_scatter_block(VecU<T> send, VecU<T> recv, Traffic t) {
-  if (size_ == 1) {
-    Kokkos::deep_copy(recv, send);
-    return;
-  }
-  const double t0 = MPI_Wtime();
-  watchdog::Scope waiting(axis_, "reduce-scatter");
-  auto s = addressable(send, true);
-  auto r = addressable(recv, false);
-  MPI_Reduce_scatter_block(s.ptr, r.ptr, int(recv.extent(0)), mpi_type<T>(), MPI_SUM, get());
-  if (r.copy_back) r.copy_back();
-  account_blocking(t, double(send.extent(0)) * sizeof(T), t0);
+  Addressable<T>::blocking_reduce_scatter(*this, send, recv, double(send.extent(0)), t, [&](T* s, T* r) {
+    MPI_Reduce_scatter_block(s, r, int(recv.extent(0)), mpi_type<T>(), MPI_SUM, get());
+  });
 }
 
 template <class T>

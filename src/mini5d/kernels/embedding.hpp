@@ -47,40 +47,58 @@ void add_positions(MatU<S> x, CMatU<S> wpe, Positions pos, int row_begin) {
       });
 }
 
+namespace detail {
+
+// The backward scatters into either table: team b owns the columns [b*kEmbCols,
+// (b+1)*kEmbCols) and walks the token rows in order, adding row r of dx into table row
+// row_of(r) (nowhere when that is negative), so every column sums in one fixed order.
+template <class S, class RowOf>
+void scatter_rows_in_order(const char* label, MatU<S> table, CMatU<S> dx, RowOf row_of) {
+  const int rows = int(dx.extent(0)), cols = int(dx.extent(1));
+  prof::Scope ps(prof::Family::embedding, double(rows) * cols, 3.0 * double(sizeof(S)) * rows * cols);
+  Kokkos::parallel_for(
+      label, teams((cols + kEmbCols - 1) / kEmbCols), KOKKOS_LAMBDA(const TeamMember& t) {
+        const int c0 = t.league_rank() * kEmbCols;
+        const int c1 = c0 + kEmbCols < cols ? c0 + kEmbCols : cols;
+        for (int r = 0; r < rows; ++r) {
+          const int row = row_of(r);
+          if (row < 0) continue;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, c0, c1), [&](const int c) { table(row, c) += dx(r, c); });
+        }
+      });
+}
+
+// Functors rather than lambdas, so that device builds can pass them into the kernel.
+struct TokenRow {
+  CTokU tokens;
+  int vocab_begin, vrows;
+  KOKKOS_INLINE_FUNCTION int operator()(int r) const {
+    const int tok = tokens(r) - vocab_begin;
+    return tok < 0 || tok >= vrows ? -1 : tok;
+  }
+};
+
+struct PositionRow {
+  Positions pos;
+  int row_begin, seq;
+  KOKKOS_INLINE_FUNCTION int operator()(int r) const { return pos.global((row_begin + r) % seq); }
+};
+
+}  // namespace detail
+
 // dwte[tok - vocab_begin] += dx for the tokens whose row this rank holds; rows in order
 // for every column, so the sums are bit-reproducible.
 template <class S>
 void embedding_lookup_backward(MatU<S> dwte, CMatU<S> dx, CTokU tokens, int vocab_begin) {
-  const int rows = int(dx.extent(0)), cols = int(dx.extent(1)), vrows = int(dwte.extent(0));
-  prof::Scope ps(prof::Family::embedding, double(rows) * cols, 3.0 * double(sizeof(S)) * rows * cols);
-  Kokkos::parallel_for(
-      "mini5d::kernels::embedding_lookup_backward", teams((cols + kEmbCols - 1) / kEmbCols),
-      KOKKOS_LAMBDA(const TeamMember& t) {
-        const int c0 = t.league_rank() * kEmbCols;
-        const int c1 = c0 + kEmbCols < cols ? c0 + kEmbCols : cols;
-        for (int r = 0; r < rows; ++r) {
-          const int tok = tokens(r) - vocab_begin;
-          if (tok < 0 || tok >= vrows) continue;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, c0, c1), [&](const int c) { dwte(tok, c) += dx(r, c); });
-        }
-      });
+  detail::scatter_rows_in_order<S>("mini5d::kernels::embedding_lookup_backward", dwte, dx,
+                                   detail::TokenRow{tokens, vocab_begin, int(dwte.extent(0))});
 }
 
 // dwpe[global position of (row_begin + r) % local_seq] += dx[r], rows in order.
 template <class S>
 void add_positions_backward(MatU<S> dwpe, CMatU<S> dx, Positions pos, int row_begin) {
-  const int rows = int(dx.extent(0)), cols = int(dx.extent(1)), seq = pos.local_seq;
-  prof::Scope ps(prof::Family::embedding, double(rows) * cols, 3.0 * double(sizeof(S)) * rows * cols);
-  Kokkos::parallel_for(
-      "mini5d::kernels::add_positions_backward", teams((cols + kEmbCols - 1) / kEmbCols),
-      KOKKOS_LAMBDA(const TeamMember& t) {
-        const int c0 = t.league_rank() * kEmbCols;
-        const int c1 = c0 + kEmbCols < cols ? c0 + kEmbCols : cols;
-        for (int r = 0; r < rows; ++r) {
-          const int p = pos.global((row_begin + r) % seq);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, c0, c1), [&](const int c) { dwpe(p, c) += dx(r, c); });
-        }
-      });
+  detail::scatter_rows_in_order<S>("mini5d::kernels::add_positions_backward", dwpe, dx,
+                                   detail::PositionRow{pos, row_begin, pos.local_seq});
 }
 
 }  // namespace mini5d::kernels

@@ -13,6 +13,27 @@ namespace mini5d::report {
 
 namespace {
 double rate(double work, double seconds) { return seconds > 0 ? work / seconds * 1e-9 : 0.0; }
+
+// Seconds per profile, of every family and of the matrix products alone.
+struct Totals {
+  double timed = 0, gemm = 0;
+};
+
+// Calls visit(family, tally) for each family that ran, in family order; the totals
+// count every family, so the table and the JSON share one definition of "other".
+template <class Visit>
+Totals for_each_family(const KernelTable& k, Visit&& visit) {
+  Totals sum;
+  for (int i = 0; i < prof::kFamilies; ++i) {
+    const auto f = prof::Family(i);
+    const auto& t = k.profile.tally[std::size_t(i)];
+    sum.timed += t.seconds;
+    if (prof::compute_bound(f)) sum.gemm += t.seconds;
+    if (t.calls == 0) continue;
+    visit(f, t);
+  }
+  return sum;
+}
 }  // namespace
 
 double roofline_fraction(const prof::Tally& t, bool compute, const measure::Ceilings& c) {
@@ -35,26 +56,20 @@ void print_kernel_table(std::ostream& os, const KernelTable& k) {
   else
     os << "no ceilings: run `mini5d ceilings` once to measure them):\n";
   os << "  family           ms/step  share   GFLOP/s    GB/s  of roof\n";
-  double timed = 0, gemm = 0;
-  for (int i = 0; i < prof::kFamilies; ++i) {
-    const auto f = prof::Family(i);
-    const auto& t = k.profile.tally[std::size_t(i)];
-    timed += t.seconds;
-    if (prof::compute_bound(f)) gemm += t.seconds;
-    if (t.calls == 0) continue;
+  const Totals sum = for_each_family(k, [&](prof::Family f, const prof::Tally& t) {
     char line[160];
     const double frac = k.ceilings ? roofline_fraction(t, prof::compute_bound(f), *k.ceilings) : 0.0;
     std::snprintf(line, sizeof(line), "  %-14s %9.2f %5.1f%% %9.2f %7.2f  %s\n", prof::family_name(f),
                   1e3 * t.seconds * per, 100.0 * t.seconds / k.step_seconds, rate(t.flops, t.seconds),
                   rate(t.bytes, t.seconds), k.ceilings ? fmt("%5.1f%%", 100.0 * frac).c_str() : "  n/a");
     os << line;
-  }
+  });
   char line[160];
   std::snprintf(line, sizeof(line), "  %-14s %9.2f %5.1f%%   (communication, data, host work, launches)\n", "other",
-                1e3 * std::max(0.0, k.step_seconds - timed) * per,
-                100.0 * std::max(0.0, k.step_seconds - timed) / k.step_seconds);
+                1e3 * std::max(0.0, k.step_seconds - sum.timed) * per,
+                100.0 * std::max(0.0, k.step_seconds - sum.timed) / k.step_seconds);
   os << line;
-  os << "  matrix products (gemm + attention_gemm): " << fmt("%.1f%%", 100.0 * gemm / k.step_seconds)
+  os << "  matrix products (gemm + attention_gemm): " << fmt("%.1f%%", 100.0 * sum.gemm / k.step_seconds)
      << " of the step\n";
 }
 
@@ -68,14 +83,8 @@ std::string kernel_table_json(const KernelTable& k) {
   else
     o << "null";
   o << ", \"families\": [";
-  double timed = 0, gemm = 0;
   bool first = true;
-  for (int i = 0; i < prof::kFamilies; ++i) {
-    const auto f = prof::Family(i);
-    const auto& t = k.profile.tally[std::size_t(i)];
-    timed += t.seconds;
-    if (prof::compute_bound(f)) gemm += t.seconds;
-    if (t.calls == 0) continue;
+  const Totals sum = for_each_family(k, [&](prof::Family f, const prof::Tally& t) {
     o << (first ? "" : ", ") << "\n      {\"name\": " << json_quote(prof::family_name(f))
       << ", \"bound\": " << (prof::compute_bound(f) ? "\"compute\"" : "\"memory\"")
       << ", \"seconds_per_step\": " << jnum(t.seconds * per)
@@ -86,9 +95,9 @@ std::string kernel_table_json(const KernelTable& k) {
     if (k.ceilings) o << jnum(roofline_fraction(t, prof::compute_bound(f), *k.ceilings)); else o << "null";
     o << "}";
     first = false;
-  }
-  o << "],\n    \"other_seconds_per_step\": " << jnum(std::max(0.0, k.step_seconds - timed) * per)
-    << ", \"gemm_share\": " << jnum(k.step_seconds > 0 ? gemm / k.step_seconds : 0.0) << "}";
+  });
+  o << "],\n    \"other_seconds_per_step\": " << jnum(std::max(0.0, k.step_seconds - sum.timed) * per)
+    << ", \"gemm_share\": " << jnum(k.step_seconds > 0 ? sum.gemm / k.step_seconds : 0.0) << "}";
   return o.str();
 }
 

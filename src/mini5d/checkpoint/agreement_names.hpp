@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The agreement calls of comm/agreement.hpp under short names in mini5d::checkpoint,
+// shared by save.cpp and load.cpp. Only .cpp files include it, so the short names
+// never reach the public headers.
+#pragma once
+#include "mini5d/comm/agreement.hpp"
+
+namespace mini5d::checkpoint {
+
+using comm::ProblemKind;
+using comm::allgather_strings;
+using comm::any_rank;
+using comm::bcast_string;
+using comm::raise_if_any;
+using comm::slowest_seconds;
+
+}  // namespace mini5d::checkpoint

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The deck schema. The table below is the single source of truth for the fields:
+// parsing, range checks, overrides, to_yaml/to_json and `deck-help` are all generated
+// from it, so a new field is one line here.
+#include "mini5d/core/deck_schema.hpp"
+
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+namespace mini5d::deck_schema {
+
+std::string fmt_real(double v) {
+  for (int prec = 6; prec <= 17; ++prec) {
+    std::ostringstream os;
+    os.precision(prec);
+    os << v;
+    if (std::strtod(os.str().c_str(), nullptr) == v || prec == 17) return os.str();
+  }
+  return "";
+}
+
+std::string range_text(const Field& f) {
+  switch (f.kind) {
+    case Kind::Int:
+      return "an integer in [" + std::to_string(static_cast<long long>(f.lo)) + ", " +
+             std::to_string(static_cast<long long>(f.hi)) + "]";
+    case Kind::Real: return "a number in [" + fmt_real(f.lo) + ", " + fmt_real(f.hi) + "]";
+    case Kind::Text: return "a string";
+    case Kind::Choice: {
+      std::string s = "one of ";
+      for (size_t i = 0; i < f.choices.size(); ++i) s += (i ? ", " : "") + f.choices[i];
+      return s;
+    }
+  }
+  return "";
+}
+
+namespace {
+
+template <class Sec, class T>
+Field int_field(const char* sec, const char* name, Sec Deck::*s, T Sec::*m, double lo,
+                double hi, const char* doc) {
+  return Field{sec, name, Kind::Int, lo, hi, {}, doc,
+               [s, m](Deck& d, const std::string& v) {
+                 (d.*s).*m = static_cast<T>(std::stoll(v));
+               },
+               [s, m](const Deck& d) { return std::to_string((d.*s).*m); }};
+}
+template <class Sec>
+Field real_field(const char* sec, const char* name, Sec Deck::*s, double Sec::*m,
+                 double lo, double hi, const char* doc) {
+  return Field{sec, name, Kind::Real, lo, hi, {}, doc,
+               [s, m](Deck& d, const std::string& v) { (d.*s).*m = std::strtod(v.c_str(), nullptr); },
+               [s, m](const Deck& d) { return fmt_real((d.*s).*m); }};
+}
+template <class Sec>
+Field text_field(const char* sec, const char* name, Sec Deck::*s, std::string Sec::*m,
+                 std::vector<std::string> choices, const char* doc) {
+  return Field{sec, name, choices.empty() ? Kind::Text : Kind::Choice, 0, 0, choices, doc,
+               [s, m](Deck& d, const std::string& v) { (d.*s).*m = v; },
+               [s, m](const Deck& d) { return (d.*s).*m; }};
+}
+
+}  // namespace
+
+const std::vector<Field>& schema() {
+  static const std::vector<Field> fields = {
+      int_field("model", "vocab", &Deck::model, &ModelConfig::vocab, 2, 1 << 24, "tokens in the vocabulary"),
+      int_field("model", "d_model", &Deck::model, &ModelConfig::d_model, 1, 65536, "residual width"),
+      int_field("model", "layers", &Deck::model, &ModelConfig::layers, 1, 1024, "transformer blocks"),
+      int_field("model", "heads", &Deck::model, &ModelConfig::heads, 1, 1024, "attention heads; must divide d_model"),
+      int_field("model", "seq", &Deck::model, &ModelConfig::seq, 1, 1 << 20, "tokens per sequence (context length)"),
+      int_field("model", "ffn", &Deck::model, &ModelConfig::ffn, 1, 1 << 20, "MLP hidden width (GPT-2 uses 4*d_model)"),
+      int_field("model", "experts", &Deck::model, &ModelConfig::experts, 0, 1 << 16, "experts per MoE layer; 0 for a dense MLP"),
+      int_field("model", "top_k", &Deck::model, &ModelConfig::top_k, 1, 1 << 16, "experts each token is routed to"),
+      int_field("model", "moe_every", &Deck::model, &ModelConfig::moe_every, 1, 1024, "with experts > 0, every N-th block (blocks N-1, 2N-1, ...) has a mixture-of-experts MLP; 1: every block"),
+      real_field("model", "capacity_factor", &Deck::model, &ModelConfig::capacity_factor, 0, 1e6, "0: dropless routing (layout-invariant); > 0: each rank sends an expert at most ceil(factor * tokens * top_k / experts) tokens per micro-batch and drops (counts) the rest"),
+      text_field("model", "tie_embeddings", &Deck::model, &ModelConfig::tie_embeddings, {"false", "true"}, "share the token embedding with the LM head"),
+      int_field("parallel", "d", &Deck::parallel, &ParallelConfig::d, 1, 1 << 20, "data-parallel degree"),
+      int_field("parallel", "t", &Deck::parallel, &ParallelConfig::t, 1, 1 << 20, "tensor-parallel degree"),
+      int_field("parallel", "p", &Deck::parallel, &ParallelConfig::p, 1, 1 << 20, "pipeline-parallel degree"),
+      int_field("parallel", "c", &Deck::parallel, &ParallelConfig::c, 1, 1 << 20, "context-parallel degree"),
+      int_field("parallel", "e", &Deck::parallel, &ParallelConfig::e, 1, 1 << 20, "expert-parallel degree"),
+      int_field("parallel", "zero", &Deck::parallel, &ParallelConfig::zero, 0, 3, "ZeRO stage"),
+      int_field("parallel", "virtual_stages", &Deck::parallel, &ParallelConfig::virtual_stages, 1, 1024, "interleaved pipeline chunks per stage"),
+      text_field("parallel", "schedule", &Deck::parallel, &ParallelConfig::schedule, {"1f1b", "gpipe", "interleaved"}, "pipeline schedule when p > 1: gpipe (all forwards, then all backwards), 1f1b (one forward, one backward after a warm-up), interleaved (1F1B over virtual_stages > 1 chunks per rank; needs train.accumulation divisible by p); micro-batches = train.accumulation"),
+      int_field("parallel", "ranks_per_node", &Deck::parallel, &ParallelConfig::ranks_per_node, 0, 1 << 20, "ranks per node; 0 detects nodes, > 0 makes virtual nodes for testing"),
+      text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"auto", "false", "true"}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),
+      text_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {"true", "false"}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
+      real_field("parallel", "bucket_mb", &Deck::parallel, &ParallelConfig::bucket_mb, 0.001, 1 << 20, "largest gradient all-reduce under ZeRO 0-1, in MiB: a unit larger than this (e.g. a big embedding) is reduced in several buckets"),
+      real_field("parallel", "collective_timeout_s", &Deck::parallel, &ParallelConfig::collective_timeout_s, 0, 1e9, "seconds a rank may wait in one blocking collective (or a checkpoint save) before it prints its rank, step, axis and operation and ends the job, instead of hanging until the batch limit; 0 disables"),
+      text_field("parallel", "force_placement", &Deck::parallel, &ParallelConfig::force_placement, {"false", "true"}, "run even if tensor-parallel groups cross nodes"),
+      int_field("train", "steps", &Deck::train, &TrainConfig::steps, 0, 1e12, "optimizer steps"),
+      int_field("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1 << 20, "sequences per micro-batch per rank"),
+      int_field("train", "accumulation", &Deck::train, &TrainConfig::accumulation, 1, 1 << 20, "micro-batches accumulated per step"),
+      int_field("train", "seed", &Deck::train, &TrainConfig::seed, 0, 9007199254740992.0, "seed of the parameter initialisation"),
+      real_field("train", "lr", &Deck::train, &TrainConfig::lr, 0, 10, "peak learning rate"),
+      real_field("train", "min_lr", &Deck::train, &TrainConfig::min_lr, 0, 10, "learning rate at the end of the cosine decay"),
+      int_field("train", "warmup", &Deck::train, &TrainConfig::warmup, 0, 1e12, "steps of linear warm-up"),
+      real_field("train", "weight_decay", &Deck::train, &TrainConfig::weight_decay, 0, 10, "AdamW decoupled weight decay (matrices and embeddings only)"),
+      real_field("train", "beta1", &Deck::train, &TrainConfig::beta1, 0, 0.999999, "AdamW first-moment decay"),
+      real_field("train", "beta2", &Deck::train, &TrainConfig::beta2, 0, 0.999999, "AdamW second-moment decay"),
+      real_field("train", "eps", &Deck::train, &TrainConfig::eps, 1e-30, 1, "AdamW epsilon"),
+      real_field("train", "grad_clip", &Deck::train, &TrainConfig::grad_clip, 0, 1e30, "global-norm clipping threshold; 0 disables"),
+      real_field("train", "aux_loss_coef", &Deck::train, &TrainConfig::aux_loss_coef, 0, 1e6, "weight of the mixture-of-experts load-balancing (Switch/GShard) loss, added to the training loss and reported separately"),
+      int_field("train", "max_skipped", &Deck::train, &TrainConfig::max_skipped, 0, 1e12, "consecutive steps with a non-finite loss or gradient norm that are skipped (parameters and moments untouched) before the run stops; 0 stops at the first"),
+      real_field("train", "spike_factor", &Deck::train, &TrainConfig::spike_factor, 0, 1e30, "stop the run when a step's loss exceeds this many times the mean of the previous (up to 20) steps' losses; 0 disables"),
+      text_field("train", "allow_oversubscribe_memory", &Deck::train, &TrainConfig::allow_oversubscribe_memory, {"false", "true"}, "start even when the predicted memory per rank (training state, activations, workspace) exceeds the free memory of its node or device; by default such a run is refused before anything is allocated"),
+      text_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {"none", "selective", "full"}, "activation recomputation in the backward"),
+      real_field("train", "activation_budget_mib", &Deck::train, &TrainConfig::activation_budget_mib, 0, 1e12, "per-rank budget, in MiB, for the activations one micro-batch keeps plus the backward's work buffers, as the planner's formulas predict them (the start-up header prints the prediction): a run predicted over it is refused before anything is allocated; 0: no budget"),
+      text_field("train", "precision", &Deck::train, &TrainConfig::precision, {"fp32", "bf16", "fp64"}, "arithmetic and training-state precision; this build trains in fp32, and accepts bf16 (mixed, fp32 master weights) and fp64 in decks so that mini5d-plan's decks carry the precision they were planned for"),
+      text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
+      text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
+      int_field("data", "seed", &Deck::data, &DataConfig::seed, 0, 9007199254740992.0, "seed of the Markov table and of the sequence sampler"),
+      int_field("data", "markov_order", &Deck::data, &DataConfig::markov_order, 1, 8, "Markov chain order (tokens of context)"),
+      int_field("data", "markov_branching", &Deck::data, &DataConfig::markov_branching, 1, 1 << 20, "successors per context (sparsity); at most vocab"),
+      text_field("checkpoint", "dir", &Deck::checkpoint, &CheckpointConfig::dir, {}, "directory of the checkpoints and their latest pointer"),
+      int_field("checkpoint", "every", &Deck::checkpoint, &CheckpointConfig::every, 0, 1e12, "steps between checkpoints; 0: none (signals and at_end still save)"),
+      text_field("checkpoint", "at_end", &Deck::checkpoint, &CheckpointConfig::at_end, {"false", "true"}, "save a checkpoint after the last step"),
+      int_field("checkpoint", "keep", &Deck::checkpoint, &CheckpointConfig::keep, 0, 1 << 20, "newest checkpoints kept; 0 keeps all"),
+      text_field("checkpoint", "resume", &Deck::checkpoint, &CheckpointConfig::resume, {}, "resume from \"latest\" in checkpoint.dir or a checkpoint file; empty starts fresh"),
+      text_field("checkpoint", "overwrite", &Deck::checkpoint, &CheckpointConfig::overwrite, {"false", "true"}, "let a fresh run (no resume) write into a checkpoint.dir that holds another run's checkpoints: same-step files are replaced and latest moves to this run; the other run's other files are never deleted"),
+      int_field("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1 << 30, "steps between progress lines"),
+      text_field("output", "report", &Deck::output, &OutputConfig::report, {}, "JSON report path; empty disables"),
+      text_field("output", "trace", &Deck::output, &OutputConfig::trace, {}, "Chrome trace-event JSON of every rank's pipeline schedule (the first steps), for Perfetto or chrome://tracing; empty disables"),
+  };
+  return fields;
+}
+
+const Field* find_field(const std::string& section, const std::string& name) {
+  for (const auto& f : schema())
+    if (f.section == section && f.name == name) return &f;
+  return nullptr;
+}
+
+bool is_section(const std::string& s) {
+  for (const auto& f : schema())
+    if (f.section == s) return true;
+  return false;
+}
+
+std::string fields_of(const std::string& section) {
+  std::string s;
+  for (const auto& f : schema())
+    if (f.section == section) s += (s.empty() ? "" : ", ") + f.name;
+  return s;
+}
+
+std::string sections_text() {
+  std::string s;
+  std::set<std::string> seen;
+  for (const auto& f : schema())
+    if (seen.insert(f.section).second) s += (s.empty() ? "" : ", ") + f.section;
+  return s;
+}
+
+}  // namespace mini5d::deck_schema
