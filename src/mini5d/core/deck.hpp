@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mini5d {
@@ -108,6 +109,9 @@ Deck parse_deck(const std::string& text, const std::string& origin,
                 const std::vector<std::string>& overrides = {});
 // Human documentation of every field, generated from the schema.
 std::string deck_help();
+// The deck's sections, each with its fields, in schema order (the planner refuses a
+// misspelt field in a deck it reads with this list).
+std::vector<std::pair<std::string, std::vector<std::string>>> deck_sections();
 // What a valid deck asks for that this build cannot run yet (one line each, naming
 // the field); empty when it can run. `mini5d check` lists them, `mini5d train` refuses.
 std::vector<std::string> unsupported_features(const Deck& deck);

@@ -68,6 +68,15 @@ std::string Deck::to_json() const {
   return out + "}}";
 }
 
+std::vector<std::pair<std::string, std::vector<std::string>>> deck_sections() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& f : schema()) {
+    if (out.empty() || out.back().first != f.section) out.push_back({f.section, {}});
+    out.back().second.push_back(f.name);
+  }
+  return out;
+}
+
 std::string deck_help() {
   std::string out, section;
   for (const auto& f : schema()) {

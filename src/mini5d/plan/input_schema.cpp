@@ -2,28 +2,11 @@
 // Field lists of the planner's inputs (see input_schema.hpp).
 #include "mini5d/plan/input_schema.hpp"
 
+#include "mini5d/core/deck.hpp"
+
 namespace mini5d::plan {
 
 namespace {
-// core/deck.cpp's schema, section by section (tests/test_plan_schema.cpp keeps it equal).
-const std::vector<std::pair<std::string, std::vector<std::string>>>& runtime_sections() {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> s = {
-      {"model", {"vocab", "d_model", "layers", "heads", "seq", "ffn", "experts", "top_k",
-                 "moe_every", "capacity_factor", "tie_embeddings"}},
-      {"parallel", {"d", "t", "p", "c", "e", "zero", "virtual_stages", "schedule",
-                    "ranks_per_node", "gpu_aware_mpi", "sp", "bucket_mb",
-                    "collective_timeout_s", "force_placement"}},
-      {"train", {"steps", "micro_batch", "accumulation", "seed", "lr", "min_lr", "warmup",
-                 "weight_decay", "beta1", "beta2", "eps", "grad_clip", "aux_loss_coef",
-                 "max_skipped", "spike_factor", "allow_oversubscribe_memory", "recompute",
-                 "activation_budget_mib", "precision"}},
-      {"data", {"source", "path", "seed", "markov_order", "markov_branching"}},
-      {"checkpoint", {"dir", "every", "at_end", "keep", "resume", "overwrite"}},
-      {"output", {"log_every", "report", "trace"}},
-  };
-  return s;
-}
-
 // Planner-only train fields, accepted in model files and decks alike.
 const std::vector<std::string> kPlannerTrain = {"global_batch", "precision", "fp32_grad_accum"};
 
@@ -49,7 +32,7 @@ const KeySchema& model_file_schema() {
 const KeySchema& deck_schema() {
   static const KeySchema s = [] {
     KeySchema k;
-    for (const auto& [sec, fields] : runtime_sections()) {
+    for (const auto& [sec, fields] : deck_sections()) {
       k[""].push_back(sec);
       k[sec] = fields;
     }
@@ -84,13 +67,6 @@ const KeySchema& cluster_file_schema() {
       {"slurm", {"partition", "account", "gpu_bind", "mpi", "binding", "gpu_aware_env", "time"}},
   };
   return s;
-}
-
-std::vector<std::string> runtime_deck_fields() {
-  std::vector<std::string> out;
-  for (const auto& [sec, fields] : runtime_sections())
-    for (const auto& f : fields) out.push_back(sec + "." + f);
-  return out;
 }
 
 }  // namespace mini5d::plan

@@ -4,10 +4,9 @@
 // field and the valid ones instead of a silent default.
 //
 // A deck (a file with a parallel: section) is the runtime's: its sections and fields
-// are those of core/deck.cpp's schema, listed again here because the planner builds
-// without the runtime; a test of the main suite (tests/test_plan_schema.cpp) checks
-// the two lists agree. The planner adds its own train.{global_batch,precision,
-// fp32_grad_accum} to both kinds of model input.
+// are read from the deck library's schema (core/deck_schema.cpp, which the planner
+// links: it has no Kokkos or MPI in it). The planner adds its own
+// train.{global_batch,precision,fp32_grad_accum} to both kinds of model input.
 #pragma once
 #include <map>
 #include <string>
@@ -22,8 +21,5 @@ using KeySchema = std::map<std::string, std::vector<std::string>>;
 const KeySchema& model_file_schema();
 const KeySchema& deck_schema();
 const KeySchema& cluster_file_schema();
-
-// The runtime's deck fields as "section.field", in schema order (for the agreement test).
-std::vector<std::string> runtime_deck_fields();
 
 }  // namespace mini5d::plan
