@@ -75,7 +75,7 @@ TEST_CASE("step guard: non-finite steps are skipped, too many in a row or a spik
 }
 
 TEST_CASE("a diverging run skips, stops, and keeps only finite checkpoints", "[reliability][train]") {
-  // The issue's deck: the gradient norm turns NaN while the loss is still finite.
+  // A deck that diverges: the gradient norm turns NaN while the loss is still finite.
   const std::string dir = fresh_dir("diverge");
   Deck d = load_deck(kTiny, {"train.lr=10", "train.min_lr=10", "train.warmup=0", "train.weight_decay=10",
                              "checkpoint.every=4", "checkpoint.keep=1", "train.steps=40", "train.spike_factor=0",
