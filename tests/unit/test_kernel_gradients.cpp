@@ -51,43 +51,33 @@ TEST_CASE("linear backward matches finite differences", "[kernels][grad]") {
   for (int i = 0; i < O * I; ++i) CHECK(h2(i) == Approx(2 * h1(i)).epsilon(1e-12));
 }
 
-TEST_CASE("layernorm backward matches finite differences", "[kernels][grad]") {
-  const int N = 4, C = 6;
+namespace {
+// LayerNorm over N rows of C, the tensors drawn from seeds seed .. seed + 3 (x at scale
+// 2); with `accumulate` the backward adds to dx (zero here) instead of writing it.
+void check_layernorm(int N, int C, unsigned seed, bool accumulate) {
   Tensor x(N * C), w(C), b(C), y(N * C), mean(N), rstd(N), R(N * C), dx(N * C), dw(C), db(C);
-  test::fill_random(x.flat, 5, 2.0);
-  test::fill_random(w.flat, 6);
-  test::fill_random(b.flat, 7);
-  test::fill_random(R.flat, 8);
+  test::fill_random(x.flat, seed, 2.0);
+  test::fill_random(w.flat, seed + 1);
+  test::fill_random(b.flat, seed + 2);
+  test::fill_random(R.flat, seed + 3);
   auto loss = [&] {
     k::layernorm_forward<double>(y.mat(N, C), mean.vec(), rstd.vec(), x.mat(N, C), w.vec(), b.vec());
     return test::dot(y.flat, R.flat);
   };
   loss();
   k::layernorm_backward<double>(dx.mat(N, C), dw.vec(), db.vec(), R.mat(N, C), x.mat(N, C), w.vec(),
-                                mean.vec(), rstd.vec(), false);
+                                mean.vec(), rstd.vec(), accumulate);
   CHECK(grad_error(x.flat, dx.flat, loss) < kBound);
   CHECK(grad_error(w.flat, dw.flat, loss) < kBound);
   CHECK(grad_error(b.flat, db.flat, loss) < kBound);
 }
+}  // namespace
+
+TEST_CASE("layernorm backward matches finite differences", "[kernels][grad]") { check_layernorm(4, 6, 5, false); }
 
 TEST_CASE("layernorm backward over several partial-sum blocks matches finite differences", "[kernels][grad]") {
   // 37 rows: two blocks of kLnRows = 32, the second partial; dx accumulates.
-  const int N = k::kLnRows + 5, C = 5;
-  Tensor x(N * C), w(C), b(C), y(N * C), mean(N), rstd(N), R(N * C), dx(N * C), dw(C), db(C);
-  test::fill_random(x.flat, 31, 2.0);
-  test::fill_random(w.flat, 32);
-  test::fill_random(b.flat, 33);
-  test::fill_random(R.flat, 34);
-  auto loss = [&] {
-    k::layernorm_forward<double>(y.mat(N, C), mean.vec(), rstd.vec(), x.mat(N, C), w.vec(), b.vec());
-    return test::dot(y.flat, R.flat);
-  };
-  loss();
-  k::layernorm_backward<double>(dx.mat(N, C), dw.vec(), db.vec(), R.mat(N, C), x.mat(N, C), w.vec(),
-                                mean.vec(), rstd.vec(), true);
-  CHECK(grad_error(x.flat, dx.flat, loss) < kBound);
-  CHECK(grad_error(w.flat, dw.flat, loss) < kBound);
-  CHECK(grad_error(b.flat, db.flat, loss) < kBound);
+  check_layernorm(k::kLnRows + 5, 5, 31, true);
 }
 
 TEST_CASE("bias + gelu forward and gelu backward with the bias gradient match finite differences",

@@ -22,9 +22,11 @@
 #include "mini5d/core/json_text.hpp"
 #include "mini5d/train/step_guard.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "input_error.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
+using test::input_error;
 
 namespace {
 const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
@@ -36,14 +38,6 @@ std::string fresh_dir(const std::string& name) {
   return dir;
 }
 
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
