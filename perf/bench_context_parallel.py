@@ -23,12 +23,7 @@ every figure is the median over rounds, with the min-max spread of the tokens/s 
 import json
 import os
 
-from bench_util import ROOT, bench_parser, median, steady, train
-
-
-def exposed_share(report, axis):
-    steps = report["steps"][1:] or report["steps"]
-    return median([s.get("exposed_by_axis", {}).get(axis, 0.0) / s["seconds"] for s in steps])
+from bench_util import activations_mib, bench_parser, exposed_share, median, rate_cell, title, tokens_per_s, train
 
 
 def balance(report):
@@ -66,12 +61,10 @@ def main():
         for name, ranks, over, pin, split in rows:
             reports[name].append(run(a.app, a.deck, ranks, common + over, pin, split))
 
-    mib = 1024.0 * 1024.0
-    tps = {name: [steady(r, "tokens_per_s") for r in reports[name]] for name in reports}
+    tps = tokens_per_s(reports)
     base = median(tps["1 rank"])
     seq = reports["1 rank"][-1]["deck"]["model"]["seq"]
-    print(f"# context parallelism, deck {os.path.relpath(a.deck, ROOT)}: seq {seq}, 1 sequence per step, "
-          f"{a.steps} steps per run, {a.rounds} alternating rounds; medians over steps 2..{a.steps} and over rounds")
+    print(title("context parallelism", a, f"seq {seq}, 1 sequence per step"))
     print("| layout | tokens/s (min-max) | speed-up | cp exposed / step | activations MiB/rank pred / meas "
           "| vs 1 rank | blocks per layer by rank | block compute max/mean - 1 |")
     print("|---|---|---|---|---|---|---|---|")
@@ -81,15 +74,13 @@ def main():
         rs = reports[name]
         t = median(tps[name])
         share = median([exposed_share(r, "cp") for r in rs])
-        mem = rs[-1]["memory_bytes"]
-        pred = (mem["activations_predicted"]["kept"] + mem["activations_predicted"]["workspace"]) / mib
-        meas = (mem["activations_measured"]["kept"] + mem["activations_measured"]["workspace"]) / mib
+        pred, meas = activations_mib(rs[-1], "predicted"), activations_mib(rs[-1], "measured")
         if base_mem is None:
             base_mem = meas
         blocks, _ = balance(rs[-1])
         imb = [balance(r)[1] for r in rs]
         imb = median(imb) if imb[0] is not None else None
-        print(f"| {name} | {t:.1f} ({min(tps[name]):.1f}-{max(tps[name]):.1f}) | {t / base:.3f} | "
+        print(f"| {name} | {rate_cell(tps[name])} | {t / base:.3f} | "
               f"{100 * share:.1f}% | {pred:.1f} / {meas:.1f} | {meas / base_mem:.3f} | "
               f"{'-' if blocks is None else ' / '.join(f'{b:g}' for b in blocks)} | "
               f"{'-' if imb is None else f'{100 * imb:.1f}%'} |")

@@ -18,34 +18,21 @@ the median of its steps 2..n; the runs alternate for --rounds rounds and every f
 is the median over rounds, with the min-max spread of the tokens/s beside it.
 """
 import json
-import os
 
-from bench_util import ROOT, alternate, bench_parser, median, steady
-
-
-def axis_share(report, axis):
-    steps = report["steps"][1:] or report["steps"]
-    return median([s.get("exposed_by_axis", {}).get(axis, 0.0) / s["seconds"] for s in steps])
+from bench_util import MIB, alternate, baseline_rows, batch_args, exposed_share, median, rate_cell, title, tokens_per_s
 
 
 def main():
-    ap = bench_parser(__doc__, "moe-small.yaml", 5, 3)
-    ap.add_argument("--micro-batch", type=int, default=8)
-    a = ap.parse_args()
+    a = batch_args(__doc__, "moe-small.yaml", 5)
     m = a.micro_batch
     common = [f"train.steps={a.steps}"]
-    rows = [
-        ("1 rank", 1, [f"train.micro_batch={m}"], True),
-        ("e=2", 2, [f"train.micro_batch={m // 2}", "parallel.e=2"], False),
-        ("d=2", 2, [f"train.micro_batch={m // 2}", "parallel.d=2"], False),
-    ]
+    one_rank, d2 = baseline_rows(m)
+    rows = [one_rank, ("e=2", 2, [f"train.micro_batch={m // 2}", "parallel.e=2"], False), d2]
     reports = alternate(rows, a.rounds, a.app, a.deck, common)
 
-    mib = 1024.0 * 1024.0
-    tps = {name: [steady(r, "tokens_per_s") for r in reports[name]] for name in reports}
+    tps = tokens_per_s(reports)
     base = median(tps["1 rank"])
-    print(f"# expert parallelism, deck {os.path.relpath(a.deck, ROOT)}: global batch {m} sequences, "
-          f"{a.steps} steps per run, {a.rounds} alternating rounds; medians over steps 2..{a.steps} and over rounds")
+    print(title("expert parallelism", a, f"global batch {m} sequences"))
     print("| layout | tokens/s (min-max) | speed-up | ep exposed / step | imbalance median (worst) "
           "| expert params MiB/rank pred / meas |")
     print("|---|---|---|---|---|---|")
@@ -53,11 +40,11 @@ def main():
     for name, *_ in rows:
         rs = reports[name]
         t = median(tps[name])
-        share = median([axis_share(r, "ep") for r in rs])
+        share = median([exposed_share(r, "ep") for r in rs])
         imb = [s["moe"]["imbalance"] for r in rs for s in r["steps"]]
         mem = rs[-1]["memory_bytes"]
-        pred, meas = 4 * mem["expert_params_predicted"] / mib, 4 * mem["expert_params_measured"] / mib
-        print(f"| {name} | {t:.1f} ({min(tps[name]):.1f}-{max(tps[name]):.1f}) | {t / base:.3f} | "
+        pred, meas = 4 * mem["expert_params_predicted"] / MIB, 4 * mem["expert_params_measured"] / MIB
+        print(f"| {name} | {rate_cell(tps[name])} | {t / base:.3f} | "
               f"{100 * share:.1f}% | {median(imb):.3f} ({max(imb):.3f}) | {pred:.2f} / {meas:.2f} |")
         out[name] = {"tokens_per_s": t, "speedup": t / base, "ep_exposed_share": share,
                      "imbalance_median": median(imb), "imbalance_worst": max(imb),

@@ -18,49 +18,39 @@ the median of its steps 2..n; the runs alternate for --rounds rounds and every f
 is the median over rounds, with the min-max spread of the tokens/s beside it.
 """
 import json
-import os
 
-from bench_util import ROOT, alternate, bench_parser, median, steady
-
-
-def tp_exposed_share(report):
-    steps = report["steps"][1:] or report["steps"]
-    return median([s.get("exposed_by_axis", {}).get("tp", 0.0) / s["seconds"] for s in steps])
+from bench_util import (activations_mib, alternate, baseline_rows, batch_args, exposed_share, median, rate_cell,
+                        title, tokens_per_s)
 
 
 def main():
-    ap = bench_parser(__doc__, "small.yaml", 4, 3)
-    ap.add_argument("--micro-batch", type=int, default=8)
-    a = ap.parse_args()
+    a = batch_args(__doc__, "small.yaml", 4)
     m = a.micro_batch
     common = [f"train.steps={a.steps}"]
+    one_rank, d2 = baseline_rows(m)
     rows = [
-        ("1 rank", 1, [f"train.micro_batch={m}"], True),
+        one_rank,
         ("t=2, SP off", 2, [f"train.micro_batch={m}", "parallel.t=2", "parallel.sp=false"], False),
         ("t=2, SP on", 2, [f"train.micro_batch={m}", "parallel.t=2", "parallel.sp=true"], False),
-        ("d=2", 2, [f"train.micro_batch={m // 2}", "parallel.d=2"], False),
+        d2,
         ("t=2, SP on, recompute selective", 2,
          [f"train.micro_batch={m}", "parallel.t=2", "train.recompute=selective"], False),
         ("t=2, SP on, recompute full", 2, [f"train.micro_batch={m}", "parallel.t=2", "train.recompute=full"], False),
     ]
     reports = alternate(rows, a.rounds, a.app, a.deck, common)
 
-    mib = 1024.0 * 1024.0
-    tps = {name: [steady(r, "tokens_per_s") for r in reports[name]] for name in reports}
+    tps = tokens_per_s(reports)
     base = median(tps["1 rank"])
-    print(f"# tensor parallelism, deck {os.path.relpath(a.deck, ROOT)}: global batch {m} sequences, "
-          f"{a.steps} steps per run, {a.rounds} alternating rounds; medians over steps 2..{a.steps} and over rounds")
+    print(title("tensor parallelism", a, f"global batch {m} sequences"))
     print("| layout | tokens/s (min-max) | speed-up | tp exposed / step | activations MiB/rank pred / meas |")
     print("|---|---|---|---|---|")
     out = {}
     for name, *_ in rows:
         rs = reports[name]
         t = median(tps[name])
-        share = median([tp_exposed_share(r) for r in rs])
-        mem = rs[-1]["memory_bytes"]
-        pred = (mem["activations_predicted"]["kept"] + mem["activations_predicted"]["workspace"]) / mib
-        meas = (mem["activations_measured"]["kept"] + mem["activations_measured"]["workspace"]) / mib
-        print(f"| {name} | {t:.1f} ({min(tps[name]):.1f}-{max(tps[name]):.1f}) | {t / base:.3f} | "
+        share = median([exposed_share(r, "tp") for r in rs])
+        pred, meas = activations_mib(rs[-1], "predicted"), activations_mib(rs[-1], "measured")
+        print(f"| {name} | {rate_cell(tps[name])} | {t / base:.3f} | "
               f"{100 * share:.1f}% | {pred:.1f} / {meas:.1f} |")
         out[name] = {"tokens_per_s": t, "speedup": t / base, "tp_exposed_share": share,
                      "activations_mib_predicted": pred, "activations_mib_measured": meas}

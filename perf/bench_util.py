@@ -45,6 +45,33 @@ def steady(report, key):
     return median([s[key] for s in steps])
 
 
+def exposed_share(report, axis):
+    """Median over steps 2..n of the share of the step exposed in `axis`'s communication
+    (time inside MPI that no computation hid)."""
+    steps = report["steps"][1:] or report["steps"]
+    return median([s.get("exposed_by_axis", {}).get(axis, 0.0) / s["seconds"] for s in steps])
+
+
+MIB = 1024.0 * 1024.0
+
+
+def activations_mib(report, kind):
+    """Activation MiB per rank, kept for the backward plus the backward's work buffers:
+    kind "predicted" (the planner's formulas) or "measured" (the model's ledger)."""
+    a = report["memory_bytes"][f"activations_{kind}"]
+    return (a["kept"] + a["workspace"]) / MIB
+
+
+def tokens_per_s(reports):
+    """{row: [steady tokens/s of each round]} from {row: [report of each round]}."""
+    return {name: [steady(r, "tokens_per_s") for r in rs] for name, rs in reports.items()}
+
+
+def rate_cell(xs):
+    """A table cell: the median of xs and, in brackets, their spread."""
+    return f"{median(xs):.1f} ({min(xs):.1f}-{max(xs):.1f})"
+
+
 def bench_parser(doc, deck, steps, rounds, steps_help=None):
     """The options every layout benchmark takes: --deck, --app, --steps, --rounds, --json."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
@@ -54,6 +81,26 @@ def bench_parser(doc, deck, steps, rounds, steps_help=None):
     ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--json", action="store_true")
     return ap
+
+
+def batch_args(doc, deck, steps):
+    """bench_parser's options and --micro-batch m, the global batch of every row, parsed."""
+    ap = bench_parser(doc, deck, steps, 3)
+    ap.add_argument("--micro-batch", type=int, default=8)
+    return ap.parse_args()
+
+
+def baseline_rows(m):
+    """The rows a layout is measured against, for a global batch of m sequences: 1 rank
+    confined to one core, and d=2 (m/2 sequences per rank) on two."""
+    return [("1 rank", 1, [f"train.micro_batch={m}"], True),
+            ("d=2", 2, [f"train.micro_batch={m // 2}", "parallel.d=2"], False)]
+
+
+def title(what, a, batch):
+    """The table's title line: the deck, the batch, steps and rounds, what is a median."""
+    return (f"# {what}, deck {os.path.relpath(a.deck, ROOT)}: {batch}, {a.steps} steps per run, "
+            f"{a.rounds} alternating rounds; medians over steps 2..{a.steps} and over rounds")
 
 
 def alternate(rows, rounds, app, deck, common):

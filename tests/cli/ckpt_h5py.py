@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Checks a checkpoint written by ckpt_tool with h5py alone: root attributes, the value
-# formula of tests/ckpt_test_util.hpp, and each dataset's checksum
+# formula of tests/support/ckpt_test_util.hpp, and each dataset's checksum
 #   sum_i mix64(mix64(i) ^ float32_bits(x_i)) mod 2^64   (mix64: SplitMix64's finaliser).
 # usage: ckpt_h5py.py FILE STEP SEED
 import sys

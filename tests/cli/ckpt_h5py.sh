@@ -7,11 +7,8 @@
 set -u
 work=$1 mpiexec=$2 npflag=$3 tool=$4
 here=$(cd "$(dirname "$0")" && pwd)
-py=""
-for cand in python3 /usr/bin/python3; do
-  if "$cand" -c "import h5py, numpy" 2>/dev/null; then py=$cand; break; fi
-done
-[[ -n $py ]] || { echo "SKIP: no python3 with h5py"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+need_h5py
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 "$mpiexec" "$npflag" 2 "$tool" write ck step-00000006 6 66 0 || exit 1
 exec "$py" "$here/ckpt_h5py.py" ck/step-00000006.h5 6 66

@@ -7,12 +7,9 @@
 # usage: report_disk_full.sh WORKDIR MINI5D_APP DECK
 set -u
 work=$1 app=$2 deck=$3
-if [[ ${MINI5D_IN_NS:-} != 1 ]]; then
-  rm -rf "$work" && mkdir -p "$work/full" || exit 1
-  ns=(unshare -m); [[ $(id -u) -eq 0 ]] || ns=(unshare -rm)
-  "${ns[@]}" true 2>/dev/null || { echo "SKIP: cannot create a mount namespace (unshare) for a small tmpfs"; exit 77; }
-  MINI5D_IN_NS=1 exec "${ns[@]}" bash "$0" "$@"
-fi
+source "$(dirname "$0")/lib.sh"
+if [[ ${MINI5D_IN_NS:-} != 1 ]]; then rm -rf "$work" && mkdir -p "$work/full" || exit 1; fi
+in_mount_namespace "$0" "$@"
 cd "$work" || exit 1
 mount -t tmpfs -o size=256k tmpfs full 2>/dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
 echo '{"previous": "report"}' > full/report.json

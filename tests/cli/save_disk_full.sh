@@ -10,12 +10,9 @@
 # usage: save_disk_full.sh WORKDIR MPIEXEC NP_FLAG MINI5D_APP DECK
 set -u
 work=$1 mpiexec=$2 npflag=$3 app=$4 deck=$5
-if [[ ${MINI5D_IN_NS:-} != 1 ]]; then
-  rm -rf "$work" && mkdir -p "$work" || exit 1
-  ns=(unshare -m); [[ $(id -u) -eq 0 ]] || ns=(unshare -rm)
-  "${ns[@]}" true 2>/dev/null || { echo "SKIP: cannot create a mount namespace (unshare) for a small tmpfs"; exit 77; }
-  MINI5D_IN_NS=1 exec "${ns[@]}" bash "$0" "$@"
-fi
+source "$(dirname "$0")/lib.sh"
+if [[ ${MINI5D_IN_NS:-} != 1 ]]; then rm -rf "$work" && mkdir -p "$work" || exit 1; fi
+in_mount_namespace "$0" "$@"
 cd "$work" || exit 1
 fail() { echo "FAIL: $*"; tail -3 run.out; cat run.err; exit 1; }
 run() {  # NP, then overrides

@@ -9,11 +9,8 @@
 # usage: tp_checkpoint_h5py.sh WORKDIR MPIEXEC NP_FLAG APP DECK
 set -u
 work=$1 mpiexec=$2 npflag=$3 app=$4 deck=$5
-py=""
-for cand in python3 /usr/bin/python3; do
-  if "$cand" -c "import h5py, numpy" 2>/dev/null; then py=$cand; break; fi
-done
-[[ -n $py ]] || { echo "SKIP: no python3 with h5py"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+need_h5py
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 common=(train.steps=1 train.lr=0 train.min_lr=0 checkpoint.at_end=true output.log_every=1000)
 "$mpiexec" "$npflag" 1 "$app" train "$deck" "${common[@]}" checkpoint.dir=t1 output.report=t1.json >/dev/null || exit 1

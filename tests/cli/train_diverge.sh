@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# A diverging run (the deck) never leaves a NaN checkpoint.
+# A diverging run (learning rate and weight decay 10) never leaves a NaN checkpoint.
 # Non-finite steps are skipped and logged, too many in a row (or a loss spike) stop the
 # run with one clear line and exit 1, the FOM says valid=0, `latest` verifies and
 # resumes, and `ckpt verify` names a dataset holding NaN even when its checksum matches.

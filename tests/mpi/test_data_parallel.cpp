@@ -17,6 +17,7 @@
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance.hpp"
+#include "layouts.hpp"
 #include "mpi_util.hpp"
 
 using namespace mini5d;
@@ -27,16 +28,10 @@ using test::world_rank;
 using test::world_size;
 
 namespace {
-const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
-constexpr int kGlobalBatch = 16;
-
 Deck tiny(int d, int zero, int steps, int accumulation = 1, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(d),
-                                "parallel.zero=" + std::to_string(zero),
-                                "train.micro_batch=" + std::to_string(kGlobalBatch / d / accumulation),
-                                "train.accumulation=" + std::to_string(accumulation)};
-  o.insert(o.end(), extra.begin(), extra.end());
-  return load_deck(kTiny, o);
+  test::Layout l;
+  l.d = d, l.zero = zero, l.m = accumulation;
+  return test::tiny(l, steps, extra);
 }
 
 void print(const std::string& what, const Invariance& w) {

@@ -10,58 +10,33 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
-#include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance.hpp"
+#include "layouts.hpp"
 #include "mpi_util.hpp"
-#include "reshard.hpp"
+#include "reshard_check.hpp"
 
 using namespace mini5d;
-namespace fs = std::filesystem;
 using test::Group;
+using test::kGlobalBatch;
+using test::Layout;
+using test::moe_tiny;
 using test::world_max;
 using test::world_rank;
-
-namespace {
-const std::string kDeck = std::string(MINI5D_SOURCE_DIR) + "/inputs/moe-tiny.yaml";
-constexpr int kGlobalBatch = 16;
-
-struct Layout {
-  int d = 1, e = 1, t = 1, zero = 0, p = 1;  // p > 1: p micro-batches per step (1F1B)
-  int c = 1;                                  // c > 1: the sequence split over a ring
-  std::string name() const {
-    return "d" + std::to_string(d) + " e" + std::to_string(e) + " t" + std::to_string(t) + " p" + std::to_string(p) +
-           " c" + std::to_string(c) + " zero" + std::to_string(zero);
-  }
-  int ranks() const { return d * e * t * p * c; }
-};
-
-Deck moe_tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
-                                "parallel.e=" + std::to_string(l.e), "parallel.t=" + std::to_string(l.t),
-                                "parallel.zero=" + std::to_string(l.zero), "parallel.p=" + std::to_string(l.p),
-                                "parallel.c=" + std::to_string(l.c),
-                                "train.accumulation=" + std::to_string(l.p),
-                                "train.micro_batch=" + std::to_string(kGlobalBatch / (l.d * l.e * l.p))};
-  o.insert(o.end(), extra.begin(), extra.end());
-  return load_deck(kDeck, o);
-}
-}  // namespace
 
 TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2, e2 x c2", "[ep][mpi]") {
   REQUIRE(test::world_size() == 4);
   // ZeRO 1 and 3 move the same sums as 0 and 2 (they shard the moments and weights,
   // which the checksum and the memory test see): one of each pair per layout keeps
   // the case short.
-  const std::vector<Layout> layouts = {{1, 2, 1, 0}, {1, 4, 1, 3}, {2, 2, 1, 1}, {2, 2, 1, 2},
-                                       {1, 2, 2, 0}, {1, 2, 2, 3}, {1, 2, 1, 1, 2}, {1, 2, 1, 1, 1, 2}};
+  const std::vector<Layout> layouts = {"e2 zero0", "e4 zero3", "d2 e2 zero1", "d2 e2 zero2",
+                                       "e2 t2 zero0", "e2 t2 zero3", "e2 p2 zero1", "e2 c2 zero1"};
   for (const auto& c : test::configs()) {
     train::Trainer ref(moe_tiny(Layout{}, 10, c.overrides), MPI_COMM_SELF);
     ref.run();
@@ -102,7 +77,7 @@ TEST_CASE("full recomputation with experts: e = 2, e2 x t2, e2 x c2 match one ra
   for (const auto& c : test::configs()) {
     train::Trainer ref(moe_tiny(Layout{}, 6, c.overrides), MPI_COMM_SELF);
     ref.run();
-    for (const Layout& l : {Layout{1, 2, 1, 0}, Layout{1, 2, 2, 1}, Layout{1, 2, 1, 1, 1, 2}}) {
+    for (const Layout l : {"e2 zero0", "e2 t2 zero1", "e2 c2 zero1"}) {
       Group g(l.ranks());
       auto over = c.overrides;
       over.insert(over.end(), full.begin(), full.end());
@@ -158,7 +133,7 @@ TEST_CASE("ep bytes of a step equal the routing that happened", "[ep][mpi]") {
   // (the counts it exchanged): dispatch S, combine R, and the same again backward,
   // D floats each: (2 S + 2 R) * D * 4 bytes of activations. The count exchange gathers
   // E doubles from each of the P ranks per layer; the global norm adds one double.
-  for (const Layout& l : {Layout{1, 2, 1, 0}, Layout{1, 4, 1, 0}, Layout{1, 2, 2, 0}}) {
+  for (const Layout l : {"e2 zero0", "e4 zero0", "e2 t2 zero0"}) {
     Group g(l.ranks());
     comm::accounts().clear();
     train::Trainer tr(moe_tiny(l, 1), g.comm);
@@ -192,9 +167,8 @@ TEST_CASE("ep bytes of a step equal the routing that happened", "[ep][mpi]") {
 }
 
 TEST_CASE("training state memory: dense tensors over d x c x e, experts over d x c", "[ep][mpi][memory]") {
-  for (const Layout& l : {Layout{1, 2, 1, 0}, Layout{1, 2, 1, 3}, Layout{2, 2, 1, 1}, Layout{2, 2, 1, 2},
-                          Layout{2, 2, 1, 3}, Layout{1, 4, 1, 3}, Layout{1, 2, 2, 3}, Layout{1, 2, 1, 1, 2},
-                          Layout{1, 2, 1, 3, 1, 2}}) {
+  for (const Layout l : {"e2 zero0", "e2 zero3", "d2 e2 zero1", "d2 e2 zero2", "d2 e2 zero3", "e4 zero3",
+                         "e2 t2 zero3", "e2 p2 zero1", "e2 c2 zero3"}) {
     Group g(l.ranks());
     train::Trainer tr(moe_tiny(l, 0), g.comm);
     const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
@@ -213,23 +187,5 @@ TEST_CASE("training state memory: dense tensors over d x c x e, experts over d x
 }
 
 TEST_CASE("a checkpoint saved at e = 2 resumes at e = 1 and e = 4", "[ep][mpi][checkpoint]") {
-  const long steps = 6, cut = 3;
-  const std::string base = test::fresh_dir("ep_reshard");
-  train::Trainer straight(moe_tiny(Layout{}, steps), MPI_COMM_SELF);
-  straight.run();
-  const auto want_sums = test::checksums_at_cut(moe_tiny(Layout{}, steps), cut);
-  const std::string saved = base + "/saved";
-  test::save_at_cut(test::with_checkpoint_dir(moe_tiny({1, 2, 1, 1}, steps), saved), 2, cut);
-  for (const Layout& l : {Layout{1, 1, 1, 0}, Layout{1, 4, 1, 2}}) {
-    Group g(l.ranks());
-    const std::string dir = test::copy_for_group(saved, base, l.name(), g, l.ranks());
-    train::Trainer tr(test::with_checkpoint_dir(moe_tiny(l, steps), dir), g.comm);
-    tr.resume("latest");
-    CHECK(world_max(test::checksum_difference(want_sums, tr)) <= 1e-5);
-    tr.run();
-    const double worst = world_max(test::resumed_loss_difference(straight, tr, cut));
-    INFO(l.name());
-    CHECK(worst <= 1e-5);
-    if (world_rank() == 0) std::printf("resume at %s: worst relative loss difference %.3g\n", l.name().c_str(), worst);
-  }
+  test::check_reshard(test::input_deck("moe-tiny.yaml"), Layout(), "e2 zero1", {"zero0", "e4 zero2"}, 6, 3, "ep_reshard");
 }

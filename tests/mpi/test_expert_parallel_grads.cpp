@@ -15,6 +15,7 @@
 
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/model/gpt.hpp"
+#include "fd_harness.hpp"
 #include "mpi_util.hpp"
 
 using namespace mini5d;
@@ -25,52 +26,15 @@ namespace {
 using Model = model::Gpt<double>;
 
 ModelConfig small_model(int top_k) {
-  ModelConfig m;
-  m.vocab = 12;
-  m.d_model = 8;
-  m.layers = 2;
-  m.heads = 2;
-  m.seq = 6;
-  m.ffn = 16;
+  ModelConfig m = test::fd_model(12, 6, 16, 2);
   m.experts = 4;
   m.top_k = top_k;
   return m;
 }
 
 // Tokens of sequences [first, first + count) of a fixed two-sequence batch.
-std::pair<Vec<int>, Vec<int>> batch(const ModelConfig& m, int first, int count) {
-  const int n = count * m.seq;
-  Vec<int> in("in", n), tg("tg", n);
-  auto hi = Kokkos::create_mirror_view(in);
-  auto ht = Kokkos::create_mirror_view(tg);
-  for (int i = 0; i < n; ++i) {
-    const int g = first * m.seq + i;
-    hi(i) = (7 * g + 3) % m.vocab;
-    ht(i) = (5 * g + 1) % m.vocab;
-  }
-  Kokkos::deep_copy(in, hi);
-  Kokkos::deep_copy(tg, ht);
-  return {in, tg};
-}
-
-// The logical (row-major) index of each element of this rank's part of tensor t.
-std::vector<std::int64_t> logical_indices(const model::TensorSpec& t) {
-  std::vector<ShardBlock> blocks;
-  model::append_part_blocks(t, 0, t.size(), 0, blocks);
-  std::vector<std::int64_t> out(std::size_t(t.size()));
-  for (const auto& b : blocks) {
-    std::vector<std::int64_t> stride(t.global_shape.size(), 1);
-    for (int d = int(stride.size()) - 2; d >= 0; --d) stride[d] = stride[d + 1] * t.global_shape[d + 1];
-    for (std::int64_t i = 0; i < b.size(); ++i) {
-      std::int64_t rest = i, logical = 0;
-      for (int d = int(b.extent.size()) - 1; d >= 0; --d) {
-        logical += (b.offset[d] + rest % b.extent[d]) * stride[d];
-        rest /= b.extent[d];
-      }
-      out[std::size_t(b.local_offset + i)] = logical;
-    }
-  }
-  return out;
+test::Batch batch(const ModelConfig& m, int first, int count) {
+  return test::fixed_batch(count * m.seq, m.vocab, first * m.seq);
 }
 }  // namespace
 
@@ -91,8 +55,8 @@ TEST_CASE("e = 2: expert gradients are slices of the single-rank ones, dense gra
     Model whole(cfg, 2, Model::Owns::params_and_grads, single);
     whole.init_params(seed);
     whole.zero_grads();
-    const auto [win, wtg] = batch(cfg, 0, 2);
-    const double want_ce = whole.forward(win, wtg, scale), want_aux = whole.last_aux_loss();
+    const test::Batch wb = batch(cfg, 0, 2);
+    const double want_ce = whole.forward(wb.in, wb.tg, scale), want_aux = whole.last_aux_loss();
     whole.backward();
     auto wg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.grads);
 
@@ -102,8 +66,8 @@ TEST_CASE("e = 2: expert gradients are slices of the single-rank ones, dense gra
     Model part(cfg, 1, Model::Owns::params_and_grads, par);
     part.init_params(seed);
     part.zero_grads();
-    const auto [pin, ptg] = batch(cfg, world_rank(), 1);
-    double got[2] = {part.forward(pin, ptg, scale), part.last_aux_loss()};
+    const test::Batch pb = batch(cfg, world_rank(), 1);
+    double got[2] = {part.forward(pb.in, pb.tg, scale), part.last_aux_loss()};
     part.backward();
     MPI_Allreduce(MPI_IN_PLACE, got, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     CHECK(std::abs(got[0] - want_ce) / want_ce < 1e-12);
@@ -112,18 +76,12 @@ TEST_CASE("e = 2: expert gradients are slices of the single-rank ones, dense gra
     double worst = 0;
     int experts = 0;
     for (const auto& t : part.layout().tensors()) {
-      const auto& w = whole.layout().at(t.name);
-      std::vector<double> mine(std::size_t(t.size()));
-      for (std::int64_t i = 0; i < t.size(); ++i) mine[std::size_t(i)] = pg(t.offset + i);
+      auto mine = test::part_of(pg, t);
       if (!t.expert)
         MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       else
         ++experts;
-      const auto idx = logical_indices(t);
-      for (std::int64_t i = 0; i < t.size(); ++i) {
-        const double ref = wg(w.offset + idx[std::size_t(i)]);
-        worst = std::max(worst, std::abs(mine[std::size_t(i)] - ref) / std::max(1e-3, std::abs(ref)));
-      }
+      worst = std::max(worst, test::slice_difference(mine, t, wg, whole.layout().at(t.name).offset));
     }
     worst = world_max(worst);
     if (world_rank() == 0) std::printf("e=2 top-%d: worst relative gradient difference %.3g\n", top_k, worst);

@@ -26,49 +26,32 @@
 #include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
+#include "layouts.hpp"
 #include "mpi_util.hpp"
 #include "reshard.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
 using test::Group;
+using test::kGlobalBatch;
+using test::Layout;
 using test::world_max;
 using test::world_rank;
 
 namespace {
-const std::string kDeck = std::string(MINI5D_SOURCE_DIR) + "/inputs/five-axes.yaml";
-constexpr int kGlobalBatch = 16, kAccumulation = 2;
-
-struct Layout {
-  int d = 1, t = 1, p = 1, c = 1, e = 1;
-  std::string name() const {
-    std::string n;
-    for (auto [axis, k] : {std::pair{"d", d}, {"t", t}, {"p", p}, {"c", c}, {"e", e}})
-      if (k > 1) n += (n.empty() ? "" : "·") + std::string(axis) + std::to_string(k);
-    return n.empty() ? "1 rank" : n;
-  }
-  int ranks() const { return d * t * p * c * e; }
-};
-constexpr Layout kFive{1, 2, 2, 2, 2};
+constexpr int kAccumulation = 2;  // micro-batches per step in every layout, p = 1 too
+const Layout kFive("t2 p2 c2 e2");
 // The shared bounds, but for the parameters' sums of squares: with experts, more
 // zero-initialised tensors have gradients that are partly rounding noise (the key bias,
 // whose gradient is exactly zero; expert biases of experts few tokens reach), which
 // AdamW turns into full-size steps of either sign. Measured: <= 9.6e-6 (loss <= 2.2e-7).
 const test::Tolerance kTolerance{1e-5, 1e-5, 1e-2, 5e-5};
 
-Deck five_axes(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> o = {"train.steps=" + std::to_string(steps),
-                                "parallel.d=" + std::to_string(l.d),
-                                "parallel.t=" + std::to_string(l.t),
-                                "parallel.p=" + std::to_string(l.p),
-                                "parallel.c=" + std::to_string(l.c),
-                                "parallel.e=" + std::to_string(l.e),
-                                "train.accumulation=" + std::to_string(kAccumulation),
-                                "train.micro_batch=" + std::to_string(kGlobalBatch / (kAccumulation * l.d * l.e)),
-                                "output.trace=",
-                                "output.report="};
+Deck five_axes(Layout l, long steps, const std::vector<std::string>& extra = {}) {
+  l.m = kAccumulation;
+  std::vector<std::string> o = {"output.trace=", "output.report="};
   o.insert(o.end(), extra.begin(), extra.end());
-  return load_deck(kDeck, o);
+  return test::layout_deck(test::input_deck("five-axes.yaml"), l, steps, o);
 }
 
 // Every axis's bytes per step equal the planner's on every rank of the run (the expert
@@ -95,8 +78,7 @@ TEST_CASE("five axes and every four-axis subset match one rank; bytes per axis e
           "[five][mpi]") {
   REQUIRE(test::world_size() == 16);
   // The subsets run two at a time, one per half of the world.
-  const std::vector<std::pair<Layout, Layout>> pairs = {{{1, 1, 2, 2, 2}, {1, 2, 1, 2, 2}},
-                                                        {{1, 2, 2, 1, 2}, {1, 2, 2, 2, 1}}};
+  const std::vector<std::pair<Layout, Layout>> pairs = {{"p2 c2 e2", "t2 c2 e2"}, {"t2 p2 e2", "t2 p2 c2"}};
   for (const auto& cfg : test::configs()) {
     train::Trainer ref(five_axes(Layout{}, 3, cfg.overrides), MPI_COMM_SELF);
     ref.run();
@@ -183,7 +165,7 @@ TEST_CASE("a checkpoint saved in five axes resumes on 1 rank and on d = 2", "[fi
   }
   test::idle_barrier();
   // The resumes run on the first ranks only (the others would repeat the same work).
-  for (const Layout& l : {Layout{}, Layout{2}}) {
+  for (const Layout& l : {Layout(), Layout("d2")}) {
     Group g(l.ranks());
     double worst = 0;
     if (g.index == 0) {

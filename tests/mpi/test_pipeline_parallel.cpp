@@ -18,48 +18,31 @@
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/parallel/pp/schedule.hpp"
-#include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
+#include "layouts.hpp"
 #include "mpi_util.hpp"
-#include "reshard.hpp"
+#include "reshard_check.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
 using test::Group;
-using test::world_max;
-using test::world_rank;
+using test::kGlobalBatch;
+using test::Layout;
+using test::tiny;
 
 namespace {
-const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
-constexpr int kGlobalBatch = 16;  // sequences per step, in every layout
-
-struct Layout {
-  int d = 1, t = 1, p = 1, v = 1, zero = 0, m = 4, layers = 2;
-  std::string schedule = "1f1b";
-  std::string name() const {
-    return "d" + std::to_string(d) + " t" + std::to_string(t) + " p" + std::to_string(p) + " v" + std::to_string(v) +
-           " " + schedule + " m" + std::to_string(m) + " zero" + std::to_string(zero) + " layers " +
-           std::to_string(layers);
-  }
-  int ranks() const { return d * t * p; }
-};
-
-Deck tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
-                                "parallel.t=" + std::to_string(l.t), "parallel.p=" + std::to_string(l.p),
-                                "parallel.virtual_stages=" + std::to_string(l.v),
-                                "parallel.schedule=" + l.schedule, "parallel.zero=" + std::to_string(l.zero),
-                                "model.layers=" + std::to_string(l.layers),
-                                "train.accumulation=" + std::to_string(l.m),
-                                "train.micro_batch=" + std::to_string(kGlobalBatch / (l.d * l.m))};
-  o.insert(o.end(), extra.begin(), extra.end());
-  return load_deck(kTiny, o);
+// Where every pipeline case starts: 4 micro-batches per step whatever p is, 2 layers,
+// 1F1B, ZeRO 0.
+Layout pipeline() {
+  Layout l;
+  l.m = 4, l.layers = 2, l.schedule = "1f1b", l.zero = 0, l.v = 1;
+  return l;
 }
 
 // The single-rank run of the same global batch and depth.
 Layout reference(const Layout& l) {
-  Layout r;
+  Layout r = pipeline();
   r.m = l.m;
   r.layers = l.layers;
   return r;
@@ -88,7 +71,7 @@ TEST_CASE("layout invariance: p = 2 and 4 under GPipe and 1F1B, p = 2 v = 2 unde
   REQUIRE(test::world_size() == 4);
   std::vector<Layout> layouts;
   for (const char* s : {"gpipe", "1f1b"}) {
-    Layout a;
+    Layout a = pipeline();
     a.p = 2, a.schedule = s;
     layouts.push_back(a);
     Layout b = a;
@@ -96,7 +79,7 @@ TEST_CASE("layout invariance: p = 2 and 4 under GPipe and 1F1B, p = 2 v = 2 unde
     layouts.push_back(b);
   }
   for (const char* s : {"gpipe", "1f1b", "interleaved"}) {
-    Layout a;
+    Layout a = pipeline();
     a.p = 2, a.v = 2, a.layers = 4, a.schedule = s;
     layouts.push_back(a);
   }
@@ -106,14 +89,14 @@ TEST_CASE("layout invariance: p = 2 and 4 under GPipe and 1F1B, p = 2 v = 2 unde
 TEST_CASE("layout invariance: d2 x p2 at ZeRO 1, 2 and 3, t2 x p2, p4 at ZeRO 3", "[pp][mpi][np4]") {
   std::vector<Layout> layouts;
   for (int zero : {1, 2, 3}) {
-    Layout a;
+    Layout a = pipeline();
     a.d = 2, a.p = 2, a.zero = zero;
     layouts.push_back(a);
   }
-  Layout t;
+  Layout t = pipeline();
   t.t = 2, t.p = 2;
   layouts.push_back(t);
-  Layout z;  // ZeRO-3 on a group of one, every stage without the embeddings but one
+  Layout z = pipeline();  // ZeRO-3 on a group of one, every stage without the embeddings but one
   z.p = 4, z.layers = 4, z.zero = 3;
   layouts.push_back(z);
   check_invariance(layouts, 4);
@@ -123,11 +106,11 @@ TEST_CASE("no deadlock and the same losses with m = 1, m < p and m = p", "[pp][m
   std::vector<Layout> layouts;
   for (const char* s : {"gpipe", "1f1b"})
     for (int m : {1, 2, 4}) {
-      Layout a;
+      Layout a = pipeline();
       a.p = 4, a.layers = 4, a.m = m, a.schedule = s;
       layouts.push_back(a);
     }
-  Layout i;  // interleaved with m = p
+  Layout i = pipeline();  // interleaved with m = p
   i.p = 2, i.v = 2, i.layers = 4, i.m = 2, i.schedule = "interleaved";
   layouts.push_back(i);
   for (const auto& l : layouts) {
@@ -145,7 +128,7 @@ TEST_CASE("no deadlock and the same losses with m = 1, m < p and m = p", "[pp][m
 TEST_CASE("activations and micro-batches in flight equal the planner's for GPipe and 1F1B", "[pp][mpi][np4]") {
   for (const char* s : {"gpipe", "1f1b"})
     for (int m : {2, 4, 8}) {
-      Layout l;
+      Layout l = pipeline();
       l.p = 4, l.layers = 4, l.m = m, l.schedule = s;
       Group g(l.ranks());
       train::Trainer tr(tiny(l, 1), g.comm);
@@ -166,7 +149,7 @@ TEST_CASE("pp bytes of a step equal the analytic bill", "[pp][mpi][np4]") {
   // activation) and once backward (its gradient), [rows, d_model] floats each; a rank
   // accounts what it sends and what it receives. rows = B*T, or B*T/t with SP.
   for (int t : {1, 2}) {
-    Layout l;
+    Layout l = pipeline();
     l.p = 2, l.t = t, l.v = t == 1 ? 2 : 1, l.layers = 4, l.m = 4;
     Group g(l.ranks());
     comm::accounts().clear();
@@ -191,7 +174,7 @@ TEST_CASE("pp bytes of a step equal the analytic bill", "[pp][mpi][np4]") {
 
 TEST_CASE("the trace holds every rank's forwards and backwards, as many as the generator's", "[pp][mpi][np4]") {
   const std::string path = (fs::current_path() / "pp_trace.json").string();
-  Layout l;
+  Layout l = pipeline();
   l.p = 4, l.layers = 4, l.m = 4;
   const long steps = 3;
   {
@@ -225,36 +208,17 @@ TEST_CASE("the trace holds every rank's forwards and backwards, as many as the g
 }
 
 TEST_CASE("a checkpoint saved at p = 2 resumes at p = 1 and p = 4", "[pp][mpi][np4][checkpoint]") {
-  const long steps = 4, cut = 2;
-  const std::string base = test::fresh_dir("pp_reshard");
-  Layout one;
+  Layout one = pipeline();
   one.layers = 4;
-  train::Trainer straight(tiny(one, steps), MPI_COMM_SELF);
-  straight.run();
-  const auto want_sums = test::checksums_at_cut(tiny(one, steps), cut);
-  const std::string saved = base + "/saved";
-  Layout two = one;
+  Layout two = one, four = one;
   two.p = 2;
-  test::save_at_cut(test::with_checkpoint_dir(tiny(two, steps), saved), 2, cut);
-  for (int p : {1, 4}) {
-    Layout l = one;
-    l.p = p;
-    Group g(l.ranks());
-    const std::string dir = test::copy_for_group(saved, base, "p" + std::to_string(p), g, l.ranks());
-    train::Trainer tr(test::with_checkpoint_dir(tiny(l, steps), dir), g.comm);
-    tr.resume("latest");
-    INFO("resume at p=" << p);
-    CHECK(world_max(test::checksum_difference(want_sums, tr)) <= 1e-5);
-    tr.run();
-    const double worst = world_max(test::resumed_loss_difference(straight, tr, cut));
-    CHECK(worst <= 1e-5);
-    if (world_rank() == 0) std::printf("resume at p=%d: worst relative loss difference %.3g\n", p, worst);
-  }
+  four.p = 4;
+  test::check_reshard(test::input_deck("tiny.yaml"), one, two, {one, four}, 4, 2, "pp_reshard");
 }
 
 TEST_CASE("layout invariance: d2 x t2 x p2 on 8 ranks", "[pp][mpi][np8]") {
   REQUIRE(test::world_size() == 8);
-  Layout l;
+  Layout l = pipeline();
   l.d = 2, l.t = 2, l.p = 2, l.zero = 1;
   check_invariance({l}, 3);
 }

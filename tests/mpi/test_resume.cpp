@@ -9,38 +9,31 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "layouts.hpp"
 #include "mpi_util.hpp"
+#include "reshard.hpp"
 
 using namespace mini5d;
-namespace fs = std::filesystem;
 using test::Group;
 using test::world_max;
 using test::world_rank;
 
 namespace {
-const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
-
 // Tiny deck at d ranks with ZeRO `zero`, global batch 16, checkpoints in `dir`.
 Deck tiny(int d, int zero, long steps, const std::string& dir) {
-  return load_deck(kTiny, {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(d),
-                           "parallel.zero=" + std::to_string(zero), "train.micro_batch=" + std::to_string(16 / d),
-                           "checkpoint.dir=" + dir, "checkpoint.keep=0"});
+  test::Layout l;
+  l.d = d, l.zero = zero;
+  return test::tiny(l, steps, {"checkpoint.dir=" + dir, "checkpoint.keep=0"});
 }
 std::vector<double> losses(const train::Trainer& tr) {
   std::vector<double> v;
   for (const auto& s : tr.history()) v.push_back(s.loss);
   return v;
 }
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = (fs::current_path() / "resume_test" / name).string();
-  if (world_rank() == 0) fs::remove_all(dir);
-  MPI_Barrier(MPI_COMM_WORLD);
-  return dir;
-}
+std::string fresh_dir(const std::string& name) { return test::fresh_dir("resume_test/" + name); }
 }  // namespace
 
 TEST_CASE("exact resume: steps 6-10 are bit-identical to the uninterrupted run", "[checkpoint][mpi]") {

@@ -25,6 +25,7 @@
 #include "mini5d/kernels/batched_gemm.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/cp/ring_attention.hpp"
+#include "fd_harness.hpp"
 #include "mpi_util.hpp"
 
 using namespace mini5d;
@@ -179,41 +180,16 @@ TEST_CASE("zig-zag balances the blocks; contiguous shows the imbalance; cp bytes
     }
 }
 
-namespace {
-ModelConfig small_model() {
-  ModelConfig m;
-  m.vocab = 12;
-  m.d_model = 8;
-  m.layers = 2;
-  m.heads = 2;
-  m.seq = 16;
-  m.ffn = 16;
-  return m;
-}
-constexpr int kBatch = 2;
-
-Vec<int> tokens(const std::vector<int>& v) {
-  Vec<int> d("tokens", v.size());
-  auto h = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
-  Kokkos::deep_copy(d, h);
-  return d;
-}
-}  // namespace
-
 TEST_CASE("the whole model in fp64: loss and gradients summed over the ring equal one rank's", "[cp][mpi][gradients]") {
-  const auto cfg = small_model();
+  constexpr int kBatch = 2;
+  const auto cfg = test::fd_model(12, 16, 16, 2);
   const int n = kBatch * cfg.seq;
-  std::vector<int> in(n), tg(n);
-  for (int i = 0; i < n; ++i) {
-    in[std::size_t(i)] = (7 * i + 3) % cfg.vocab;
-    tg[std::size_t(i)] = (5 * i + 1) % cfg.vocab;
-  }
+  const test::HostTokens tokens = test::fixed_tokens(n, cfg.vocab);
   const double scale = 1.0 / n;
   model::Gpt<double> whole(cfg, kBatch);
   whole.init_params(5);
   whole.zero_grads();
-  const double want_loss = whole.forward(tokens(in), tokens(tg), scale);
+  const double want_loss = whole.forward(test::to_device(tokens.in), test::to_device(tokens.tg), scale);
   whole.backward();
   auto want = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.grads);
   struct Case {
@@ -237,9 +213,9 @@ TEST_CASE("the whole model in fp64: loss and gradients summed over the ring equa
     part.init_params(5);
     part.zero_grads();
     std::vector<int> lin, ltg;
-    cp::take_local(in, kBatch, cfg.seq, part.dims().pos, lin);
-    cp::take_local(tg, kBatch, cfg.seq, part.dims().pos, ltg);
-    double loss = part.forward(tokens(lin), tokens(ltg), scale);
+    cp::take_local(tokens.in, kBatch, cfg.seq, part.dims().pos, lin);
+    cp::take_local(tokens.tg, kBatch, cfg.seq, part.dims().pos, ltg);
+    double loss = part.forward(test::to_device(lin), test::to_device(ltg), scale);
     part.backward();
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, ring_mpi);
     // Every rank's gradient of its part, summed over the ring (each ring rank saw its
@@ -248,25 +224,11 @@ TEST_CASE("the whole model in fp64: loss and gradients summed over the ring equa
     auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part.grads);
     double worst_g = 0;
     for (const auto& ts : part.layout().tensors()) {
-      std::vector<double> mine(std::size_t(ts.size()));
-      for (std::int64_t i = 0; i < ts.size(); ++i) mine[std::size_t(i)] = got(ts.offset + i);
+      auto mine = test::part_of(got, ts);
       MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, ring_mpi);
       if (ts.replicated && cs.t > 1)
         MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, tensor_mpi);
-      std::vector<ShardBlock> blocks;
-      model::append_part_blocks(ts, 0, ts.size(), 0, blocks);
-      const auto& w = whole.layout().at(ts.name);
-      const std::int64_t cols = ts.global_shape.size() == 2 ? ts.global_shape[1] : 1;
-      for (const auto& b : blocks) {
-        const bool two_d = b.offset.size() == 2;
-        const std::int64_t width = two_d ? b.extent[1] : 1;
-        for (std::int64_t i = 0; i < b.size(); ++i) {
-          const std::int64_t logical = two_d ? (b.offset[0] + i / width) * cols + b.offset[1] + i % width
-                                             : b.offset[0] + i;
-          const double ref = want(w.offset + logical), mine_i = mine[std::size_t(b.local_offset + i)];
-          worst_g = std::max(worst_g, std::abs(mine_i - ref) / std::max(1e-3, std::abs(ref)));
-        }
-      }
+      worst_g = std::max(worst_g, test::slice_difference(mine, ts, want, whole.layout().at(ts.name).offset));
     }
     const double worst_loss = world_max(std::abs(loss - want_loss) / want_loss);
     worst_g = world_max(worst_g);

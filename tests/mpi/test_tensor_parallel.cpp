@@ -10,45 +10,28 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
-#include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
+#include "layouts.hpp"
 #include "mpi_util.hpp"
-#include "reshard.hpp"
+#include "reshard_check.hpp"
 
 using namespace mini5d;
-namespace fs = std::filesystem;
 using test::Group;
+using test::kGlobalBatch;
+using test::Layout;
+using test::tiny;
 using test::world_max;
-using test::world_rank;
 
 namespace {
-const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
-constexpr int kGlobalBatch = 16;
-
-struct Layout {
-  int d = 1, t = 1, zero = 0;
-  bool sp = true;
-  std::string recompute = "none";
-  std::string name() const {
-    return "d" + std::to_string(d) + " t" + std::to_string(t) + (t > 1 ? (sp ? " sp" : " nosp") : "") + " zero" +
-           std::to_string(zero) + " recompute " + recompute;
-  }
-  int ranks() const { return d * t; }
-};
-
-Deck tiny(const Layout& l, long steps, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> o = {"train.steps=" + std::to_string(steps), "parallel.d=" + std::to_string(l.d),
-                                "parallel.t=" + std::to_string(l.t), "parallel.zero=" + std::to_string(l.zero),
-                                "parallel.sp=" + std::string(l.sp ? "true" : "false"),
-                                "train.recompute=" + l.recompute,
-                                "train.micro_batch=" + std::to_string(kGlobalBatch / l.d)};
-  o.insert(o.end(), extra.begin(), extra.end());
-  return load_deck(kTiny, o);
+// d data-parallel replicas of t tensor ranks, SP on or off, at ZeRO `zero`.
+Layout tp_layout(int d, int t, int zero, bool sp, const std::string& recompute = "none") {
+  Layout l;
+  l.d = d, l.t = t, l.zero = zero, l.sp = sp, l.recompute = recompute;
+  return l;
 }
 
 // Runs each layout (on groups of its rank count) and compares it with one rank.
@@ -73,17 +56,17 @@ TEST_CASE("layout invariance: t = 2 and 4, SP on and off, d2 x t2 at ZeRO 0-3", 
   REQUIRE(test::world_size() == 4);
   std::vector<Layout> layouts;
   for (int t : {2, 4})
-    for (bool sp : {true, false}) layouts.push_back({1, t, 0, sp});
-  for (int zero = 0; zero <= 3; ++zero) layouts.push_back({2, 2, zero, true});
+    for (bool sp : {true, false}) layouts.push_back(tp_layout(1, t, 0, sp));
+  for (int zero = 0; zero <= 3; ++zero) layouts.push_back(tp_layout(2, 2, zero, true));
   check_invariance(layouts, 10);
 }
 
 TEST_CASE("layout invariance: recompute selective and full at t = 1 and 2", "[tp][mpi][recompute]") {
   std::vector<Layout> layouts;
   for (const char* r : {"selective", "full"}) {
-    layouts.push_back({1, 1, 0, true, r});
-    layouts.push_back({1, 2, 0, true, r});
-    layouts.push_back({1, 2, 0, false, r});
+    layouts.push_back(tp_layout(1, 1, 0, true, r));
+    layouts.push_back(tp_layout(1, 2, 0, true, r));
+    layouts.push_back(tp_layout(1, 2, 0, false, r));
   }
   check_invariance(layouts, 10);
 }
@@ -104,7 +87,7 @@ TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
   for (bool sp : {false, true}) {
     Group g(2);
     comm::accounts().clear();
-    const Layout l{1, 2, 0, sp};
+    const Layout l = tp_layout(1, 2, 0, sp);
     train::Trainer tr(tiny(l, 1), g.comm);
     tr.run();
     const auto& m = tr.deck().model;
@@ -128,7 +111,7 @@ TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]"
     for (bool sp : {true, false})
       for (const char* r : {"none", "selective", "full"}) {
         if (t == 1 && !sp) continue;
-        const Layout l{1, t, 0, sp, r};
+        const Layout l = tp_layout(1, t, 0, sp, r);
         Group g(t);
         train::Trainer tr(tiny(l, 0), g.comm);
         const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
@@ -139,24 +122,6 @@ TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]"
 }
 
 TEST_CASE("a checkpoint saved at d2 x t2 resumes at t = 1, t = 4 and d = 4", "[tp][mpi][checkpoint]") {
-  const long steps = 6, cut = 3;
-  const std::string base = test::fresh_dir("tp_reshard");
-  train::Trainer straight(tiny(Layout{}, steps), MPI_COMM_SELF);
-  straight.run();
-  const auto want_sums = test::checksums_at_cut(tiny(Layout{}, steps), cut);
-  const std::string saved = base + "/saved";
-  test::save_at_cut(test::with_checkpoint_dir(tiny({2, 2, 1, true}, steps), saved), 4, cut);
-  for (const Layout& l : {Layout{1, 1, 0}, Layout{1, 4, 0}, Layout{4, 1, 2}}) {
-    Group g(l.ranks());
-    const std::string dir = test::copy_for_group(saved, base, l.name(), g, l.ranks());
-    train::Trainer tr(test::with_checkpoint_dir(tiny(l, steps), dir), g.comm);
-    tr.resume("latest");
-    // The logical tensors read back are the single-rank ones, whatever the layout.
-    CHECK(world_max(test::checksum_difference(want_sums, tr)) <= 1e-5);
-    tr.run();
-    const double worst = world_max(test::resumed_loss_difference(straight, tr, cut));
-    INFO(l.name());
-    CHECK(worst <= 1e-5);
-    if (world_rank() == 0) std::printf("resume at %s: worst relative loss difference %.3g\n", l.name().c_str(), worst);
-  }
+  test::check_reshard(test::input_deck("tiny.yaml"), Layout(), tp_layout(2, 2, 1, true),
+                      {"zero0", "t4 zero0", "d4 zero2"}, 6, 3, "tp_reshard");
 }

@@ -15,6 +15,7 @@
 
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/model/gpt.hpp"
+#include "fd_harness.hpp"
 #include "mpi_util.hpp"
 
 using namespace mini5d;
@@ -24,53 +25,11 @@ using test::world_rank;
 
 namespace {
 using Model = model::Gpt<double>;
-using HostD = Kokkos::View<double*, Kokkos::HostSpace>;
-
-ModelConfig small_model() {
-  ModelConfig m;
-  m.vocab = 12;
-  m.d_model = 8;
-  m.layers = 2;
-  m.heads = 2;
-  m.seq = 6;
-  m.ffn = 16;
-  return m;
-}
 constexpr int kBatch = 2;
 
-struct Batch {
-  Vec<int> in, tg;
-  Batch(int n, int vocab) : in("in", n), tg("tg", n) {
-    auto hi = Kokkos::create_mirror_view(in);
-    auto ht = Kokkos::create_mirror_view(tg);
-    for (int i = 0; i < n; ++i) {
-      hi(i) = (7 * i + 3) % vocab;
-      ht(i) = (5 * i + 1) % vocab;
-    }
-    Kokkos::deep_copy(in, hi);
-    Kokkos::deep_copy(tg, ht);
-  }
-};
-
-double loss_of(Model& m, const Batch& b) {
+double loss_of(Model& m, const test::Batch& b) {
   const double n = double(kBatch) * m.config().seq;
   return m.forward(b.in, b.tg, 1.0 / n) / n;
-}
-
-// The logical (row-major) index of each element of this rank's part of tensor t.
-std::vector<std::int64_t> logical_indices(const model::TensorSpec& t) {
-  std::vector<ShardBlock> blocks;
-  model::append_part_blocks(t, 0, t.size(), 0, blocks);
-  std::vector<std::int64_t> out(std::size_t(t.size()));
-  const std::int64_t cols = t.global_shape.size() == 2 ? t.global_shape[1] : 1;
-  for (const auto& b : blocks) {
-    const bool two_d = b.offset.size() == 2;
-    const std::int64_t rows = b.extent[0], width = two_d ? b.extent[1] : 1;
-    for (std::int64_t i = 0; i < rows * width; ++i)
-      out[std::size_t(b.local_offset + i)] =
-          two_d ? (b.offset[0] + i / width) * cols + b.offset[1] + i % width : b.offset[0] + i;
-  }
-  return out;
 }
 }  // namespace
 
@@ -81,8 +40,8 @@ TEST_CASE("t = 2: sharded gradients are slices of the single-rank gradients; fin
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   comm::Communicator group(grid::CommHandle(dup), "tp", comm::Transport::staged);
   tp::TpComm tpc(group);
-  const auto cfg = small_model();
-  const Batch batch(kBatch * cfg.seq, cfg.vocab);
+  const auto cfg = test::fd_model(12, 6, 16, 2);
+  const test::Batch batch = test::fixed_batch(kBatch * cfg.seq, cfg.vocab);
   const std::uint64_t seed = 99;
 
   Model whole(cfg, kBatch);
@@ -104,16 +63,11 @@ TEST_CASE("t = 2: sharded gradients are slices of the single-rank gradients; fin
     // Replicated tensors hold partial sums with SP (each rank saw its own tokens).
     double worst_slice = 0;
     for (const auto& t : part.layout().tensors()) {
-      const auto& w = whole.layout().at(t.name);
-      const auto idx = logical_indices(t);
-      std::vector<double> mine(std::size_t(t.size()));
-      for (std::int64_t i = 0; i < t.size(); ++i) mine[std::size_t(i)] = g(t.offset + i);
+      auto mine = test::part_of(g, t);
       if (t.replicated && sp)
         MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-      for (std::int64_t i = 0; i < t.size(); ++i) {
-        const double ref = whole_g(w.offset + idx[std::size_t(i)]);
-        worst_slice = std::max(worst_slice, std::abs(mine[std::size_t(i)] - ref) / std::max(1e-3, std::abs(ref)));
-      }
+      const std::int64_t at = whole.layout().at(t.name).offset;
+      worst_slice = std::max(worst_slice, test::slice_difference(mine, t, whole_g, at));
     }
     worst_slice = world_max(worst_slice);
     if (world_rank() == 0) std::printf("t=2 sp=%d: worst relative gradient-slice difference %.3g\n", sp, worst_slice);
@@ -125,27 +79,23 @@ TEST_CASE("t = 2: sharded gradients are slices of the single-rank gradients; fin
     double worst_fd = 0;
     auto params = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part.params);
     for (const auto& t : part.layout().tensors()) {
-      std::vector<double> grad(std::size_t(t.size()));
-      for (std::int64_t i = 0; i < t.size(); ++i) grad[std::size_t(i)] = g(t.offset + i);
+      auto grad = test::part_of(g, t);
       if (t.replicated && sp)
         MPI_Allreduce(MPI_IN_PLACE, grad.data(), int(grad.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       for (int owner = 0; owner < (t.replicated ? 1 : 2); ++owner) {
         for (int k = 0; k < 3; ++k) {
           const std::int64_t i = (std::int64_t(k) * 7919 + 3) % t.size();
           const bool mine = t.replicated || world_rank() == owner;
-          auto shift = [&](double by) {
-            if (mine) params(t.offset + i) += by;
+          // Every rank takes part in the loss; only the element's holders move it.
+          auto put = [&](double x) {
+            if (mine) params(t.offset + i) = x;
             Kokkos::deep_copy(part.params, params);
           };
-          shift(h);
-          const double up = loss_of(part, batch);
-          shift(-2 * h);
-          const double down = loss_of(part, batch);
-          shift(h);
-          const double fd = (up - down) / (2 * h);
+          auto loss = [&] { return loss_of(part, batch); };
+          const double fd = test::central_difference(params(t.offset + i), h, put, loss);
           double analytic = mine ? grad[std::size_t(i)] : 0.0;
           if (!t.replicated) MPI_Allreduce(MPI_IN_PLACE, &analytic, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-          worst_fd = std::max(worst_fd, std::abs(fd - analytic) / std::max(1e-2, std::abs(analytic)));
+          worst_fd = std::max(worst_fd, test::floored_relative(fd, analytic, 1e-2));
         }
       }
     }

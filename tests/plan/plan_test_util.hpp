@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Shared fixtures for the planner tests: input paths and small hand-made clusters.
+// Shared fixtures for the planner tests: input paths, small hand-made clusters, and the
+// search over a shipped model and cluster that the output tests start from.
 #pragma once
 #include <string>
 
 #include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/search.hpp"
 
 namespace plan_test {
 
@@ -28,6 +30,22 @@ inline mini5d::plan::ClusterDesc toy_cluster(long long nodes, long long per_node
                      ", latency_us: 1}\n  inter_node: {name: slow, bandwidth_gbs: " +
                      std::to_string(inter_gbs) + ", latency_us: 5}\n";
   return mini5d::plan::parse_cluster_text(text, "toy.yaml");
+}
+
+// The `top` best plans for a shipped model file on a shipped cluster file of `nodes`
+// nodes, with what the search was given.
+struct Searched {
+  mini5d::plan::ModelInput in;
+  mini5d::plan::ClusterDesc cl;
+  mini5d::plan::SearchOptions o;
+  mini5d::plan::SearchResult r;
+};
+inline Searched search_top(const std::string& model, const std::string& cluster, long long nodes, int top) {
+  Searched s{mini5d::plan::load_model_file(input(model)), mini5d::plan::load_cluster_file(input(cluster)), {}, {}};
+  s.cl.nodes = nodes;
+  s.o.top = top;
+  s.r = mini5d::plan::search(s.in.model, s.in.train, s.cl, s.o);
+  return s;
 }
 
 }  // namespace plan_test

@@ -104,12 +104,7 @@ TEST_CASE("a given layout is ranked among every fitting plan", "[plan][given]") 
 }
 
 TEST_CASE("a deck's layout reads back as the plan it was emitted for", "[plan][given]") {
-  const ModelInput in = load_model_file(plan_test::input("models/dense-70b.yaml"));
-  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
-  cl.nodes = 16;
-  SearchOptions o;
-  o.top = 3;
-  const SearchResult r = search(in.model, in.train, cl, o);
+  const auto [in, cl, o, r] = plan_test::search_top("models/dense-70b.yaml", "clusters/h100-sxm-8.yaml", 16, 3);
   REQUIRE(r.top.size() == 3);
   for (const Plan& p : r.top) {
     std::ostringstream deck;

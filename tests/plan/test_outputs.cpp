@@ -33,12 +33,7 @@ void check_tiny_structure(const YAML::Node& deck) {
 }  // namespace
 
 TEST_CASE("--emit-deck writes a deck with tiny.yaml's structure", "[plan][outputs]") {
-  const ModelInput in = load_model_file(plan_test::input("models/dense-70b.yaml"));
-  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
-  cl.nodes = 16;
-  SearchOptions o;
-  o.top = 2;
-  const SearchResult r = search(in.model, in.train, cl, o);
+  const auto [in, cl, o, r] = plan_test::search_top("models/dense-70b.yaml", "clusters/h100-sxm-8.yaml", 16, 2);
   REQUIRE(!r.top.empty());
   const Layout& l = r.top.front().layout;
 
@@ -84,12 +79,8 @@ TEST_CASE("--emit-deck writes a deck with tiny.yaml's structure", "[plan][output
 }
 
 TEST_CASE("--emit-slurm and --json carry the plan", "[plan][outputs]") {
-  const ModelInput in = load_model_file(plan_test::input("models/dense-70b.yaml"));
-  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/perlmutter-a100-4.yaml"));
-  cl.nodes = 32;
-  SearchOptions o;
-  o.top = 3;
-  const SearchResult r = search(in.model, in.train, cl, o);
+  const auto [in, cl, o, r] =
+      plan_test::search_top("models/dense-70b.yaml", "clusters/perlmutter-a100-4.yaml", 32, 3);
   REQUIRE(!r.top.empty());
   std::ostringstream sh;
   write_slurm(sh, in.model, cl, r.top.front(), "plan.yaml");

@@ -3,6 +3,7 @@
 # submit, and wait for job states with a deadline, so a test fails with a reason
 # instead of hanging. Every failure prints one "FAIL: ..." line first.
 : "${MINI5D_SLURM_DIR:=/tmp/mini5d-slurm}"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # this folder: compare_runs.py and the like
 export SLURM_CONF=$MINI5D_SLURM_DIR/slurm.conf
 JOBS=()  # submitted here; cancelled on exit if still alive
 
@@ -18,7 +19,7 @@ trap cleanup_jobs EXIT
 require_slurm() {
   local status
   status=$(cat "$MINI5D_SLURM_DIR/status" 2>/dev/null) ||
-    fail "no test Slurm ($MINI5D_SLURM_DIR/status missing): run scripts/start-slurm.sh first (CI does)"
+    fail "no test Slurm ($MINI5D_SLURM_DIR/status missing): ctest starts it (slurm_start), or run scripts/start-slurm.sh"
   [[ $status == up ]] || fail "the test Slurm did not start: $status"
   local state
   state=$(timeout 10 sinfo -h -o %T 2>&1 | head -n 1)

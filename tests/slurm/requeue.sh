@@ -10,7 +10,6 @@
 # usage: requeue.sh WORKDIR PLAN APP MPIEXEC NPFLAG INPUTS
 set -u
 source "$(dirname "$0")/common.sh"
-here=$(cd "$(dirname "$0")" && pwd)
 setup_test "$@"
 steps=1000
 job=$(submit -o job.out plan.sh train.steps=$steps output.log_every=1)

@@ -14,7 +14,6 @@
 # usage: scancel.sh WORKDIR PLAN APP MPIEXEC NPFLAG INPUTS
 set -u
 source "$(dirname "$0")/common.sh"
-here=$(cd "$(dirname "$0")" && pwd)
 setup_test "$@"
 steps=1000
 args=(train.steps=$steps output.log_every=1 checkpoint.every=50)

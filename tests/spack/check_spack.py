@@ -5,7 +5,7 @@
 #    MINI5D_SPACK choice (cpu, cuda, cuda80) selects exactly one mini5d spec, with the
 #    right backend, and only variants the recipe has;
 #  * the recipe compiles as Python and, read through its syntax tree, declares the
-#    variants, dependencies and CMake definitions the issue asks for;
+#    variants, dependencies and CMake definitions a mini5d build needs;
 #  * cross-checks with the project's CMake files: the recipe sets every option() the
 #    project has and no other, each <Pkg>_ROOT names a find_package, each find_package
 #    or pkg-config module is a dependency of the recipe and vice versa, and every
@@ -96,7 +96,7 @@ for node in ast.walk(cls):
     elif name == "define_from_variant" and len(args) >= 2 and args[0]:
         defines[args[0]] = args[1]
 
-# ---- recipe contents the issue asks for --------------------------------------------
+# ---- what the recipe must contain ----------------------------------------------------
 def dep(pkg, must=(), when=None, typ=None):
     """A depends_on on `pkg` whose spec has every `must` fragment (and the when/type)."""
     for spec, w, t in deps:

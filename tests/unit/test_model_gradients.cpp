@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "grad_check.hpp"
+#include "fd_harness.hpp"
 #include "mini5d/model/gpt.hpp"
 
 using namespace mini5d;
@@ -18,37 +18,17 @@ namespace {
 // keeps it near 1e-7 while the O(h^2) truncation stays far below.
 constexpr double kStep = 1e-5;
 void check_model(int layers) {
-  ModelConfig m;
-  m.vocab = 11;
-  m.d_model = 8;
-  m.layers = layers;
-  m.heads = 2;
-  m.seq = 5;
-  m.ffn = 12;
+  const ModelConfig m = test::fd_model(11, 5, 12, layers);
   const int B = 2, N = B * m.seq;
   model::Gpt<double> gpt(m, B);
   gpt.init_params(42);
-  // Perturb all parameters (biases and LayerNorm gains too) so no gradient is
-  // trivially zero or one.
-  Vec<double> noise("noise", gpt.params.extent(0));
-  test::fill_random(noise, 99, 0.1);
-  auto params = gpt.params;
-  Kokkos::parallel_for("mini5d::test::perturb", Range(0, noise.extent(0)),
-                       KOKKOS_LAMBDA(const int i) { params(i) += noise(i); });
-  Vec<int> in("in", N), tg("tg", N);
-  auto hi = Kokkos::create_mirror_view(in);
-  auto ht = Kokkos::create_mirror_view(tg);
-  for (int i = 0; i < N; ++i) {
-    hi(i) = (7 * i + 3) % m.vocab;
-    ht(i) = (5 * i + 1) % m.vocab;
-  }
-  Kokkos::deep_copy(in, hi);
-  Kokkos::deep_copy(tg, ht);
+  test::perturb(gpt.params, 99, 0.1);
+  const test::Batch batch = test::fixed_batch(N, m.vocab);
   const double scale = 1.0 / N;
   gpt.zero_grads();
-  gpt.forward(in, tg, scale);
+  gpt.forward(batch.in, batch.tg, scale);
   gpt.backward();
-  auto loss = [&] { return scale * gpt.forward(in, tg, scale); };
+  auto loss = [&] { return scale * gpt.forward(batch.in, batch.tg, scale); };
 
   for (const auto& t : gpt.layout().tensors()) {
     // Check each tensor through a slice of the flat buffers.

@@ -41,6 +41,29 @@ inline double dot(Vec<double> a, Vec<double> b) {
   return s;
 }
 
+// (f(x0 + h) - f(x0 - h)) / 2h for one coordinate: put(x) places the coordinate's value
+// (wherever it lives: a device buffer, a model's parameters, one rank's shard) before f
+// runs; the coordinate is left at x0.
+template <class Put, class F>
+double central_difference(double x0, double h, Put&& put, F&& f) {
+  put(x0 + h);
+  const double up = f();
+  put(x0 - h);
+  const double down = f();
+  put(x0);
+  return (up - down) / (2 * h);
+}
+
+// The error measure above, accumulated over the elements of one gradient.
+struct FdError {
+  double max_diff = 0, max_num = 0;
+  void add(double numeric, double analytic) {
+    max_diff = std::fmax(max_diff, std::fabs(numeric - analytic));
+    max_num = std::fmax(max_num, std::fabs(numeric));
+  }
+  double relative() const { return max_num > 0 ? max_diff / max_num : max_diff; }
+};
+
 // Compares `analytic` (dL/dx) with central differences of loss() over every element
 // of x; returns the relative error defined above.
 inline double grad_error(Vec<double> x, Vec<double> analytic, const std::function<double()>& loss,
@@ -48,23 +71,16 @@ inline double grad_error(Vec<double> x, Vec<double> analytic, const std::functio
   auto hx = Kokkos::create_mirror_view(x);
   auto ha = Kokkos::create_mirror_view(analytic);
   Kokkos::deep_copy(ha, analytic);
-  double max_diff = 0, max_num = 0;
+  FdError err;
   for (std::size_t i = 0; i < x.extent(0); ++i) {
     Kokkos::deep_copy(hx, x);
-    const double x0 = hx(i);
-    hx(i) = x0 + h;
-    Kokkos::deep_copy(x, hx);
-    const double lp = loss();
-    hx(i) = x0 - h;
-    Kokkos::deep_copy(x, hx);
-    const double lm = loss();
-    hx(i) = x0;
-    Kokkos::deep_copy(x, hx);
-    const double num = (lp - lm) / (2 * h);
-    max_diff = std::fmax(max_diff, std::fabs(num - ha(i)));
-    max_num = std::fmax(max_num, std::fabs(num));
+    auto put = [&](double v) {
+      hx(i) = v;
+      Kokkos::deep_copy(x, hx);
+    };
+    err.add(central_difference(hx(i), h, put, loss), ha(i));
   }
-  return max_num > 0 ? max_diff / max_num : max_diff;
+  return err.relative();
 }
 
 }  // namespace mini5d::test

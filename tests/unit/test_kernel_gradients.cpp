@@ -51,43 +51,33 @@ TEST_CASE("linear backward matches finite differences", "[kernels][grad]") {
   for (int i = 0; i < O * I; ++i) CHECK(h2(i) == Approx(2 * h1(i)).epsilon(1e-12));
 }
 
-TEST_CASE("layernorm backward matches finite differences", "[kernels][grad]") {
-  const int N = 4, C = 6;
+namespace {
+// LayerNorm over N rows of C, the tensors drawn from seeds seed .. seed + 3 (x at scale
+// 2); with `accumulate` the backward adds to dx (zero here) instead of writing it.
+void check_layernorm(int N, int C, unsigned seed, bool accumulate) {
   Tensor x(N * C), w(C), b(C), y(N * C), mean(N), rstd(N), R(N * C), dx(N * C), dw(C), db(C);
-  test::fill_random(x.flat, 5, 2.0);
-  test::fill_random(w.flat, 6);
-  test::fill_random(b.flat, 7);
-  test::fill_random(R.flat, 8);
+  test::fill_random(x.flat, seed, 2.0);
+  test::fill_random(w.flat, seed + 1);
+  test::fill_random(b.flat, seed + 2);
+  test::fill_random(R.flat, seed + 3);
   auto loss = [&] {
     k::layernorm_forward<double>(y.mat(N, C), mean.vec(), rstd.vec(), x.mat(N, C), w.vec(), b.vec());
     return test::dot(y.flat, R.flat);
   };
   loss();
   k::layernorm_backward<double>(dx.mat(N, C), dw.vec(), db.vec(), R.mat(N, C), x.mat(N, C), w.vec(),
-                                mean.vec(), rstd.vec(), false);
+                                mean.vec(), rstd.vec(), accumulate);
   CHECK(grad_error(x.flat, dx.flat, loss) < kBound);
   CHECK(grad_error(w.flat, dw.flat, loss) < kBound);
   CHECK(grad_error(b.flat, db.flat, loss) < kBound);
 }
+}  // namespace
+
+TEST_CASE("layernorm backward matches finite differences", "[kernels][grad]") { check_layernorm(4, 6, 5, false); }
 
 TEST_CASE("layernorm backward over several partial-sum blocks matches finite differences", "[kernels][grad]") {
   // 37 rows: two blocks of kLnRows = 32, the second partial; dx accumulates.
-  const int N = k::kLnRows + 5, C = 5;
-  Tensor x(N * C), w(C), b(C), y(N * C), mean(N), rstd(N), R(N * C), dx(N * C), dw(C), db(C);
-  test::fill_random(x.flat, 31, 2.0);
-  test::fill_random(w.flat, 32);
-  test::fill_random(b.flat, 33);
-  test::fill_random(R.flat, 34);
-  auto loss = [&] {
-    k::layernorm_forward<double>(y.mat(N, C), mean.vec(), rstd.vec(), x.mat(N, C), w.vec(), b.vec());
-    return test::dot(y.flat, R.flat);
-  };
-  loss();
-  k::layernorm_backward<double>(dx.mat(N, C), dw.vec(), db.vec(), R.mat(N, C), x.mat(N, C), w.vec(),
-                                mean.vec(), rstd.vec(), true);
-  CHECK(grad_error(x.flat, dx.flat, loss) < kBound);
-  CHECK(grad_error(w.flat, dw.flat, loss) < kBound);
-  CHECK(grad_error(b.flat, db.flat, loss) < kBound);
+  check_layernorm(k::kLnRows + 5, 5, 31, true);
 }
 
 TEST_CASE("bias + gelu forward and gelu backward with the bias gradient match finite differences",
@@ -122,19 +112,20 @@ TEST_CASE("gelu backward matches finite differences", "[kernels][grad]") {
   CHECK(grad_error(x.flat, dx.flat, loss) < kBound);
 }
 
-TEST_CASE("embedding backward matches finite differences", "[kernels][grad]") {
-  const int V = 7, D = 3, T = 4, B = 2, N = B * T;
+namespace {
+// The split embedding kernels the model runs: the lookup (all vocabulary rows held here,
+// from row 0) and the positions added after it, on the tokens `ids` (sequences of T) of
+// a vocabulary of V rows of width D; the tensors drawn from seeds seed, seed + 1, seed + 2.
+void check_embedding(int V, int D, int T, const std::vector<int>& ids, unsigned seed) {
+  const int N = int(ids.size());
   Tensor wte(V * D), wpe(T * D), x(N * D), R(N * D), dwte(V * D), dwpe(T * D);
   Vec<int> tok("tokens", N);
   auto ht = Kokkos::create_mirror_view(tok);
-  const int ids[N] = {3, 1, 3, 6, 0, 3, 1, 2};  // repeats: gradients must add
-  for (int i = 0; i < N; ++i) ht(i) = ids[i];
+  for (int i = 0; i < N; ++i) ht(i) = ids[std::size_t(i)];
   Kokkos::deep_copy(tok, ht);
-  test::fill_random(wte.flat, 11);
-  test::fill_random(wpe.flat, 12);
-  test::fill_random(R.flat, 13);
-  // The split kernels the model runs: the lookup (all vocabulary rows held here, from
-  // row 0) and the positions added after it.
+  test::fill_random(wte.flat, seed);
+  test::fill_random(wpe.flat, seed + 1);
+  test::fill_random(R.flat, seed + 2);
   auto loss = [&] {
     k::embedding_lookup<double>(x.mat(N, D), tok, wte.mat(V, D), 0);
     k::add_positions<double>(x.mat(N, D), wpe.mat(T, D), T, 0);
@@ -145,28 +136,16 @@ TEST_CASE("embedding backward matches finite differences", "[kernels][grad]") {
   CHECK(grad_error(wte.flat, dwte.flat, loss) < kBound);
   CHECK(grad_error(wpe.flat, dwpe.flat, loss) < kBound);
 }
+}  // namespace
+
+TEST_CASE("embedding backward matches finite differences", "[kernels][grad]") {
+  // B = 2 sequences of T = 4; repeats: gradients must add.
+  check_embedding(7, 3, 4, {3, 1, 3, 6, 0, 3, 1, 2}, 11);
+}
 
 TEST_CASE("embedding backward over several column blocks matches finite differences", "[kernels][grad]") {
   // kEmbCols + 3 columns: two column blocks, the second partial; repeated tokens add up.
-  const int V = 4, D = k::kEmbCols + 3, T = 3, B = 2, N = B * T;
-  Tensor wte(V * D), wpe(T * D), x(N * D), R(N * D), dwte(V * D), dwpe(T * D);
-  Vec<int> tok("tokens", N);
-  auto ht = Kokkos::create_mirror_view(tok);
-  const int ids[N] = {2, 0, 2, 3, 2, 1};
-  for (int i = 0; i < N; ++i) ht(i) = ids[i];
-  Kokkos::deep_copy(tok, ht);
-  test::fill_random(wte.flat, 41);
-  test::fill_random(wpe.flat, 42);
-  test::fill_random(R.flat, 43);
-  auto loss = [&] {
-    k::embedding_lookup<double>(x.mat(N, D), tok, wte.mat(V, D), 0);
-    k::add_positions<double>(x.mat(N, D), wpe.mat(T, D), T, 0);
-    return test::dot(x.flat, R.flat);
-  };
-  k::embedding_lookup_backward<double>(dwte.mat(V, D), R.mat(N, D), tok, 0);
-  k::add_positions_backward<double>(dwpe.mat(T, D), R.mat(N, D), T, 0);
-  CHECK(grad_error(wte.flat, dwte.flat, loss) < kBound);
-  CHECK(grad_error(wpe.flat, dwpe.flat, loss) < kBound);
+  check_embedding(4, k::kEmbCols + 3, 3, {2, 0, 2, 3, 2, 1}, 41);
 }
 
 namespace {

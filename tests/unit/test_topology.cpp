@@ -21,6 +21,7 @@
 #include "mini5d/topology/node.hpp"
 #include "mini5d/topology/placement.hpp"
 #include "mini5d/commands/topo_command.hpp"
+#include "input_error.hpp"
 
 extern "C" int openblas_get_num_threads() __attribute__((weak));
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -28,16 +29,9 @@ extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 using namespace mini5d;
 using namespace mini5d::topology;
 
-namespace {
+using test::input_error;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
+namespace {
 
 std::vector<int> range(int a, int b) {  // [a, b]
   std::vector<int> v;
@@ -118,14 +112,14 @@ TEST_CASE("topology: discovery of synthetic nodes", "[topology]") {
   CHECK(c.core_list[11].package == 1);
   CHECK(describe(c).find("2 packages, 4 NUMA nodes, 0 L3 caches, 12 cores, 12 PUs") != std::string::npos);
 
-  CHECK(error_of([] { discover("pack:2 bogus:x"); }) ==
+  CHECK(input_error([] { discover("pack:2 bogus:x"); }) ==
         "synthetic topology: invalid hwloc synthetic topology \"pack:2 bogus:x\" (e.g. \"pack:2 core:4 pu:1\")");
 }
 
 TEST_CASE("topology: MINI5D_HWLOC_SYNTHETIC stands in for the machine", "[topology]") {
   setenv(kSyntheticEnv, "pack:4 core:2 pu:2", 1);
   const NodeTopology n = discover();
-  const std::string bad = error_of([] {
+  const std::string bad = input_error([] {
     setenv(kSyntheticEnv, "nonsense", 1);
     discover();
   });
@@ -202,8 +196,8 @@ TEST_CASE("topology: ranks sit near their GPU", "[topology]") {
 TEST_CASE("topology: virtual nodes and membership", "[topology]") {
   CHECK(virtual_node_ids(8, 4) == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1});
   CHECK(virtual_node_ids(3, 1) == std::vector<int>{0, 1, 2});
-  CHECK(error_of([] { virtual_node_ids(6, 4); }) == "parallel.ranks_per_node=4: must divide the number of ranks (6)");
-  CHECK(error_of([] { virtual_node_ids(4, 8); }) == "parallel.ranks_per_node=8: must divide the number of ranks (4)");
+  CHECK(input_error([] { virtual_node_ids(6, 4); }) == "parallel.ranks_per_node=4: must divide the number of ranks (6)");
+  CHECK(input_error([] { virtual_node_ids(4, 8); }) == "parallel.ranks_per_node=8: must divide the number of ranks (4)");
   // MPI's node ids are arbitrary; nodes are renumbered by their lowest rank.
   const NodeMembership m = membership_from_ids({5, 5, 2, 2, 5}, 4, false);
   CHECK(m.node_of_rank == std::vector<int>{0, 0, 1, 1, 0});
@@ -240,7 +234,7 @@ TEST_CASE("topology: placement table and refusal", "[topology]") {
   par.t = 8;
   t = placement_table(par, four_per_node);
   CHECK(t.axis("t").max_nodes == 2);
-  CHECK(error_of([&] { check_placement(t, false); }) ==
+  CHECK(input_error([&] { check_placement(t, false); }) ==
         "parallel.t=8: tensor groups cross nodes (4 ranks per node); choose t dividing the ranks per node or pass "
         "force_placement");
   CHECK_NOTHROW(check_placement(t, true));
@@ -280,14 +274,14 @@ TEST_CASE("topology: placement table and refusal", "[topology]") {
   par.d = 4;
   par.t = 2;
   t = placement_table(par, {0, 1, 0, 1, 0, 1, 0, 1});
-  CHECK(error_of([&] { check_placement(t, false); }) ==
+  CHECK(input_error([&] { check_placement(t, false); }) ==
         "parallel.t=2: tensor groups cross nodes (4 ranks per node, not consecutive); place consecutive ranks on one "
         "node (block mapping) or pass force_placement");
   // Uneven nodes.
   t = placement_table(par, {0, 0, 0, 1, 1, 1, 1, 1});
   CHECK(t.min_per_node == 3);
   CHECK(t.max_per_node == 5);
-  CHECK(error_of([&] { check_placement(t, false); }).find("(3 to 5 ranks per node); choose t") != std::string::npos);
+  CHECK(input_error([&] { check_placement(t, false); }).find("(3 to 5 ranks per node); choose t") != std::string::npos);
   CHECK_THROWS_AS(placement_table(par, {0, 0}), std::invalid_argument);
 }
 
@@ -384,12 +378,12 @@ TEST_CASE("topology: node membership over MPI, virtual nodes of 2", "[topology][
   if (m.nodes > 1) {
     par.t = size;
     par.d = 1;
-    expect(error_of([&] { check_placement(placement_table(par, m.node_of_rank), false); })
+    expect(input_error([&] { check_placement(placement_table(par, m.node_of_rank), false); })
                .rfind("parallel.t=" + std::to_string(size) + ": tensor groups cross nodes", 0) == 0);
   }
   // A ranks_per_node that does not divide the ranks fails on every rank, before any collective.
   if (size > 1)
-    expect(error_of([&] { node_membership(comm, size + 1); }) ==
+    expect(input_error([&] { node_membership(comm, size + 1); }) ==
            "parallel.ranks_per_node=" + std::to_string(size + 1) + ": must divide the number of ranks (" +
                std::to_string(size) + ")");
 

@@ -22,9 +22,11 @@
 #include "mini5d/core/json_text.hpp"
 #include "mini5d/train/step_guard.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "input_error.hpp"
 
 using namespace mini5d;
 namespace fs = std::filesystem;
+using test::input_error;
 
 namespace {
 const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
@@ -36,14 +38,6 @@ std::string fresh_dir(const std::string& name) {
   return dir;
 }
 
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
@@ -75,7 +69,7 @@ TEST_CASE("step guard: non-finite steps are skipped, too many in a row or a spik
 }
 
 TEST_CASE("a diverging run skips, stops, and keeps only finite checkpoints", "[reliability][train]") {
-  // The issue's deck: the gradient norm turns NaN while the loss is still finite.
+  // A deck that diverges: the gradient norm turns NaN while the loss is still finite.
   const std::string dir = fresh_dir("diverge");
   Deck d = load_deck(kTiny, {"train.lr=10", "train.min_lr=10", "train.warmup=0", "train.weight_decay=10",
                              "checkpoint.every=4", "checkpoint.keep=1", "train.steps=40", "train.spike_factor=0",

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "grad_check.hpp"
+#include "fd_harness.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/ep/routing.hpp"
 
@@ -35,13 +35,7 @@ std::vector<int> routing(const Model& m) {
 // the tensors; perturbations that change a routing decision (a top-k tie crossed,
 // where the objective is not differentiable) are left out and counted.
 void check(int top_k, int moe_every) {
-  ModelConfig m;
-  m.vocab = 11;
-  m.d_model = 8;
-  m.layers = 2;
-  m.heads = 2;
-  m.seq = 5;
-  m.ffn = 12;
+  ModelConfig m = test::fd_model(11, 5, 12, 2);
   m.experts = 4;
   m.top_k = top_k;
   m.moe_every = moe_every;
@@ -50,23 +44,11 @@ void check(int top_k, int moe_every) {
   par.aux_loss_coef = 0.3;  // large enough that the aux gradient matters
   Model gpt(m, B, Model::Owns::params_and_grads, par);
   gpt.init_params(42);
-  Vec<double> noise("noise", gpt.params.extent(0));
-  test::fill_random(noise, 99, 0.3);
-  auto params = gpt.params;
-  Kokkos::parallel_for("mini5d::test::perturb", Range(0, noise.extent(0)),
-                       KOKKOS_LAMBDA(const int i) { params(i) += noise(i); });
-  Vec<int> in("in", N), tg("tg", N);
-  auto hi = Kokkos::create_mirror_view(in);
-  auto ht = Kokkos::create_mirror_view(tg);
-  for (int i = 0; i < N; ++i) {
-    hi(i) = (7 * i + 3) % m.vocab;
-    ht(i) = (5 * i + 1) % m.vocab;
-  }
-  Kokkos::deep_copy(in, hi);
-  Kokkos::deep_copy(tg, ht);
+  test::perturb(gpt.params, 99, 0.3);
+  const test::Batch batch = test::fixed_batch(N, m.vocab);
   const double scale = 1.0 / N;
   auto objective = [&] {
-    const double ce = gpt.forward(in, tg, scale);
+    const double ce = gpt.forward(batch.in, batch.tg, scale);
     return scale * (ce + gpt.last_aux_loss());
   };
   gpt.zero_grads();
@@ -79,33 +61,32 @@ void check(int top_k, int moe_every) {
   const double h = 1e-5;
   int skipped = 0, checked = 0, moe_tensors = 0;
   for (const auto& t : gpt.layout().tensors()) {
-    double max_diff = 0, max_num = 0;
+    test::FdError fd;
     for (std::int64_t i = t.offset; i < t.offset + t.size(); ++i) {
-      const double x0 = hp(i);
-      auto at = [&](double x) {
+      auto put = [&](double x) {
         hp(i) = x;
         Kokkos::deep_copy(gpt.params, hp);
-        const double f = objective();
-        return std::make_pair(f, routing(gpt) == base_routing);
       };
-      const auto up = at(x0 + h), down = at(x0 - h);
-      hp(i) = x0;
-      if (!up.second || !down.second) {
+      bool same_routing = true;
+      auto f = [&] {
+        const double v = objective();
+        same_routing = same_routing && routing(gpt) == base_routing;
+        return v;
+      };
+      const double num = test::central_difference(hp(i), h, put, f);
+      if (!same_routing) {
         ++skipped;
         continue;
       }
       ++checked;
-      const double num = (up.first - down.first) / (2 * h);
-      max_diff = std::max(max_diff, std::abs(num - hg(i)));
-      max_num = std::max(max_num, std::abs(num));
+      fd.add(num, hg(i));
     }
-    Kokkos::deep_copy(gpt.params, hp);
-    const double err = max_num > 0 ? max_diff / max_num : max_diff;
+    const double err = fd.relative();
     if (t.name.find("moe") != std::string::npos) ++moe_tensors;
     INFO("top_k " << top_k << " moe_every " << moe_every << " tensor " << t.name << " relative error " << err);
     CHECK(err < 1e-6);
     // The router learns at top-1 from the aux loss alone: its gradient is not zero.
-    if (t.name.find("router") != std::string::npos) CHECK(max_num > 1e-6);
+    if (t.name.find("router") != std::string::npos) CHECK(fd.max_num > 1e-6);
   }
   INFO("perturbations that changed a routing decision: " << skipped << " of " << skipped + checked);
   CHECK(skipped * 50 < checked);

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# How the tests are built and registered, so that every test gets the same environment,
+# a TIMEOUT (a hang fails instead of blocking CI) and a label naming its kind
+# (`ctest -L unit|mpi|cli|...`). Included by tests/CMakeLists.txt.
+
+# Every test runs one OpenMP thread per rank (with a Kokkos OpenMP backend, 4 ranks x
+# the default thread count on a 2-core machine made the MPI tests 20 times slower) and
+# with OMP_PROC_BIND set, as Kokkos asks.
+set(mini5d_test_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1;OMP_PROC_BIND=false")
+
+# mini5d_test_executable(<name> [LIBS <lib>...])
+# A Catch2 test binary from <name>.cpp in the calling folder, with the shared entry
+# point and helpers (tests/support) and the sources' path as MINI5D_SOURCE_DIR.
+function(mini5d_test_executable name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "LIBS")
+  add_executable(${name} ${name}.cpp)
+  target_link_libraries(${name} PRIVATE mini5d_test_main mini5d mini5d_warnings ${arg_LIBS})
+  target_compile_definitions(${name} PRIVATE MINI5D_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+endfunction()
+
+# mini5d_unit_test(NAME <test> [TARGET <binary>] TIMEOUT <s> [ARGS <arg>...] [LABELS <label>...]
+#                  [PROPERTIES <prop> <value>...])
+# Registers a one-rank Catch2 test, label `unit` (and LABELS), running <binary> (default
+# <test>, built from <test>.cpp if no such target exists yet) with ARGS (a test spec).
+function(mini5d_unit_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET;TIMEOUT" "ARGS;LABELS;PROPERTIES")
+  if(NOT arg_TARGET)
+    set(arg_TARGET ${arg_NAME})
+  endif()
+  if(NOT TARGET ${arg_TARGET})
+    mini5d_test_executable(${arg_TARGET})
+  endif()
+  set(labels unit ${arg_LABELS})
+  add_test(NAME ${arg_NAME} COMMAND ${arg_TARGET} ${arg_ARGS})
+  set_tests_properties(${arg_NAME} PROPERTIES TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${mini5d_test_env}"
+                       LABELS "${labels}" ${arg_PROPERTIES})
+endfunction()
+
+# mini5d_mpi_test(NAME <binary> RANKS <np>... TIMEOUT <s> [ARGS <arg>...] [LABELS <label>...]
+#                 [SUFFIX <s>] [PROPERTIES <prop> <value>...])
+# Registers <binary> under mpiexec once per rank count: test <binary>_np<np> (SUFFIX
+# replaces "np") with PROCESSORS np, so that ctest -j counts the cores the ranks take,
+# label `mpi` (and LABELS). <binary> is built from <binary>.cpp in the calling folder
+# unless a target of that name exists already (a unit binary with [mpi] cases, or one
+# that needs other libraries).
+function(mini5d_mpi_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT;SUFFIX" "RANKS;ARGS;LABELS;PROPERTIES")
+  if(NOT arg_SUFFIX)
+    set(arg_SUFFIX np)
+  endif()
+  if(NOT TARGET ${arg_NAME})
+    mini5d_test_executable(${arg_NAME})
+  endif()
+  set(labels mpi ${arg_LABELS})
+  foreach(np IN LISTS arg_RANKS)
+    set(test ${arg_NAME}_${arg_SUFFIX}${np})
+    add_test(NAME ${test}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
+    set_tests_properties(${test} PROPERTIES PROCESSORS ${np} TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${mini5d_test_env}"
+                         LABELS "${labels}" ${arg_PROPERTIES})
+  endforeach()
+endfunction()
+
+# mini5d_cli_test(<test> <command>...)
+# Registers a test of the app from the command line (usually a script in tests/cli
+# driving it), label `cli`, 60 s unless set otherwise after; MINI5D_NO_BIND=1 so that
+# tests running side by side do not pin their ranks to the same cores.
+function(mini5d_cli_test name)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60 ENVIRONMENT "${mini5d_test_env};MINI5D_NO_BIND=1" LABELS cli)
+endfunction()

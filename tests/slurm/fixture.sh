@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The test Slurm as a CTest fixture: `start` (test slurm_start, FIXTURES_SETUP slurm)
+# runs scripts/start-slurm.sh before the tests that need it, and `stop` (slurm_stop,
+# FIXTURES_CLEANUP slurm) stops it after them, pass or fail. A Slurm that was already
+# running belongs to whoever started it and is left alone: `start` records in MARKER
+# the daemons' pids only when it started them itself, and `stop` stops the daemons only
+# while their pid files still name those pids.
+# usage: fixture.sh start|stop MARKER REPO_ROOT   (MINI5D_SLURM_DIR: the state folder)
+set -u
+action=$1 marker=$2 root=$3
+dir=${MINI5D_SLURM_DIR:-/tmp/mini5d-slurm}
+export MINI5D_SLURM_DIR=$dir
+
+pids() { cat "$dir/slurmctld.pid" "$dir/slurmd.pid" "$dir/munged.pid" 2>/dev/null | tr '\n' ' '; }
+# The marker of an earlier run that stopped before its slurm_stop, for the same daemons.
+ours() { [[ -s $marker && $(cat "$marker") == "$(pids)" ]]; }
+
+case $action in
+  start)
+    out=$("$root/scripts/start-slurm.sh" 2>&1)
+    rc=$?
+    echo "$out"
+    if ((rc != 0)); then
+      rm -f "$marker"
+      echo "FAIL: the test Slurm did not start: $(cat "$dir/status" 2>/dev/null)"
+      exit 1
+    fi
+    if [[ $out == *"already running"* ]]; then
+      if ours; then
+        echo "slurm_start: still the Slurm an earlier slurm_start started; slurm_stop stops it"
+      else
+        rm -f "$marker"
+        echo "slurm_start: a Slurm someone else started; slurm_stop leaves it running"
+      fi
+    else
+      mkdir -p "$(dirname "$marker")" && pids > "$marker" || exit 1
+    fi
+    ;;
+  stop)
+    if ! ours; then
+      echo "slurm_stop: nothing to stop (slurm_start did not start the Slurm in $dir)"
+      rm -f "$marker"
+      exit 0
+    fi
+    rm -f "$marker"
+    exec "$root/scripts/stop-slurm.sh"
+    ;;
+  *)
+    echo "usage: fixture.sh start|stop MARKER REPO_ROOT" >&2
+    exit 2
+    ;;
+esac
