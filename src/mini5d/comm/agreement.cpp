@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// See collective.hpp.
+// See agreement.hpp.
 #include "mini5d/comm/agreement.hpp"
 
 #include <algorithm>

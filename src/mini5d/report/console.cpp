@@ -123,7 +123,9 @@ void print_checkpoint(std::ostream& os, const CheckpointEvent& e) {
      << fmt("%.1f MB/s", e.seconds > 0 ? e.bytes * 1e-6 / e.seconds : 0.0) << "\n";
 }
 
-void print_summary(std::ostream& os, const Trainer& tr) {
+namespace {
+// The closing summary, one part per function, in the order it prints them.
+void print_phases(std::ostream& os, const Trainer& tr) {
   const auto& ph = tr.phases();
   const auto& sp = tr.phase_spread();
   const double total = tr.total_seconds();
@@ -139,6 +141,9 @@ void print_summary(std::ostream& os, const Trainer& tr) {
   line("reduce   ", &PhaseTimes::reduce);
   line("optimizer", &PhaseTimes::optimizer);
   os << "  total    " << fmt("%10.3f s", total) << "  100.0%\n";
+}
+
+void print_communication(std::ostream& os, double total) {
   const auto& axes = comm::accounts().axes();
   if (!axes.empty()) {
     // In flight: post to observed completion. Exposed: time inside MPI calls (post,
@@ -149,6 +154,9 @@ void print_summary(std::ostream& os, const Trainer& tr) {
          << fmt("%.3f s", a.total.seconds) << " in flight, " << fmt("%.3f s", a.total.exposed) << " exposed ("
          << fmt("%.1f%%", total > 0 ? 100.0 * a.total.exposed / total : 0.0) << " of the run)\n";
   }
+}
+
+void print_traffic(std::ostream& os, const Trainer& tr) {
   if (const auto& traffic = tr.traffic_summary(); !traffic.empty()) {
     // The planner's bytes per axis (plan/axis_traffic.hpp) beside the accounts' payloads.
     bool any = false;
@@ -165,6 +173,9 @@ void print_summary(std::ostream& os, const Trainer& tr) {
       }
     }
   }
+}
+
+void print_memory(std::ostream& os, const Trainer& tr) {
   os << "memory (rank 0, current / peak):";
   for (auto c : kCategories) {
     const auto& u = mem::ledger().of(c);
@@ -181,6 +192,9 @@ void print_summary(std::ostream& os, const Trainer& tr) {
     }
     os << "\n";
   }
+}
+
+void print_experts(std::ostream& os, const Trainer& tr) {
   if (!tr.history().empty() && !tr.history().back().expert_load.empty()) {
     // Loads summed over the run; imbalance (max / mean load) per step.
     const auto& h = tr.history();
@@ -197,6 +211,9 @@ void print_summary(std::ostream& os, const Trainer& tr) {
     os << "], imbalance (max/mean) mean " << fmt("%.3f", imb_sum / double(h.size())) << " worst " << fmt("%.3f", imb_max)
        << ", dropped " << fmt("%.0f", dropped) << ", final aux loss " << fmt("%.6f", h.back().aux_loss) << "\n";
   }
+}
+
+void print_pipeline(std::ostream& os, const Trainer& tr) {
   if (const auto& ps = tr.pipeline_summary(); !ps.empty()) {
     // One line per pipeline stage (the ranks at d = c = e = t = 0).
     const auto& pl = tr.deck().parallel;
@@ -211,6 +228,9 @@ void print_summary(std::ostream& os, const Trainer& tr) {
          << mib(r.predicted_activations) << "\n";
     }
   }
+}
+
+void print_ring(std::ostream& os, const Trainer& tr) {
   if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
     // Ring attention's balance: blocks per layer and block compute time over the ranks.
     double blo = ring[0][0], bhi = blo, slo = ring[0][1], shi = slo, ssum = 0;
@@ -224,6 +244,17 @@ void print_summary(std::ostream& os, const Trainer& tr) {
        << ", block compute per rank " << fmt("%.3f", slo) << ".." << fmt("%.3f s", shi) << " (max / mean - 1 = "
        << fmt("%.1f%%", mean > 0 ? 100.0 * (shi / mean - 1) : 0.0) << ")\n";
   }
+}
+}  // namespace
+
+void print_summary(std::ostream& os, const Trainer& tr) {
+  print_phases(os, tr);
+  print_communication(os, tr.total_seconds());
+  print_traffic(os, tr);
+  print_memory(os, tr);
+  print_experts(os, tr);
+  print_pipeline(os, tr);
+  print_ring(os, tr);
   print_kernel_table(os, kernel_table(tr));
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);

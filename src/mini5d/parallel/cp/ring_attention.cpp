@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/parallel/cp/ring_attention.hpp"
 
+#include <array>
+
 #include "mini5d/kernels/accumulate.hpp"
 #include "mini5d/kernels/online_softmax.hpp"
 
@@ -9,6 +11,21 @@ namespace mini5d::cp {
 namespace {
 // Message tags of the three kinds of shift (each kind's shifts go in order).
 constexpr int kTagKv = 71, kTagKvBackward = 72, kTagDkv = 73;
+
+// The blocks of one ring step: this rank's two query chunks against the visiting
+// rank's two key chunks, skipping the causally empty ones. `run` gets each block's
+// rows (BlockRows) and runs it; `after` follows every block (it tests the hop in flight).
+template <class Run, class After>
+void for_each_block(const std::array<int, 2>& mine, const std::array<int, 2>& theirs, int chunk, Run&& run,
+                    After&& after) {
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) {
+      const BlockKind kind = block_kind(mine[a], theirs[b]);
+      if (kind == BlockKind::skip) continue;
+      run(kernels::BlockRows{a * chunk, b * chunk, chunk, kind == BlockKind::diagonal});
+      after();
+    }
+}
 }  // namespace
 
 template <class S>
@@ -59,15 +76,13 @@ void RingAttention<S>::forward(Ten3U<S> y, MatU<S> lse, CTen3U<S> q, CTen3U<S> k
     if (s + 1 < c) hop = ring_->shift<S>(kv_[cur], kv_[1 - cur], kTagKv);
     const CTen3U<S> kb = part(kv_[cur], 0), vb = part(kv_[cur], 1);
     Kokkos::Timer timer;
-    for (int a = 0; a < 2; ++a)
-      for (int b = 0; b < 2; ++b) {
-        const BlockKind kind = block_kind(mine[a], theirs[b]);
-        if (kind == BlockKind::skip) continue;
-        kernels::online_softmax_block<S>(y, m_, l_, s_, q, kb, vb,
-                                         {a * chunk_, b * chunk_, chunk_, kind == BlockKind::diagonal});
-        ++stats_.forward_blocks;
-        hop.test();
-      }
+    for_each_block(
+        mine, theirs, chunk_,
+        [&](const kernels::BlockRows& rows) { kernels::online_softmax_block<S>(y, m_, l_, s_, q, kb, vb, rows); },
+        [&] {
+          ++stats_.forward_blocks;
+          hop.test();
+        });
     fence("mini5d::cp::blocks_done");
     stats_.compute_seconds += timer.seconds();
     hop.wait();
@@ -103,15 +118,15 @@ void RingAttention<S>::backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, CTen3U<S>
     }
     const CTen3U<S> kb = part(kv_[cur], 0), vb = part(kv_[cur], 1);
     Kokkos::Timer timer;
-    for (int a = 0; a < 2; ++a)
-      for (int b = 0; b < 2; ++b) {
-        const BlockKind kind = block_kind(mine[a], theirs[b]);
-        if (kind == BlockKind::skip) continue;
-        kernels::online_softmax_block_backward<S>(dq, tk, tv, s_, dp_, dy, lse, delta, q, kb, vb,
-                                                  {a * chunk_, b * chunk_, chunk_, kind == BlockKind::diagonal});
-        ++stats_.backward_blocks;
-        hop.test();
-      }
+    for_each_block(
+        mine, theirs, chunk_,
+        [&](const kernels::BlockRows& rows) {
+          kernels::online_softmax_block_backward<S>(dq, tk, tv, s_, dp_, dy, lse, delta, q, kb, vb, rows);
+        },
+        [&] {
+          ++stats_.backward_blocks;
+          hop.test();
+        });
     fence("mini5d::cp::blocks_done");
     stats_.compute_seconds += timer.seconds();
     comm::Request back;  // this block's dK/dV move on towards its owner
