@@ -16,16 +16,12 @@ std::unique_ptr<Source> make_source(const Deck& deck) {
 
 void fill_batch(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,
                 std::vector<int>& inputs, std::vector<int>& targets) {
+  // Whole sequences: the training sampler with every position kept.
+  std::vector<int> every(static_cast<std::size_t>(seq)), scratch;
+  for (int t = 0; t < seq; ++t) every[std::size_t(t)] = t;
   inputs.resize(std::size_t(count) * seq);
   targets.resize(std::size_t(count) * seq);
-  std::vector<int> buf(std::size_t(seq) + 1);
-  for (int b = 0; b < count; ++b) {
-    src.sequence(step, first + std::uint64_t(b), seq + 1, buf.data());
-    for (int t = 0; t < seq; ++t) {
-      inputs[std::size_t(b) * seq + t] = buf[t];
-      targets[std::size_t(b) * seq + t] = buf[t + 1];
-    }
-  }
+  sample_tokens(src, step, first, count, seq, every, scratch, inputs.data(), targets.data());
 }
 
 void sample_tokens(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,
