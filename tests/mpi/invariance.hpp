@@ -25,6 +25,7 @@
 
 #include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "compare.hpp"
 #include "mpi_util.hpp"
 
 namespace mini5d::test {
@@ -59,14 +60,6 @@ inline std::vector<InvarianceConfig> configs() {
   return {{"tiny deck", {}}, {"clip off, decay 0.1", {"train.grad_clip=0", "train.weight_decay=0.1"}}};
 }
 
-namespace detail {
-inline double rel(double got, double want, double scale) {
-  if (!std::isfinite(got) || !std::isfinite(want)) return std::numeric_limits<double>::infinity();
-  if (scale == 0) return got == want ? 0 : std::numeric_limits<double>::infinity();
-  return std::abs(got - want) / scale;
-}
-}  // namespace detail
-
 // Every rank of the world calls it, each with the reference run (one rank, on
 // MPI_COMM_SELF) and the layout run of its group; collective over the grids of both
 // trainers, then over the world. Histories of different lengths or different tensor
@@ -80,8 +73,8 @@ inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& 
     w.loss = w.grad_norm = inf;
   } else {
     for (std::size_t i = 0; i < a.size(); ++i) {
-      w.loss = std::max(w.loss, detail::rel(b[i].loss, a[i].loss, std::abs(a[i].loss)));
-      w.grad_norm = std::max(w.grad_norm, detail::rel(b[i].grad_norm, a[i].grad_norm, std::abs(a[i].grad_norm)));
+      w.loss = worse(w.loss, relative_to(b[i].loss, a[i].loss, std::abs(a[i].loss)));
+      w.grad_norm = worse(w.grad_norm, relative_to(b[i].grad_norm, a[i].grad_norm, std::abs(a[i].grad_norm)));
     }
   }
   const auto want = train::parameter_checksums(ref);
@@ -94,8 +87,8 @@ inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& 
       continue;
     }
     const double l2 = std::sqrt(c.sum_sq);
-    w.sum = std::max(w.sum, detail::rel(g->second.sum, c.sum, l2));
-    w.sum_sq = std::max(w.sum_sq, detail::rel(g->second.sum_sq, c.sum_sq, c.sum_sq));
+    w.sum = worse(w.sum, relative_to(g->second.sum, c.sum, l2));
+    w.sum_sq = worse(w.sum_sq, relative_to(g->second.sum_sq, c.sum_sq, c.sum_sq));
   }
   // NaN-safe max over the world: a non-finite difference stays infinite.
   for (double* v : {&w.loss, &w.grad_norm, &w.sum, &w.sum_sq}) *v = world_max(std::isnan(*v) ? inf : *v);

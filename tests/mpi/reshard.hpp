@@ -19,6 +19,7 @@
 #include "mini5d/core/deck.hpp"
 #include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "compare.hpp"
 #include "mpi_util.hpp"
 
 namespace mini5d::test {
@@ -81,8 +82,7 @@ inline double resumed_loss_difference(const train::Trainer& straight, const trai
   double worst = 0;
   for (std::size_t s = 0; s < got.size(); ++s) {
     const double w = want[s + std::size_t(cut)].loss;
-    const double diff = std::abs(got[s].loss - w) / std::abs(w);
-    worst = std::max(worst, std::isfinite(diff) ? diff : HUGE_VAL);
+    worst = worse(worst, relative_to(got[s].loss, w, w));
   }
   return worst;
 }
@@ -97,7 +97,7 @@ inline double checksum_difference(const std::map<std::string, train::TensorCheck
   for (const auto& [name, c] : want) {
     const auto g = got.find(name);
     if (g == got.end()) return HUGE_VAL;
-    worst = std::max(worst, std::abs(g->second.sum_sq - c.sum_sq) / c.sum_sq);
+    worst = worse(worst, relative_to(g->second.sum_sq, c.sum_sq, c.sum_sq));
   }
   return worst;
 }

@@ -50,9 +50,9 @@ TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2,
       double aux = 0, load = 0;
       for (std::size_t s = 0; s < ref.history().size() && s < tr.history().size(); ++s) {
         const auto &a = ref.history()[s], &b = tr.history()[s];
-        aux = std::max(aux, std::abs(a.aux_loss - b.aux_loss) / a.aux_loss);
+        aux = test::worse(aux, test::relative_to(b.aux_loss, a.aux_loss, a.aux_loss));
         for (std::size_t e = 0; e < a.expert_load.size(); ++e)
-          load = std::max(load, std::abs(a.expert_load[e] - b.expert_load.at(e)));
+          load = test::worse(load, test::abs_error(b.expert_load.at(e), a.expert_load[e]));
       }
       aux = world_max(aux);
       load = world_max(load);
@@ -104,9 +104,9 @@ TEST_CASE("full recomputation with experts: e = 2, e2 x t2, e2 x c2 match one ra
         if (a.axis == "e")
           e_mean = std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted;
         else if (a.upper_bound)
-          worst = std::max(worst, a.measured <= a.predicted ? 0.0 : HUGE_VAL);
+          worst = test::worse(worst, a.measured <= a.predicted ? 0.0 : HUGE_VAL);
         else
-          worst = std::max(worst, a.worst);
+          worst = test::worse(worst, a.worst);
       }
       worst = world_max(worst);
       e_mean = world_max(e_mean);

@@ -81,7 +81,7 @@ TEST_CASE("e = 2: expert gradients are slices of the single-rank ones, dense gra
         MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       else
         ++experts;
-      worst = std::max(worst, test::slice_difference(mine, t, wg, whole.layout().at(t.name).offset));
+      worst = test::worse(worst, test::slice_difference(mine, t, wg, whole.layout().at(t.name).offset));
     }
     worst = world_max(worst);
     if (world_rank() == 0) std::printf("e=2 top-%d: worst relative gradient difference %.3g\n", top_k, worst);

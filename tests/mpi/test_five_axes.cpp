@@ -63,7 +63,7 @@ void check_traffic(const train::Trainer& tr, const std::string& what) {
       e_mean = a.mean_predicted > 0 ? std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted
                                     : (a.mean_measured == 0 ? 0.0 : HUGE_VAL);
     else
-      worst = std::max(worst, a.worst);
+      worst = test::worse(worst, a.worst);
   }
   worst = world_max(worst);
   e_mean = world_max(e_mean);

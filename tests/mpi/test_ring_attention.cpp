@@ -73,7 +73,7 @@ double worst(const T3& got_local, const T3& want_whole, const kernels::Positions
     for (int r = 0; r < pos.local_seq; ++r)
       for (int d = 0; d < kHd; ++d) {
         const double want = w(b, pos.global(r), d);
-        e = std::max(e, std::abs(g(b, r, d) - want) / std::max(1e-3, std::abs(want)));
+        e = test::worse(e, test::floored_relative(g(b, r, d), want, 1e-3));
       }
   return e;
 }
@@ -137,7 +137,7 @@ TEST_CASE("ring attention equals single-rank causal attention in fp64, forward a
                         Case{1, true, true}, Case{4, true, true}}) {
     const kernels::ScopedGemmPath path(cs.teams ? kernels::GemmPath::teams : kernels::GemmPath::automatic);
     const Result r = run_ring(ref, cs.c, cs.zigzag);
-    const double e = world_max(std::max({r.y, r.dq, r.dk, r.dv}));
+    const double e = world_max(test::worst_of({r.y, r.dq, r.dk, r.dv}));
     INFO("c=" << cs.c << (cs.zigzag ? " zigzag" : " contiguous") << (cs.teams ? " teams" : "") << ": y " << r.y
               << ", dq " << r.dq << ", dk " << r.dk << ", dv " << r.dv);
     CHECK(e < 1e-12);
@@ -228,7 +228,7 @@ TEST_CASE("the whole model in fp64: loss and gradients summed over the ring equa
       MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, ring_mpi);
       if (ts.replicated && cs.t > 1)
         MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, tensor_mpi);
-      worst_g = std::max(worst_g, test::slice_difference(mine, ts, want, whole.layout().at(ts.name).offset));
+      worst_g = test::worse(worst_g, test::slice_difference(mine, ts, want, whole.layout().at(ts.name).offset));
     }
     const double worst_loss = world_max(std::abs(loss - want_loss) / want_loss);
     worst_g = world_max(worst_g);

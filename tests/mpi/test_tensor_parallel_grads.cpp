@@ -67,7 +67,7 @@ TEST_CASE("t = 2: sharded gradients are slices of the single-rank gradients; fin
       if (t.replicated && sp)
         MPI_Allreduce(MPI_IN_PLACE, mine.data(), int(mine.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       const std::int64_t at = whole.layout().at(t.name).offset;
-      worst_slice = std::max(worst_slice, test::slice_difference(mine, t, whole_g, at));
+      worst_slice = test::worse(worst_slice, test::slice_difference(mine, t, whole_g, at));
     }
     worst_slice = world_max(worst_slice);
     if (world_rank() == 0) std::printf("t=2 sp=%d: worst relative gradient-slice difference %.3g\n", sp, worst_slice);
@@ -95,7 +95,7 @@ TEST_CASE("t = 2: sharded gradients are slices of the single-rank gradients; fin
           const double fd = test::central_difference(params(t.offset + i), h, put, loss);
           double analytic = mine ? grad[std::size_t(i)] : 0.0;
           if (!t.replicated) MPI_Allreduce(MPI_IN_PLACE, &analytic, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-          worst_fd = std::max(worst_fd, test::floored_relative(fd, analytic, 1e-2));
+          worst_fd = test::worse(worst_fd, test::floored_relative(fd, analytic, 1e-2));
         }
       }
     }

@@ -6,10 +6,12 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # this folder: compare_runs.py and the like
 export SLURM_CONF=$MINI5D_SLURM_DIR/slurm.conf
 JOBS=()  # submitted here; cancelled on exit if still alive
+LOGS=()  # job output files: their last lines are printed when a test fails
 
 fail() {
   echo "FAIL: $*"
   for j in "${JOBS[@]}"; do scontrol show job "$j" 2>/dev/null | head -n 4; done
+  for f in "${LOGS[@]}"; do [[ -f $f ]] && { echo "--- last lines of $f:"; tail -n 25 "$f"; }; done
   exit 1
 }
 cleanup_jobs() { for j in "${JOBS[@]}"; do scancel "$j" 2>/dev/null; done; }

@@ -6,12 +6,16 @@
 # saves at the next step boundary and exits 0, the script requeues the job, and the
 # second start resumes from `latest`. Its losses, with the first start's, equal an
 # uninterrupted run's at every step. Slurm holds a requeued job back for 2 minutes
-# (BeginTime); the test releases it at once with StartTime=now.
+# (BeginTime); the test releases it 2 s after the requeue instead. Not at once: slurmd
+# revokes the first start's job credential when the requeue kills it, and a credential
+# issued in the same second as that revocation is refused too (slurmctld logs "Killing
+# non-startable batch JobId=N: Job credential revoked" and the job ends FAILED, exit 1).
 # usage: requeue.sh WORKDIR PLAN APP MPIEXEC NPFLAG INPUTS
 set -u
 source "$(dirname "$0")/common.sh"
 setup_test "$@"
 steps=1000
+LOGS+=(job.out)
 job=$(submit -o job.out plan.sh train.steps=$steps output.log_every=1)
 wait_step job.out 60 60
 scancel --signal=USR1 "$job" || fail "scancel --signal=USR1 $job"
@@ -22,7 +26,7 @@ until [[ $(field "$job" Restarts) == 1 && $(field "$job" JobState) == PENDING ]]
   ((SECONDS - t0 < 60)) || fail "job $job not requeued after 60 s: $(field "$job" JobState)"
   sleep 0.2
 done
-scontrol update JobId="$job" StartTime=now || fail "scontrol update StartTime=now"
+scontrol update JobId="$job" StartTime=now+2 || fail "scontrol update StartTime=now+2"
 wait_state "$job" COMPLETED 120
 [[ $(field "$job" ExitCode) == 0:0 ]] || fail "job $job exit code $(field "$job" ExitCode)"
 first=mini5d-report-$job-0.json second=mini5d-report-$job-1.json

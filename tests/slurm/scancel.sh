@@ -22,6 +22,7 @@ verify() {
   "$APP" ckpt verify checkpoints > verify.out 2>&1 || { cat verify.out; fail "$1: mini5d ckpt verify checkpoints"; }
 }
 
+LOGS+=(job1.out job2.out job3.out)
 job1=$(submit -o job1.out plan.sh "${args[@]}")
 wait_step job1.out 120 60
 scancel "$job1" || fail "scancel $job1"

@@ -9,6 +9,7 @@ set -u
 source "$(dirname "$0")/common.sh"
 setup_test "$@"
 steps=200
+LOGS+=(job.out)
 job=$(submit -o job.out plan.sh train.steps=$steps output.log_every=50)
 wait_state "$job" COMPLETED 120
 [[ $(field "$job" ExitCode) == 0:0 ]] || fail "job $job exit code $(field "$job" ExitCode)"

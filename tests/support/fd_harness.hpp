@@ -70,12 +70,6 @@ inline void perturb(Vec<double> params, unsigned seed, double scale) {
       "mini5d::test::perturb", Range(0, noise.extent(0)), KOKKOS_LAMBDA(const int i) { params(i) += noise(i); });
 }
 
-// |got - want| / max(floor, |want|): relative, but entries near zero are compared on the
-// floor's scale instead of their own.
-inline double floored_relative(double got, double want, double floor) {
-  return std::abs(got - want) / std::max(floor, std::abs(want));
-}
-
 // The logical (row-major) index of each element of this rank's part of tensor t.
 inline std::vector<std::int64_t> logical_indices(const model::TensorSpec& t) {
   std::vector<ShardBlock> blocks;
@@ -113,7 +107,7 @@ double slice_difference(const std::vector<double>& mine, const model::TensorSpec
   const auto idx = logical_indices(t);
   double worst = 0;
   for (std::int64_t i = 0; i < t.size(); ++i)
-    worst = std::max(worst, floored_relative(mine[std::size_t(i)], whole(whole_offset + idx[std::size_t(i)]), 1e-3));
+    worst = worse(worst, floored_relative(mine[std::size_t(i)], whole(whole_offset + idx[std::size_t(i)]), 1e-3));
   return worst;
 }
 

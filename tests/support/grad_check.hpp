@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "compare.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::test {
@@ -54,15 +55,25 @@ double central_difference(double x0, double h, Put&& put, F&& f) {
   return (up - down) / (2 * h);
 }
 
-// The error measure above, accumulated over the elements of one gradient.
+// The error measure above, accumulated over the elements of one gradient; a NaN or Inf
+// on either side makes it +inf (compare.hpp).
 struct FdError {
-  double max_diff = 0, max_num = 0;
-  void add(double numeric, double analytic) {
-    max_diff = std::fmax(max_diff, std::fabs(numeric - analytic));
-    max_num = std::fmax(max_num, std::fabs(numeric));
-  }
-  double relative() const { return max_num > 0 ? max_diff / max_num : max_diff; }
+  ScaledError e;
+  void add(double numeric, double analytic) { e.add(analytic, numeric); }
+  double relative() const { return e.relative(); }
+  double scale() const { return e.max_ref; }  // max |numeric|
 };
+
+// max_i |got_i - want_i| / max_i |want_i| over two buffers of one size; +inf when either
+// holds a NaN or Inf.
+inline double scaled_difference(const Vec<double>& got, const Vec<double>& want) {
+  auto hg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got);
+  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), want);
+  if (hg.extent(0) != hw.extent(0)) return kNotFinite;
+  ScaledError e;
+  for (std::size_t i = 0; i < hg.extent(0); ++i) e.add(hg(i), hw(i));
+  return e.relative();
+}
 
 // Compares `analytic` (dL/dx) with central differences of loss() over every element
 // of x; returns the relative error defined above.

@@ -28,17 +28,7 @@ namespace {
 constexpr double kBound = 1e-6;  // finite differences (grad_check.hpp)
 constexpr double kSame = 1e-12;  // the two paths differ only in summation order
 
-// max |a - b| / max(max |b|, 1e-300)
-double rel_diff(const Vec<double>& a, const Vec<double>& b) {
-  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
-  double diff = 0, scale = 1e-300;
-  for (std::size_t i = 0; i < ha.extent(0); ++i) {
-    diff = std::fmax(diff, std::fabs(ha(i) - hb(i)));
-    scale = std::fmax(scale, std::fabs(hb(i)));
-  }
-  return diff / scale;
-}
+double rel_diff(const Vec<double>& a, const Vec<double>& b) { return test::scaled_difference(a, b); }
 
 Tensor copy_of(const Tensor& t) {
   Tensor c(std::int64_t(t.flat.extent(0)));
@@ -95,7 +85,7 @@ TEST_CASE("batched GEMM: the team path equals the BLAS loop", "[kernels][batched
               }
               want += 0.75 * acc;
             }
-            worst = std::fmax(worst, std::fabs(ht((i * rows + r) * n + j) - want));
+            worst = test::worse(worst, test::abs_error(ht((i * rows + r) * n + j), want));
           }
       CHECK(worst < 1e-13);
     }

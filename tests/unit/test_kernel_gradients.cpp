@@ -215,7 +215,7 @@ TEST_CASE("causal attention: skipping causal blocks changes nothing", "[kernels]
   auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.out.flat);
   auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), blocked.out.flat);
   double worst = 0;
-  for (std::size_t i = 0; i < a.extent(0); ++i) worst = std::fmax(worst, std::fabs(a(i) - b(i)));
+  for (std::size_t i = 0; i < a.extent(0); ++i) worst = test::worse(worst, test::abs_error(a(i), b(i)));
   CHECK(worst < 1e-13);
 }
 
@@ -296,12 +296,12 @@ TEST_CASE("fp32 fast exp and tanh are accurate to about one ulp", "[kernels][mat
     const float x = float(i) * 1e-3f;
     if (x < -87.0f || x > 88.0f) continue;  // outside the clamp range it saturates by design
     const double ref = std::exp(double(x));
-    worst_exp = std::fmax(worst_exp, std::fabs(double(kmath::exp_fast(x)) - ref) / ref);
+    worst_exp = test::worse(worst_exp, test::relative_to(kmath::exp_fast(x), ref, ref));
   }
   for (int i = -20000; i <= 20000; ++i) {
     const float x = float(i) * 1e-3f;
     // Absolute error: tanh's cancellation near 0 is absolute, not relative.
-    worst_tanh = std::fmax(worst_tanh, std::fabs(double(k::fast_tanh(x)) - std::tanh(double(x))));
+    worst_tanh = test::worse(worst_tanh, test::abs_error(k::fast_tanh(x), std::tanh(double(x))));
   }
   INFO("exp relative error " << worst_exp << ", tanh absolute error " << worst_tanh);
   CHECK(worst_exp < 3e-7);
