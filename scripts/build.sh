@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Configures and builds mini5d (Release) in build/ with all cores.
-# usage: scripts/build.sh [extra cmake -D options]
+# Configures and builds mini5d (Release) with all cores, in build/ or $BUILD_DIR.
+# usage: [BUILD_DIR=dir] scripts/build.sh [extra cmake -D options]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build "$root/build" -j "$(nproc)"
+build=${BUILD_DIR:-$root/build}
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build "$build" -j "$(nproc)"

@@ -10,7 +10,13 @@ nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA, KOKKOS_CLASS
 g++ and clang accept both, so a host-only CI would not notice. Nor does g++ (even with
 -pedantic-errors) notice
   3. a lambda that captures a structured binding, which is C++20 (nvcc's front end and
-     clang refuse it in C++17).
+     clang refuse it in C++17), or
+  4. device code (a KOKKOS_FUNCTION / KOKKOS_INLINE_FUNCTION body, a KOKKOS_LAMBDA)
+     calling a member function of the project's own that is host-only (defined without
+     a KOKKOS_*FUNCTION mark or constexpr): nvcc only warns (#20011, #20014, "calling a
+     __host__ function from a __host__ __device__ function is not allowed"), and on a
+     GPU the call is undefined. Matched by name, so a name that also has a
+     device-callable definition anywhere, or that Kokkos' own types use, is not flagged.
 This script finds them in C++ sources by a light parse (comments and strings stripped,
 braces matched): class bodies with their access sections, member functions defined
 inline or out of line (`Class::name(...) {` or `Class<T>::name(...) {`), structured
@@ -204,7 +210,54 @@ def scan(paths):
                                               f"fields (Views, scalars) instead"))
     for f, s in stripped.items():
         findings += binding_captures(f, s)
+    host_only = host_only_members(defs)
+    for f, s in stripped.items():
+        findings += host_calls_in_device_code(f, s, host_only)
     return files, sorted(set(findings))
+
+
+DEVICE_MARK = re.compile(r"\b(?:KOKKOS_(?:INLINE_|FORCEINLINE_|DEFAULTED_)?FUNCTION|constexpr|__device__)\b")
+# Member names Kokkos' own types (View, team members, policies) define for device code.
+KOKKOS_MEMBERS = {"size", "extent", "extent_int", "data", "span", "stride", "rank", "league_rank", "team_rank",
+                  "team_size", "league_size", "team_barrier", "team_scratch", "thread_scratch", "team_shmem",
+                  "team_broadcast", "team_reduce", "team_scan", "operator", "access", "get", "value", "first", "second"}
+DEVICE_CODE = re.compile(r"\bKOKKOS_(?:INLINE_|FORCEINLINE_)?FUNCTION\b|\bKOKKOS_(?:CLASS_)?LAMBDA\b")
+CALL = re.compile(r"(?:\.|->)\s*(\w+)\s*\(")
+
+
+def host_only_members(defs):
+    """Member function name -> "Class::name" for the project's member functions that are
+    host-only wherever they are defined (rule 4)."""
+    host, device = {}, set()
+    for f, cls, fn, access, text, at in defs:
+        head = text[:text.find("(")] if "(" in text else text
+        if DEVICE_MARK.search(head):
+            device.add(fn)
+        elif fn != cls and not fn.startswith("~"):
+            host.setdefault(fn, f"{cls}::{fn}")
+    return {fn: q for fn, q in host.items() if fn not in device and fn not in KOKKOS_MEMBERS}
+
+
+def host_calls_in_device_code(f, s, host_only):
+    """Calls of host-only member functions inside device code (rule 4)."""
+    out = []
+    for m in DEVICE_CODE.finditer(s):
+        paren = s.find("(", m.end())
+        if paren < 0:
+            continue
+        brace = s.find("{", match_close(s, paren, "(", ")"))
+        if brace < 0 or s.find(";", m.end(), brace) >= 0 and "LAMBDA" not in m.group(0):
+            continue  # a declaration, not a definition
+        if "LAMBDA" in m.group(0):
+            brace = s.find("{", m.end())
+        body = s[brace:match_close(s, brace, "{", "}")]
+        for c in CALL.finditer(body):
+            q = host_only.get(c.group(1))
+            if q:
+                out.append((f, s.count("\n", 0, brace + c.start()) + 1,
+                            f"device code calls the host-only member function {q}: nvcc warns (#20011/#20014) and "
+                            f"the call is undefined on a GPU; mark {q} KOKKOS_INLINE_FUNCTION (or constexpr)"))
+    return out
 
 
 BINDING = re.compile(r"\bauto\s*(?:&&|&)?\s*\[\s*(\w+(?:\s*,\s*\w+)*)\s*\]")

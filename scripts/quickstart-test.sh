@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Quick start 2: install what is missing, build, and run the whole test suite.
+# Quick start 2: install what is missing, build, and run the whole test suite; then
+# the same code on a threaded Kokkos, for the `openmp` tests.
 # The `slurm` tests run on a real one-node Slurm, which ctest itself starts before them
 # and stops after them, pass or fail (the slurm_start and slurm_stop fixture tests; a
 # Slurm that was already running is left running). If it does not start, slurm_start
 # fails with the daemon's reason, the tests that need it are not run, and the other
 # tests still run.
+# The `openmp` tests: Debian's Kokkos is Serial only, so a Kokkos with the OpenMP
+# backend is built once from Debian's own source package into .deps/ (reused after),
+# mini5d is built on it in build-openmp/, and the tests labelled `openmp` run there at
+# two threads per rank (docs/testing.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup-debian.sh" --slurm
 "$root/scripts/build.sh"
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)" --timeout 600
+
+kokkos=$("$root/scripts/build-kokkos-openmp.sh" | tail -n 1)
+BUILD_DIR="$root/build-openmp" "$root/scripts/build.sh" -DKokkos_ROOT="$kokkos" -DKokkosKernels_ROOT="$kokkos" \
+  -DCMAKE_PREFIX_PATH="$kokkos" -DMINI5D_SLURM_TESTS=OFF
+ctest --test-dir "$root/build-openmp" -L openmp --output-on-failure -j "$(nproc)" --timeout 600

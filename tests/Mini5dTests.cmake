@@ -8,6 +8,41 @@
 # with OMP_PROC_BIND set, as Kokkos asks.
 set(mini5d_test_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1;OMP_PROC_BIND=false")
 
+# The `openmp` tests: on a Kokkos with the OpenMP backend (the README's test command
+# builds one, scripts/build-kokkos-openmp.sh, and mini5d again on it in build-openmp/),
+# the tests registered with OPENMP_TEAMS run once more per listed team size, at two
+# threads per rank with binding off. Kokkos::AUTO gives one thread per team on the host,
+# so MINI5D_TEST_TEAM_SIZE (tests/support/main.cpp) fixes it: team size 2 runs the team
+# reductions and every kernel's thread-level loops as a GPU would. Idle OpenMP threads
+# sleep (OMP_WAIT_POLICY=passive): ranks x threads exceed the cores.
+if("OPENMP" IN_LIST Kokkos_DEVICES)
+  set(mini5d_openmp ON)
+else()
+  set(mini5d_openmp OFF)
+endif()
+set(mini5d_openmp_threads 2)
+set(mini5d_openmp_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=${mini5d_openmp_threads};OMP_PROC_BIND=false"
+                      "OMP_WAIT_POLICY=passive")
+
+# mini5d_openmp_variants(<test> <ranks> <teams> <command>...): <test>_omp_team<n> for
+# each n in <teams> (a list), label `openmp` (and `mpi` when ranks > 1).
+function(mini5d_openmp_variants test ranks teams)
+  if(NOT mini5d_openmp)
+    return()
+  endif()
+  set(labels openmp)
+  if(ranks GREATER 1)
+    list(APPEND labels mpi)
+  endif()
+  math(EXPR cores "${ranks} * ${mini5d_openmp_threads}")
+  get_test_property(${test} TIMEOUT timeout)
+  foreach(team IN LISTS teams)
+    add_test(NAME ${test}_omp_team${team} COMMAND ${ARGN})
+    set_tests_properties(${test}_omp_team${team} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${cores} LABELS "${labels}"
+                         ENVIRONMENT "${mini5d_openmp_env};MINI5D_TEST_TEAM_SIZE=${team}")
+  endforeach()
+endfunction()
+
 # mini5d_test_executable(<name> [LIBS <lib>...])
 # A Catch2 test binary from <name>.cpp in the calling folder, with the shared entry
 # point and helpers (tests/support) and the sources' path as MINI5D_SOURCE_DIR.
@@ -19,11 +54,11 @@ function(mini5d_test_executable name)
 endfunction()
 
 # mini5d_unit_test(NAME <test> [TARGET <binary>] TIMEOUT <s> [ARGS <arg>...] [LABELS <label>...]
-#                  [PROPERTIES <prop> <value>...])
+#                  [PROPERTIES <prop> <value>...] [OPENMP_TEAMS <team size>...])
 # Registers a one-rank Catch2 test, label `unit` (and LABELS), running <binary> (default
 # <test>, built from <test>.cpp if no such target exists yet) with ARGS (a test spec).
 function(mini5d_unit_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET;TIMEOUT" "ARGS;LABELS;PROPERTIES")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET;TIMEOUT" "ARGS;LABELS;PROPERTIES;OPENMP_TEAMS")
   if(NOT arg_TARGET)
     set(arg_TARGET ${arg_NAME})
   endif()
@@ -34,17 +69,20 @@ function(mini5d_unit_test)
   add_test(NAME ${arg_NAME} COMMAND ${arg_TARGET} ${arg_ARGS})
   set_tests_properties(${arg_NAME} PROPERTIES TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${mini5d_test_env}"
                        LABELS "${labels}" ${arg_PROPERTIES})
+  if(arg_OPENMP_TEAMS)
+    mini5d_openmp_variants(${arg_NAME} 1 "${arg_OPENMP_TEAMS}" ${arg_TARGET} ${arg_ARGS})
+  endif()
 endfunction()
 
 # mini5d_mpi_test(NAME <binary> RANKS <np>... TIMEOUT <s> [ARGS <arg>...] [LABELS <label>...]
-#                 [SUFFIX <s>] [PROPERTIES <prop> <value>...])
+#                 [SUFFIX <s>] [PROPERTIES <prop> <value>...] [OPENMP_TEAMS <team size>...])
 # Registers <binary> under mpiexec once per rank count: test <binary>_np<np> (SUFFIX
 # replaces "np") with PROCESSORS np, so that ctest -j counts the cores the ranks take,
 # label `mpi` (and LABELS). <binary> is built from <binary>.cpp in the calling folder
 # unless a target of that name exists already (a unit binary with [mpi] cases, or one
 # that needs other libraries).
 function(mini5d_mpi_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT;SUFFIX" "RANKS;ARGS;LABELS;PROPERTIES")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT;SUFFIX" "RANKS;ARGS;LABELS;PROPERTIES;OPENMP_TEAMS")
   if(NOT arg_SUFFIX)
     set(arg_SUFFIX np)
   endif()
@@ -58,6 +96,10 @@ function(mini5d_mpi_test)
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
     set_tests_properties(${test} PROPERTIES PROCESSORS ${np} TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${mini5d_test_env}"
                          LABELS "${labels}" ${arg_PROPERTIES})
+    if(arg_OPENMP_TEAMS)
+      mini5d_openmp_variants(${test} ${np} "${arg_OPENMP_TEAMS}" ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
+                             $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
+    endif()
   endforeach()
 endfunction()
 

@@ -40,4 +40,13 @@ weights = 2 * (64 * 192 + 64 * 64 + 64 * 256 + 256 * 64) + 64 * 16
 assert g["flops_per_step"] == 6 * weights * 512, (g["flops_per_step"], 6 * weights * 512)
 assert 0 < g["gflops"] and 0 < g["roofline_fraction"], g
 PY
-echo "ok: ceilings from the cluster file, kernel table in the summary and the report"
+# A cache older than the binary reading it is stale: no roofline fractions, and the way
+# to re-measure named.
+touch -d 2000-01-01 ceilings.json
+"$app" train "$deck" train.steps=3 output.report=r2.json output.log_every=100 > stale.out 2>&1 ||
+  fail "train with a stale cache: $(tail -5 stale.out)"
+grep -q "are stale, measured before this mini5d was built: re-measure with \`mini5d ceilings\`" stale.out ||
+  fail "an old cache was not called stale: $(grep -A2 '^kernel breakdown' stale.out)"
+python3 -c 'import json,sys; k=json.load(open("r2.json"))["kernels"]; sys.exit(not (k["ceilings"]["stale"] and all(f["roofline_fraction"] is None for f in k["families"])))' ||
+  fail "r2.json: stale ceilings still give roofline fractions"
+echo "ok: ceilings from the cluster file, kernel table in the summary and the report; an old cache is stale"

@@ -4,6 +4,7 @@
 // products' FLOPs with the skipped blocks left out), the roofline fraction against
 // known ceilings, and the JSON record's shares.
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/layernorm.hpp"
@@ -63,4 +64,35 @@ TEST_CASE("roofline fraction and the JSON record from known figures", "[profile]
   CHECK(j.find("\"name\": \"gemm\", \"bound\": \"compute\", \"seconds_per_step\": 1, \"share\": 0.5") != std::string::npos);
   CHECK(j.find("\"gemm_share\": 0.5") != std::string::npos);
   CHECK(j.find("\"other_seconds_per_step\": 0.5") != std::string::npos);
+}
+
+TEST_CASE("ceilings below a kernel's rate are stale: no fraction above 100% is shown", "[profile]") {
+  measure::Ceilings c;
+  c.gemm_gflops = 20;  // measured under load: the GEMMs below run at 50 GFLOP/s
+  c.stream_gbs = 20;
+  c.source = "ceilings.json";
+  report::KernelTable t;
+  t.profile.tally[int(prof::Family::gemm)] = prof::Tally{2.0, 100e9, 1e9, 4};
+  t.step_seconds = 4.0;
+  t.steps = 2;
+  t.ceilings = c;
+  CHECK(report::stale_ceilings(t) == "gemm ran at 250% of them");
+  std::ostringstream table;
+  report::print_kernel_table(table, t);
+  INFO(table.str());
+  CHECK(table.str().find("ceilings.json are stale, gemm ran at 250% of them: re-measure with `mini5d ceilings`") !=
+        std::string::npos);
+  CHECK(table.str().find("250.0%") == std::string::npos);
+  CHECK(table.str().find(" stale\n") != std::string::npos);
+  const std::string j = report::kernel_table_json(t);
+  CHECK(j.find("\"stale\": \"gemm ran at 250% of them\"") != std::string::npos);
+  CHECK(j.find("\"roofline_fraction\": null") != std::string::npos);
+
+  // Fresh ceilings that hold every kernel: not stale, fractions shown.
+  t.ceilings->gemm_gflops = 100;
+  CHECK(report::stale_ceilings(t).empty());
+  CHECK(report::kernel_table_json(t).find("\"stale\": null") != std::string::npos);
+  // A cache marked stale (another host, older than the build) is stale whatever the rates.
+  t.ceilings->stale = "measured on host elsewhere, not here";
+  CHECK(report::stale_ceilings(t) == "measured on host elsewhere, not here");
 }

@@ -82,6 +82,9 @@ struct OutputConfig {
   int log_every = 10;
   std::string report = "mini5d-report.json";
   std::string trace;  // Chrome trace-event JSON of the pipeline schedule (Perfetto); "" for none
+  // Per-kernel timers and Kokkos event counts (kernels/profile.hpp, kernels/kokkos_events.hpp):
+  // auto|true|false; auto is on for host backends, off for GPU ones, where both fence.
+  std::string kernel_profile = "auto";
 };
 
 struct Deck {

@@ -123,6 +123,7 @@ const std::vector<Field>& schema() {
       text_field("checkpoint", "overwrite", &Deck::checkpoint, &CheckpointConfig::overwrite, {"false", "true"}, "let a fresh run (no resume) write into a checkpoint.dir that holds another run's checkpoints: same-step files are replaced and latest moves to this run; the other run's other files are never deleted"),
       int_field("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1 << 30, "steps between progress lines"),
       text_field("output", "report", &Deck::output, &OutputConfig::report, {}, "JSON report path; empty disables"),
+      text_field("output", "kernel_profile", &Deck::output, &OutputConfig::kernel_profile, {"auto", "true", "false"}, "the kernel table's per-kernel timers and the per-step Kokkos event counts (launches, fences, copies, allocations); both fence, which serialises a GPU's launches: auto is on for host backends, off for GPU backends"),
       text_field("output", "trace", &Deck::output, &OutputConfig::trace, {}, "Chrome trace-event JSON of every rank's pipeline schedule (the first steps), for Perfetto or chrome://tracing; empty disables"),
   };
   return fields;

@@ -38,8 +38,9 @@ void adamw_update(Kokkos::View<const AdamWPiece*, MemSpace> pieces, std::int64_t
   const double n = double(m.extent(0));
   prof::Scope ps(prof::Family::optimizer, 12.0 * n, n * (2.0 * sizeof(S) + sizeof(S) + 4.0 * sizeof(float)));
   // On a host backend a team is one thread and the inner loop a plain (vectorisable)
-  // loop over the piece.
-  const int team = std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value
+  // loop over the piece (unless a test fixed the team size: views.hpp).
+  const int team = fixed_team_size() > 0 ? fixed_team_size()
+                   : std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value
                        ? 1
                        : int(longest < 256 ? longest : 256);
   Kokkos::parallel_for(

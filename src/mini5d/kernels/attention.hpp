@@ -37,7 +37,7 @@ constexpr int kAttBlock = 64;  // queries per causal block
 
 struct AttentionShape {
   int batch, seq, heads, head_dim;
-  int d_model() const { return heads * head_dim; }
+  KOKKOS_INLINE_FUNCTION int d_model() const { return heads * head_dim; }  // called in device functors
 };
 
 // Rows [r0, r0 + n), columns [c0, c1) of (batch, head) bh of P [B*H, T, T]: a

@@ -93,7 +93,7 @@ struct TeamGemmBatch {
 
 template <Op TA, Op TB, class S, class At>
 void gemm_teams(const char* label, S alpha, S beta, int count, const At& at) {
-  Kokkos::parallel_for(label, Team(count, Kokkos::AUTO, gemm_lanes()), TeamGemmBatch<TA, TB, S, At>{alpha, beta, at});
+  Kokkos::parallel_for(label, teams(count, gemm_lanes()), TeamGemmBatch<TA, TB, S, At>{alpha, beta, at});
 }
 
 template <class S, class At>

@@ -33,11 +33,28 @@ using Range = Kokkos::RangePolicy<ExecSpace>;
 // Hierarchical parallelism for the row-wise kernels: a team per row (or per block of
 // rows or columns), its threads over consecutive columns, so that consecutive threads
 // touch consecutive elements on a GPU and row reductions are team reductions. Kokkos
-// picks the team size: one thread on the host backends, where the column loop is then
-// a plain loop the compiler vectorises.
+// picks the team size: one thread on the host backends (OpenMP included), where the
+// column loop is then a plain loop the compiler vectorises.
 using Team = Kokkos::TeamPolicy<ExecSpace>;
 using TeamMember = Team::member_type;
-inline Team teams(std::int64_t league) { return Team(int(league), Kokkos::AUTO); }
+
+// The team size of every team kernel: 0 lets Kokkos choose (Kokkos::AUTO). Only the
+// tests set it, so that a threaded host build runs each team kernel with more than one
+// thread per team too (the GPU's case), which AUTO never does on the host.
+namespace detail {
+inline int& fixed_team_size() {
+  static int size = 0;
+  return size;
+}
+}  // namespace detail
+inline void set_team_size(int size) { detail::fixed_team_size() = size; }
+inline int fixed_team_size() { return detail::fixed_team_size(); }
+
+// A league of `league` teams, `lanes` vector lanes per thread.
+inline Team teams(std::int64_t league, int lanes = 1) {
+  const int size = detail::fixed_team_size();
+  return size > 0 ? Team(int(league), size, lanes) : Team(int(league), Kokkos::AUTO, lanes);
+}
 
 }  // namespace mini5d
 

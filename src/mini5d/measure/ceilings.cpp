@@ -59,6 +59,18 @@ std::string field(const std::string& text, const std::string& key) {
   const auto end = text.find_first_of(",}\n", colon);
   return text.substr(colon, end - colon);
 }
+// True when the file at `path` was last written before the running executable was: a
+// new build may run its kernels differently (another BLAS, other flags).
+bool older_than_this_binary(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return false;  // not Linux: no way to tell, keep the cache
+  const auto built = fs::last_write_time(exe, ec);
+  if (ec) return false;
+  const auto measured = fs::last_write_time(path, ec);
+  return !ec && measured < built;
+}
 }  // namespace
 
 Ceilings measure_ceilings() {
@@ -115,11 +127,16 @@ std::optional<Ceilings> cached_ceilings() {
   Ceilings c;
   c.host = field(text, "host");
   c.backend = field(text, "backend");
-  if (c.host != host_name() || c.backend != this_backend()) return std::nullopt;
   c.gemm_gflops = std::atof(field(text, "gemm_gflops").c_str());
   c.stream_gbs = std::atof(field(text, "stream_gbs").c_str());
   if (!(c.gemm_gflops > 0) || !(c.stream_gbs > 0)) return std::nullopt;
   c.source = path;
+  if (c.host != host_name())
+    c.stale = "measured on host " + c.host + ", not " + host_name();
+  else if (c.backend != this_backend())
+    c.stale = "measured with the " + c.backend + " backend, not " + this_backend();
+  else if (older_than_this_binary(path))
+    c.stale = "measured before this mini5d was built";
   return c;
 }
 

@@ -13,6 +13,7 @@
 #include "mini5d/report/kernel_table.hpp"
 #include "mini5d/report/memory_categories.hpp"
 #include "mini5d/report/report.hpp"
+#include "mini5d/report/step_events.hpp"
 #include "mini5d/report/text_format.hpp"
 
 namespace mini5d::report {
@@ -256,6 +257,7 @@ void print_summary(std::ostream& os, const Trainer& tr) {
   print_pipeline(os, tr);
   print_ring(os, tr);
   print_kernel_table(os, kernel_table(tr));
+  print_step_events(os, step_events(tr));
   if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
   const double tps = median_tokens_per_s(tr);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="

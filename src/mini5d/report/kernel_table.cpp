@@ -36,6 +36,18 @@ Totals for_each_family(const KernelTable& k, Visit&& visit) {
 }
 }  // namespace
 
+std::string stale_ceilings(const KernelTable& k) {
+  if (!k.ceilings) return "";
+  if (!k.ceilings->stale.empty()) return k.ceilings->stale;
+  std::string why;
+  for_each_family(k, [&](prof::Family f, const prof::Tally& t) {
+    const double frac = roofline_fraction(t, prof::compute_bound(f), *k.ceilings);
+    if (why.empty() && frac > 1.0)
+      why = std::string(prof::family_name(f)) + " ran at " + fmt("%.0f%%", 100.0 * frac) + " of them";
+  });
+  return why;
+}
+
 double roofline_fraction(const prof::Tally& t, bool compute, const measure::Ceilings& c) {
   if (!(t.seconds > 0) || !(c.gemm_gflops > 0) || !(c.stream_gbs > 0)) return 0.0;
   // A product is held to the GEMM peak; the other kernels to the roof at their
@@ -49,19 +61,25 @@ double roofline_fraction(const prof::Tally& t, bool compute, const measure::Ceil
 void print_kernel_table(std::ostream& os, const KernelTable& k) {
   if (k.steps <= 0 || !(k.step_seconds > 0)) return;
   const double per = 1.0 / double(k.steps);
+  const std::string stale = stale_ceilings(k);
+  const bool roof = k.ceilings && stale.empty();
   os << "kernel breakdown (rank 0, " << k.steps << " step(s) after the first; ";
-  if (k.ceilings)
+  if (roof)
     os << "ceilings: sgemm " << fmt("%.1f", k.ceilings->gemm_gflops) << " GFLOP/s, stream "
        << fmt("%.1f", k.ceilings->stream_gbs) << " GB/s, from " << k.ceilings->source << "):\n";
+  else if (k.ceilings)
+    os << "the ceilings in " << k.ceilings->source << " are stale, " << stale << ": " << measure::kRemeasureCeilings
+       << "):\n";
   else
     os << "no ceilings: run `mini5d ceilings` once to measure them):\n";
   os << "  family           ms/step  share   GFLOP/s    GB/s  of roof\n";
   const Totals sum = for_each_family(k, [&](prof::Family f, const prof::Tally& t) {
     char line[160];
-    const double frac = k.ceilings ? roofline_fraction(t, prof::compute_bound(f), *k.ceilings) : 0.0;
+    const double frac = roof ? roofline_fraction(t, prof::compute_bound(f), *k.ceilings) : 0.0;
     std::snprintf(line, sizeof(line), "  %-14s %9.2f %5.1f%% %9.2f %7.2f  %s\n", prof::family_name(f),
                   1e3 * t.seconds * per, 100.0 * t.seconds / k.step_seconds, rate(t.flops, t.seconds),
-                  rate(t.bytes, t.seconds), k.ceilings ? fmt("%5.1f%%", 100.0 * frac).c_str() : "  n/a");
+                  rate(t.bytes, t.seconds),
+                  roof ? fmt("%5.1f%%", 100.0 * frac).c_str() : k.ceilings ? "stale" : "  n/a");
     os << line;
   });
   char line[160];
@@ -76,10 +94,13 @@ void print_kernel_table(std::ostream& os, const KernelTable& k) {
 std::string kernel_table_json(const KernelTable& k) {
   std::ostringstream o;
   const double per = k.steps > 0 ? 1.0 / double(k.steps) : 0.0;
+  const std::string stale = stale_ceilings(k);
+  const bool roof = k.ceilings && stale.empty();
   o << "{\"steps\": " << k.steps << ", \"step_seconds\": " << jnum(k.step_seconds * per) << ", \"ceilings\": ";
   if (k.ceilings)
     o << "{\"gemm_gflops\": " << jnum(k.ceilings->gemm_gflops) << ", \"stream_gbs\": " << jnum(k.ceilings->stream_gbs)
-      << ", \"source\": " << json_quote(k.ceilings->source) << "}";
+      << ", \"source\": " << json_quote(k.ceilings->source)
+      << ", \"stale\": " << (roof ? std::string("null") : json_quote(stale)) << "}";
   else
     o << "null";
   o << ", \"families\": [";
@@ -92,7 +113,7 @@ std::string kernel_table_json(const KernelTable& k) {
       << ", \"flops_per_step\": " << jnum(t.flops * per) << ", \"bytes_per_step\": " << jnum(t.bytes * per)
       << ", \"calls_per_step\": " << jnum(double(t.calls) * per) << ", \"gflops\": " << jnum(rate(t.flops, t.seconds))
       << ", \"gbs\": " << jnum(rate(t.bytes, t.seconds)) << ", \"roofline_fraction\": ";
-    if (k.ceilings) o << jnum(roofline_fraction(t, prof::compute_bound(f), *k.ceilings)); else o << "null";
+    if (roof) o << jnum(roofline_fraction(t, prof::compute_bound(f), *k.ceilings)); else o << "null";
     o << "}";
     first = false;
   });

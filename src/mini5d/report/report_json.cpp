@@ -15,6 +15,7 @@
 #include "mini5d/report/kernel_table.hpp"
 #include "mini5d/report/memory_categories.hpp"
 #include "mini5d/report/report.hpp"
+#include "mini5d/report/step_events.hpp"
 #include "mini5d/report/text_format.hpp"
 
 namespace mini5d::report {
@@ -44,7 +45,8 @@ void json_run_facts(std::ostream& o, const Platform& pf, const Trainer& tr) {
     << ", \"forward\": " << jnum(ph.forward) << ", \"backward\": " << jnum(ph.backward)
     << ", \"reduce\": " << jnum(ph.reduce) << ", \"optimizer\": " << jnum(ph.optimizer) << "},\n"
     << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n"
-    << "  \"kernels\": " << kernel_table_json(kernel_table(tr)) << ",\n";
+    << "  \"kernels\": " << kernel_table_json(kernel_table(tr)) << ",\n"
+    << "  \"step_events\": " << step_events_json(step_events(tr)) << ",\n";
 }
 
 // Ring attention's balance per rank (c > 1 only).

@@ -58,10 +58,18 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 }
 }  // namespace
 
+bool kernel_profile_on(const Deck& deck) {
+  const std::string& k = deck.output.kernel_profile;
+  return k == "true" || (k == "auto" && std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value);
+}
+
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
   // Refused before anything is allocated (the app checks it even earlier).
   if (auto why = activation_budget_problem(deck_); !why.empty()) throw InputError(why);
+  // Counting starts before the first allocation, so the first step's are seen too.
+  prof::profile().enabled = kernel_profile_on(deck_);
+  if (prof::profile().enabled) prof::start_counting_kokkos_events();
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   comm::watchdog::start(deck_.parallel.collective_timeout_s, world_rank);
@@ -177,6 +185,7 @@ StepStats Trainer::step(long s) {
   }
   Kokkos::Timer timer;
   const auto comm_before = comm_by_axis();
+  const auto events_before = prof::kokkos_events();
   const auto& tc = deck_.train;
   const double tokens = double(tokens_per_step());
   // Gradient of the mean over every token of the global batch: each rank scales its
@@ -249,6 +258,7 @@ StepStats Trainer::step(long s) {
   }
   fence("mini5d::train::step_done");  // the step's timer stops after its kernels
   st.seconds = timer.seconds();
+  st.events = prof::kokkos_events() - events_before;
   ++steps_run_;
   profiled_seconds_ += st.seconds;
   ++profiled_steps_;
@@ -259,6 +269,7 @@ StepStats Trainer::step(long s) {
     const comm::OpStats was = before == comm_before.end() ? comm::OpStats{} : before->second;
     st.comm_seconds += now.seconds - was.seconds;
     st.comm_exposed += now.exposed - was.exposed;
+    st.mpi_calls += now.calls - was.calls;
     st.exposed_by_axis[axis] = now.exposed - was.exposed;
   }
   return st;

@@ -18,6 +18,7 @@
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/comm/communicator.hpp"
+#include "mini5d/kernels/kokkos_events.hpp"
 #include "mini5d/data/source.hpp"
 #include "mini5d/grid/process_grid.hpp"
 #include "mini5d/model/gpt.hpp"
@@ -53,7 +54,16 @@ struct StepStats {
   double imbalance = 0;
   double dropped = 0;
   double aux_loss = 0;
+  // What the step asked of Kokkos and MPI (all zero when output.kernel_profile is off):
+  // kernel launches, fences, deep copies, allocations (kernels/kokkos_events.hpp), and
+  // MPI calls on every axis (comm/accounts.hpp).
+  prof::KokkosEvents events;
+  long mpi_calls = 0;
 };
+
+// Whether output.kernel_profile turns on, for this backend, the per-kernel timers and
+// the per-step Kokkos event counts (auto: on for host backends).
+bool kernel_profile_on(const Deck& deck);
 
 struct PhaseTimes {
   // reduce: waiting for the gradient reductions still in flight after the backward.

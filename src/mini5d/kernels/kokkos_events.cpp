@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/kernels/kokkos_events.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+namespace mini5d::prof {
+
+namespace {
+KokkosEvents g_events;
+bool g_counting = false;
+// Kokkos calls the callbacks from the thread that launches, copies or allocates: the
+// host thread driving the step. The label sets are only written on that path too; the
+// lock keeps a stray call from another host thread safe.
+std::mutex g_labels_lock;
+std::set<std::string> g_foreign_kernels, g_foreign_allocations;
+const char* const kPrefix = "mini5d::";
+
+// Host-accessible memory spaces, by the name Kokkos gives them: HostSpace ("Host") and
+// the pinned / host-USM spaces of the GPU backends.
+bool host_space(const Kokkos_Profiling_SpaceHandle& s) { return std::strstr(s.name, "Host") != nullptr; }
+
+void note_label(const char* name, std::set<std::string>& foreign) {
+  if (name && std::strncmp(name, kPrefix, std::strlen(kPrefix)) == 0) return;
+  std::lock_guard<std::mutex> lock(g_labels_lock);
+  if (foreign.size() < 64) foreign.insert(name && *name ? name : "(unlabelled)");
+}
+
+void on_kernel(const char* name, const std::uint32_t, std::uint64_t* id) {
+  ++g_events.launches;
+  note_label(name, g_foreign_kernels);
+  *id = 0;
+}
+void on_kernel_end(const std::uint64_t) {}
+void on_region(const char* name) {
+  ++g_events.regions;
+  note_label(name, g_foreign_kernels);
+}
+void on_region_end() {}
+
+// A fence's device id carries the instance in its low 24 bits; 0 there is the global
+// fence of that backend (Kokkos::fence()), 0xffffff a deep copy's own synchronisation.
+void on_fence(const char*, const std::uint32_t device_id, std::uint64_t* id) {
+  const std::uint32_t instance = device_id & 0x00ffffffu;
+  if (instance == 0)
+    ++g_events.fences_global;
+  else
+    ++g_events.fences_instance;
+  *id = 0;
+}
+void on_fence_end(const std::uint64_t) {}
+
+void on_copy(Kokkos_Profiling_SpaceHandle dst, const char*, const void*, Kokkos_Profiling_SpaceHandle src, const char*,
+             const void*, std::uint64_t bytes) {
+  const bool to_host = host_space(dst), from_host = host_space(src);
+  if (to_host && from_host) {
+    ++g_events.copies_host;
+    g_events.bytes_host += double(bytes);
+  } else if (to_host) {
+    ++g_events.copies_to_host;
+    g_events.bytes_to_host += double(bytes);
+  } else if (from_host) {
+    ++g_events.copies_to_device;
+    g_events.bytes_to_device += double(bytes);
+  } else {
+    ++g_events.copies_device;
+    g_events.bytes_device += double(bytes);
+  }
+}
+void on_copy_end() {}
+
+void on_allocate(const Kokkos_Profiling_SpaceHandle, const char* label, const void*, const std::uint64_t bytes) {
+  ++g_events.allocations;
+  g_events.allocated_bytes += double(bytes);
+  note_label(label, g_foreign_allocations);
+}
+void on_deallocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, const std::uint64_t) {
+  ++g_events.deallocations;
+}
+
+std::string joined(const std::set<std::string>& labels, int most) {
+  std::lock_guard<std::mutex> lock(g_labels_lock);
+  std::string out;
+  int n = 0;
+  for (const auto& l : labels) {
+    if (n++ == most) {
+      out += ", ... (" + std::to_string(labels.size()) + " in all)";
+      break;
+    }
+    out += (out.empty() ? "" : ", ") + l;
+  }
+  return out;
+}
+}  // namespace
+
+KokkosEvents KokkosEvents::operator-(const KokkosEvents& b) const {
+  KokkosEvents d;
+  d.launches = launches - b.launches;
+  d.fences_global = fences_global - b.fences_global;
+  d.fences_instance = fences_instance - b.fences_instance;
+  d.copies_to_host = copies_to_host - b.copies_to_host;
+  d.copies_to_device = copies_to_device - b.copies_to_device;
+  d.copies_host = copies_host - b.copies_host;
+  d.copies_device = copies_device - b.copies_device;
+  d.bytes_to_host = bytes_to_host - b.bytes_to_host;
+  d.bytes_to_device = bytes_to_device - b.bytes_to_device;
+  d.bytes_host = bytes_host - b.bytes_host;
+  d.bytes_device = bytes_device - b.bytes_device;
+  d.allocations = allocations - b.allocations;
+  d.deallocations = deallocations - b.deallocations;
+  d.allocated_bytes = allocated_bytes - b.allocated_bytes;
+  d.regions = regions - b.regions;
+  return d;
+}
+
+void start_counting_kokkos_events() {
+  if (g_counting) return;
+  g_counting = true;
+  namespace kte = Kokkos::Tools::Experimental;
+  kte::set_begin_parallel_for_callback(on_kernel);
+  kte::set_begin_parallel_reduce_callback(on_kernel);
+  kte::set_begin_parallel_scan_callback(on_kernel);
+  kte::set_end_parallel_for_callback(on_kernel_end);
+  kte::set_end_parallel_reduce_callback(on_kernel_end);
+  kte::set_end_parallel_scan_callback(on_kernel_end);
+  kte::set_push_region_callback(on_region);
+  kte::set_pop_region_callback(on_region_end);
+  kte::set_begin_deep_copy_callback(on_copy);
+  kte::set_end_deep_copy_callback(on_copy_end);
+  kte::set_allocate_data_callback(on_allocate);
+  kte::set_deallocate_data_callback(on_deallocate);
+#if KOKKOS_VERSION >= 30500
+  kte::set_begin_fence_callback(on_fence);
+  kte::set_end_fence_callback(on_fence_end);
+#else
+  (void)on_fence;
+  (void)on_fence_end;
+#endif
+}
+
+bool counting_kokkos_events() { return g_counting; }
+KokkosEvents kokkos_events() { return g_events; }
+bool fences_reported() { return KOKKOS_VERSION >= 30500; }
+std::string foreign_kernel_labels(int most) { return joined(g_foreign_kernels, most); }
+std::string foreign_allocation_labels(int most) { return joined(g_foreign_allocations, most); }
+
+}  // namespace mini5d::prof

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Counts what the Kokkos runtime is asked to do, through Kokkos Tools callbacks
+// registered inside this process (no tool library to load): kernel launches, fences
+// (global, and per execution space instance), deep copies by direction with their
+// bytes, allocations, and profiling regions. The trainer takes the difference over each
+// step (train/step_events.hpp): what a GPU pays for in launch latency, synchronisation
+// and host round trips, counted on any backend.
+//
+// Directions come from the memory spaces Kokkos names: host (HostSpace, pinned and
+// other host-accessible spaces) or device (everything else). On a host backend every
+// copy is host to host, and a copy whose source and destination are the same memory (a
+// host mirror of host memory) is still counted: on a GPU it is a real transfer.
+//
+// Fences are reported to tools from Kokkos 3.5 on (fences_reported()); with Debian's
+// Kokkos 3.4 the fence counts stay 0 and the summary says they are not reported.
+// Registering any callback makes Kokkos fence globally around each kernel launch
+// (its default for tools), so counting is for counting, not for timing on a GPU: it is
+// off there unless asked for (output.kernel_profile).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace mini5d::prof {
+
+struct KokkosEvents {
+  std::int64_t launches = 0;  // parallel_for, parallel_reduce, parallel_scan
+  std::int64_t fences_global = 0, fences_instance = 0;
+  std::int64_t copies_to_host = 0, copies_to_device = 0, copies_host = 0, copies_device = 0;
+  double bytes_to_host = 0, bytes_to_device = 0, bytes_host = 0, bytes_device = 0;
+  std::int64_t allocations = 0, deallocations = 0;
+  double allocated_bytes = 0;
+  std::int64_t regions = 0;  // pushRegion calls
+
+  std::int64_t copies() const { return copies_to_host + copies_to_device + copies_host + copies_device; }
+  KokkosEvents operator-(const KokkosEvents& before) const;
+};
+
+// Registers the callbacks (once; later calls do nothing). After Kokkos::initialize.
+void start_counting_kokkos_events();
+bool counting_kokkos_events();
+// Totals since start_counting_kokkos_events (all zero before it).
+KokkosEvents kokkos_events();
+// Whether this Kokkos reports fences to tools (3.5 and later).
+bool fences_reported();
+
+// Labels seen since counting started that do not start with "mini5d::", joined with
+// ", " (at most `most`, then the count): of kernels and regions, and of allocations
+// (an unlabelled one shows as "(unlabelled)"). For the test that every label is the
+// project's own, so Kokkos Tools and vendor profilers show the code's names.
+std::string foreign_kernel_labels(int most = 5);
+std::string foreign_allocation_labels(int most = 5);
+
+}  // namespace mini5d::prof

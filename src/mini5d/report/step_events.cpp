@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/report/step_events.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "mini5d/core/json_text.hpp"
+#include "mini5d/report/text_format.hpp"
+
+namespace mini5d::report {
+
+namespace {
+void keep_most(prof::KokkosEvents& m, const prof::KokkosEvents& e) {
+  m.launches = std::max(m.launches, e.launches);
+  m.fences_global = std::max(m.fences_global, e.fences_global);
+  m.fences_instance = std::max(m.fences_instance, e.fences_instance);
+  m.copies_to_host = std::max(m.copies_to_host, e.copies_to_host);
+  m.copies_to_device = std::max(m.copies_to_device, e.copies_to_device);
+  m.copies_host = std::max(m.copies_host, e.copies_host);
+  m.copies_device = std::max(m.copies_device, e.copies_device);
+  m.bytes_to_host = std::max(m.bytes_to_host, e.bytes_to_host);
+  m.bytes_to_device = std::max(m.bytes_to_device, e.bytes_to_device);
+  m.bytes_host = std::max(m.bytes_host, e.bytes_host);
+  m.bytes_device = std::max(m.bytes_device, e.bytes_device);
+  m.allocations = std::max(m.allocations, e.allocations);
+  m.deallocations = std::max(m.deallocations, e.deallocations);
+  m.allocated_bytes = std::max(m.allocated_bytes, e.allocated_bytes);
+  m.regions = std::max(m.regions, e.regions);
+}
+
+std::string copies(std::int64_t n, double bytes) {
+  return std::to_string(n) + (n ? " (" + fmt("%.0f", bytes) + " B)" : std::string());
+}
+}  // namespace
+
+StepEvents step_events(const train::Trainer& tr) {
+  StepEvents e;
+  if (!prof::counting_kokkos_events()) return e;
+  const auto& h = tr.history();
+  for (std::size_t i = 1; i < h.size(); ++i) {
+    keep_most(e.most, h[i].events);
+    e.mpi_calls = std::max(e.mpi_calls, h[i].mpi_calls);
+    ++e.steps;
+  }
+  return e;
+}
+
+void print_step_events(std::ostream& os, const StepEvents& e) {
+  if (e.steps == 0) return;
+  const auto& m = e.most;
+  os << "per step (rank 0, the most in any of steps 2.." << e.steps + 1 << "): " << m.launches << " kernel launches; ";
+  if (prof::fences_reported())
+    os << m.fences_global << " global and " << m.fences_instance << " instance fences; ";
+  else
+    os << "fences not reported by this Kokkos; ";
+  os << "deep copies " << copies(m.copies_to_host, m.bytes_to_host) << " to host, "
+     << copies(m.copies_to_device, m.bytes_to_device) << " to device, " << copies(m.copies_host, m.bytes_host)
+     << " host to host, " << copies(m.copies_device, m.bytes_device) << " device to device; " << m.allocations
+     << " allocations; " << e.mpi_calls << " MPI calls\n";
+}
+
+std::string step_events_json(const StepEvents& e) {
+  if (e.steps == 0) return "null";
+  const auto& m = e.most;
+  std::ostringstream o;
+  o << "{\"steps\": " << e.steps << ", \"statistic\": \"most in any of steps 2..n\", \"launches\": " << m.launches
+    << ", \"fences_reported\": " << (prof::fences_reported() ? "true" : "false")
+    << ", \"fences_global\": " << m.fences_global << ", \"fences_instance\": " << m.fences_instance
+    << ", \"copies\": {\"to_host\": " << m.copies_to_host << ", \"to_device\": " << m.copies_to_device
+    << ", \"host_to_host\": " << m.copies_host << ", \"device_to_device\": " << m.copies_device
+    << "}, \"copy_bytes\": {\"to_host\": " << jnum(m.bytes_to_host) << ", \"to_device\": " << jnum(m.bytes_to_device)
+    << ", \"host_to_host\": " << jnum(m.bytes_host) << ", \"device_to_device\": " << jnum(m.bytes_device)
+    << "}, \"allocations\": " << m.allocations << ", \"allocated_bytes\": " << jnum(m.allocated_bytes)
+    << ", \"regions\": " << m.regions << ", \"mpi_calls\": " << e.mpi_calls << "}";
+  return o.str();
+}
+
+}  // namespace mini5d::report
