@@ -3,9 +3,9 @@
 # Builds a threaded Kokkos (OpenMP backend) for the `openmp` tests, from Debian's own
 # source package: Debian ships Kokkos 3.4.01 and Kokkos Kernels 3.4.01 inside Trilinos
 # 13.2 but compiled for Serial only, and no other threaded Kokkos is in Debian 12. The
-# source comes through apt with a private source list (deb-src for Debian's archive, signed by
-# Debian's archive key; the system's apt configuration is not touched), so it is the
-# exact code of the installed packages. Both libraries are configured standalone, with
+# source comes through apt with a private source list (a deb-src entry for Debian's
+# archive, checked against Debian's archive key; the system's apt configuration is not
+# touched), so it is the exact code of the installed packages. Both libraries are configured standalone, with
 # OpenMP and Serial, C++17, Release, BLAS from OpenBLAS, and no pre-instantiated kernels
 # (mini5d instantiates the few it uses), which keeps the build to a few minutes.
 # Reused when present: a finished prefix holds a .complete stamp.
@@ -27,14 +27,15 @@ step() { echo "kokkos-openmp: $*"; }
 die() { echo "kokkos-openmp: $* (log: $log)" >&2; exit 1; }
 
 # 1. The source package, through apt, verified against Debian's signed Release file.
-cat >"$work/apt/sources" <<'EOF'
+# The list is in deb822 form, which apt recognises by the .sources ending.
+cat >"$work/apt/debian-src.sources" <<'EOF'
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
-apt_opts=(-o Dir::Etc::SourceList="$work/apt/sources" -o Dir::Etc::SourceParts=/dev/null
+apt_opts=(-o Dir::Etc::SourceList="$work/apt/debian-src.sources" -o Dir::Etc::SourceParts=/dev/null
           -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt/cache" -qq)
 step "fetching Debian's trilinos source package (about 166 MB)"
 apt-get "${apt_opts[@]}" update >>"$log" 2>&1 || die "apt-get update of the deb-src list failed"
@@ -42,7 +43,9 @@ apt-get "${apt_opts[@]}" update >>"$log" 2>&1 || die "apt-get update of the deb-
   die "apt-get source --download-only trilinos failed"
 tarball=$(ls "$work"/src/trilinos_*.orig.tar.gz 2>/dev/null | head -n 1)
 [[ -n $tarball ]] || die "no trilinos_*.orig.tar.gz downloaded"
-top=$(tar tzf "$tarball" | head -n 1 | cut -d/ -f1)
+# (tar stops on SIGPIPE once head has its line: not an error)
+top=$(tar tzf "$tarball" | head -n 1 | cut -d/ -f1 || true)
+[[ -n $top ]] || die "cannot list $tarball"
 tar xzf "$tarball" -C "$work/src" --strip-components=2 "$top/packages/kokkos" "$top/packages/kokkos-kernels" ||
   die "cannot unpack packages/kokkos and packages/kokkos-kernels from $tarball"
 version=$(sed -n 's/^set(Kokkos_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' "$work/src/kokkos/CMakeLists.txt" |

@@ -18,7 +18,9 @@ grep -q "source: $work/ceilings.json (cached)" show.out || fail "cached ceilings
 grep -q "ceilings takes \"refresh\" or a cluster file" bad.out || fail "bad argument line: $(cat bad.out)"
 "$app" train "$deck" train.steps=5 output.report=r.json output.log_every=100 > train.out 2>&1 ||
   fail "train: $(tail -5 train.out)"
-grep -q "^kernel breakdown (rank 0, 4 step(s) after the first; ceilings: sgemm 102.0 GFLOP/s, stream 20.0 GB/s" \
+# The cluster file's sgemm figure (102 GFLOP/s) is close to what this machine's GEMMs
+# reach; a run that beats it calls the ceilings stale instead, which is right too.
+grep -Eq "^kernel breakdown \(rank 0, 4 step\(s\) after the first; (ceilings: sgemm 102.0 GFLOP/s, stream 20.0 GB/s|the ceilings in .* are stale, [a-z_]+ ran at [0-9]+% of the sgemm rate)" \
   train.out || fail "no kernel table header: $(cat train.out)"
 grep -Eq "^  gemm +[0-9.]+ +[0-9.]+% " train.out || fail "no gemm row"
 python3 - <<'PY' || fail "report's kernel record"
@@ -38,7 +40,10 @@ g = [f for f in k["families"] if f["name"] == "gemm"][0]
 # 512 tokens, forward + two backward products: 6 x weights x tokens FLOPs per step.
 weights = 2 * (64 * 192 + 64 * 64 + 64 * 256 + 256 * 64) + 64 * 16
 assert g["flops_per_step"] == 6 * weights * 512, (g["flops_per_step"], 6 * weights * 512)
-assert 0 < g["gflops"] and 0 < g["roofline_fraction"], g
+assert 0 < g["gflops"], g
+assert (0 < g["roofline_fraction"] <= 1) if k["ceilings"]["stale"] is None else g["roofline_fraction"] is None, g
+for f in k["families"]:  # never a fraction above 100%
+    assert f["roofline_fraction"] is None or f["roofline_fraction"] <= 1, f
 PY
 # A cache older than the binary reading it is stale: no roofline fractions, and the way
 # to re-measure named.

@@ -76,22 +76,29 @@ TEST_CASE("ceilings below a kernel's rate are stale: no fraction above 100% is s
   t.step_seconds = 4.0;
   t.steps = 2;
   t.ceilings = c;
-  CHECK(report::stale_ceilings(t) == "gemm ran at 250% of them");
+  CHECK(report::stale_ceilings(t) == "gemm ran at 250% of the sgemm rate");
   std::ostringstream table;
   report::print_kernel_table(table, t);
   INFO(table.str());
-  CHECK(table.str().find("ceilings.json are stale, gemm ran at 250% of them: re-measure with `mini5d ceilings`") !=
+  CHECK(table.str().find("ceilings.json are stale, gemm ran at 250% of the sgemm rate: re-measure with `mini5d ceilings`") !=
         std::string::npos);
   CHECK(table.str().find("250.0%") == std::string::npos);
   CHECK(table.str().find(" stale\n") != std::string::npos);
   const std::string j = report::kernel_table_json(t);
-  CHECK(j.find("\"stale\": \"gemm ran at 250% of them\"") != std::string::npos);
+  CHECK(j.find("\"stale\": \"gemm ran at 250% of the sgemm rate\"") != std::string::npos);
   CHECK(j.find("\"roofline_fraction\": null") != std::string::npos);
 
   // Fresh ceilings that hold every kernel: not stale, fractions shown.
   t.ceilings->gemm_gflops = 100;
   CHECK(report::stale_ceilings(t).empty());
   CHECK(report::kernel_table_json(t).find("\"stale\": null") != std::string::npos);
+  // A memory-bound family above the stream roof ran from cache: not stale, no fraction.
+  t.profile.tally[int(prof::Family::layernorm)] = prof::Tally{0.5, 1e9, 20e9, 2};  // 40 GB/s over a 20 GB/s roof
+  CHECK(report::stale_ceilings(t).empty());
+  CHECK(report::kernel_table_json(t).find("\"roofline_fraction\": null, \"in_cache\": true") != std::string::npos);
+  std::ostringstream cached;
+  report::print_kernel_table(cached, t);
+  CHECK(cached.str().find(" cache\n") != std::string::npos);
   // A cache marked stale (another host, older than the build) is stale whatever the rates.
   t.ceilings->stale = "measured on host elsewhere, not here";
   CHECK(report::stale_ceilings(t) == "measured on host elsewhere, not here");

@@ -22,21 +22,35 @@ const char* const kPrefix = "mini5d::";
 // the pinned / host-USM spaces of the GPU backends.
 bool host_space(const Kokkos_Profiling_SpaceHandle& s) { return std::strstr(s.name, "Host") != nullptr; }
 
-void note_label(const char* name, std::set<std::string>& foreign) {
-  if (name && std::strncmp(name, kPrefix, std::strlen(kPrefix)) == 0) return;
+bool ours(const char* name) { return name && std::strncmp(name, kPrefix, std::strlen(kPrefix)) == 0; }
+
+// A kernel or region label of the project's: "mini5d::...", or a kernel Kokkos runs for
+// one of the project's Views ("Kokkos::View::initialization [mini5d::...]").
+bool our_kernel(const char* name) {
+  if (ours(name)) return true;
+  const char* open = name ? std::strchr(name, '[') : nullptr;
+  return open && std::strncmp(name, "Kokkos::View::", 14) == 0 && ours(open + 1);
+}
+// An allocation label of the project's ("mini5d::...") or of the Kokkos runtime's own
+// buffers ("Kokkos::...", e.g. team scratch); never empty.
+bool our_allocation(const char* label) { return ours(label) || (label && std::strncmp(label, "Kokkos::", 8) == 0); }
+
+void note_foreign(const char* name, std::set<std::string>& foreign) {
   std::lock_guard<std::mutex> lock(g_labels_lock);
   if (foreign.size() < 64) foreign.insert(name && *name ? name : "(unlabelled)");
 }
 
 void on_kernel(const char* name, const std::uint32_t, std::uint64_t* id) {
   ++g_events.launches;
-  note_label(name, g_foreign_kernels);
+  if (!our_kernel(name)) note_foreign(name, g_foreign_kernels);
   *id = 0;
 }
 void on_kernel_end(const std::uint64_t) {}
+// Kokkos Kernels names the region around each BLAS call it makes ("KokkosBlas::gemm
+// [TPL_BLAS,float]"): the library's own, inside the caller's kernel scope.
 void on_region(const char* name) {
   ++g_events.regions;
-  note_label(name, g_foreign_kernels);
+  if (!ours(name) && !(name && std::strncmp(name, "KokkosBlas::", 12) == 0)) note_foreign(name, g_foreign_kernels);
 }
 void on_region_end() {}
 
@@ -74,7 +88,7 @@ void on_copy_end() {}
 void on_allocate(const Kokkos_Profiling_SpaceHandle, const char* label, const void*, const std::uint64_t bytes) {
   ++g_events.allocations;
   g_events.allocated_bytes += double(bytes);
-  note_label(label, g_foreign_allocations);
+  if (!our_allocation(label)) note_foreign(label, g_foreign_allocations);
 }
 void on_deallocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, const std::uint64_t) {
   ++g_events.deallocations;

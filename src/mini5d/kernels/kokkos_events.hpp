@@ -43,10 +43,13 @@ KokkosEvents kokkos_events();
 // Whether this Kokkos reports fences to tools (3.5 and later).
 bool fences_reported();
 
-// Labels seen since counting started that do not start with "mini5d::", joined with
-// ", " (at most `most`, then the count): of kernels and regions, and of allocations
-// (an unlabelled one shows as "(unlabelled)"). For the test that every label is the
-// project's own, so Kokkos Tools and vendor profilers show the code's names.
+// Labels seen since counting started that are not the project's, joined with ", " (at
+// most `most`, then the count). Kernels and regions: "mini5d::..." is the project's,
+// and so is a kernel Kokkos runs for one of its Views ("Kokkos::View::initialization
+// [mini5d::...]"); Kokkos Kernels' regions around its BLAS calls ("KokkosBlas::...")
+// are the library's, inside a project kernel. Allocations: "mini5d::..." or the Kokkos runtime's own buffers
+// ("Kokkos::..."); an unlabelled one shows as "(unlabelled)". For the test that every
+// label is the project's, so Kokkos Tools and vendor profilers show the code's names.
 std::string foreign_kernel_labels(int most = 5);
 std::string foreign_allocation_labels(int most = 5);
 

@@ -26,6 +26,7 @@
 // one launch on a device).
 #pragma once
 #include "mini5d/kernels/batched_gemm.hpp"
+#include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/head_views.hpp"
 #include "mini5d/kernels/math.hpp"
@@ -72,9 +73,9 @@ prof::Scope block_rows_scope(int BH, int n, double flops_per_score) {
 // m = floor, l = 0, y = 0.
 template <class S>
 void online_softmax_init(Ten3U<S> y, MatU<S> m, MatU<S> l) {
-  Kokkos::deep_copy(y, S(0));
-  Kokkos::deep_copy(m, online_softmax_floor<S>());
-  Kokkos::deep_copy(l, S(0));
+  fill("mini5d::kernels::online_softmax_init_y", y, S(0));
+  fill("mini5d::kernels::online_softmax_init_m", m, online_softmax_floor<S>());
+  fill("mini5d::kernels::online_softmax_init_l", l, S(0));
 }
 
 // In place on the block's scores s [B*H, n, n] (unscaled q k^T): the recurrence's row

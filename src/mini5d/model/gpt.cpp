@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "mini5d/kernels/fill.hpp"
 
 namespace mini5d::model {
 
@@ -55,7 +56,7 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   if (d.cp == 1) w.dp = a.ten<S>("mini5d::model::dp", BH, T, T);  // ring attention has its own
   if (split) w.gathered = a.mat<S>("mini5d::tp::gathered", N, D);
   w.ones = a.vec<S>("mini5d::model::ones", N);
-  Kokkos::deep_copy(w.ones, S(1));
+  kernels::fill("mini5d::model::ones", w.ones, S(1));
   if (rc == Recompute::selective) w.core.allocate(a, d);
   if (rc == Recompute::full) w.block.allocate(a, d, true);
   return w;
@@ -219,8 +220,6 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
   const int n_blocks = par.stage.block_slots > 0 ? par.stage.block_slots : most_blocks;
   for (int i = 0; any_embedding && i < par.stage.embedding_slots; ++i) {
     embeddings_.push_back(std::make_unique<EmbeddingLayer<S>>(ctx_, kept));
-    tokens_.emplace_back("mini5d::model::inputs", ctx_.dims.tokens);
-    work.bytes += std::int64_t(ctx_.dims.tokens) * std::int64_t(sizeof(int));
   }
   blocks_.reserve(std::size_t(n_blocks));
   // An activation set serves any block: it keeps an MoE layer's buffers if the model
@@ -251,7 +250,7 @@ void Gpt<S>::init_params(std::uint64_t seed) {
 
 template <class S>
 void Gpt<S>::zero_grads() {
-  Kokkos::deep_copy(grads, S(0));
+  kernels::fill("mini5d::model::zero_grads", grads, S(0));
 }
 
 template <class S>
@@ -285,10 +284,9 @@ double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTo
   CMatU<S> x = x_in;
   if (c.embedding) {
     f.embedding = take(free_embeddings_, "embedding");
-    auto tokens = tokens_[std::size_t(f.embedding)];
-    Kokkos::deep_copy(tokens, inputs);
+    f.tokens = inputs;  // the caller's, kept until backward_chunk: no copy per micro-batch
     h.before_forward(local(0));
-    embeddings_[std::size_t(f.embedding)]->forward(ctx_, po_, tokens);
+    embeddings_[std::size_t(f.embedding)]->forward(ctx_, po_, inputs);
     h.after_forward(local(0));
     x = embeddings_[std::size_t(f.embedding)]->out();
   }
@@ -353,7 +351,7 @@ CMatU<S> Gpt<S>::backward_chunk(int chunk, int mb, CMatU<S> dy) {
   for (int b : f.blocks) free_blocks_.push_back(b);
   if (c.embedding) {
     h.before_backward(local(0));
-    embeddings_[std::size_t(f.embedding)]->backward(ctx_, go_, ctx_.ws.dres, tokens_[std::size_t(f.embedding)]);
+    embeddings_[std::size_t(f.embedding)]->backward(ctx_, go_, ctx_.ws.dres, f.tokens);
     h.after_backward(local(0));
     free_embeddings_.push_back(f.embedding);
     return CMatU<S>();

@@ -121,7 +121,8 @@ class Gpt {
   // the loss; returns the summed token loss. The loss gradient, scaled by grad_scale
   // per token, is kept for backward().   collective over the t group, the c ring, e x t
   double forward(CTokU inputs, CTokU targets, S grad_scale);
-  // Backward of the last forward; accumulates into grads.
+  // Backward of the last forward (whose inputs the caller still holds); accumulates
+  // into grads.
   //                                      collective over the t group, the c ring, e x t
   void backward();
   // Mixture of experts: what the MoE layers counted since the last reset (token loads,
@@ -136,7 +137,8 @@ class Gpt {
 
   // Pipeline parallelism: forward of micro-batch `mb` on local chunk `chunk`, from the
   // token ids (the chunk with the embeddings) or from x_in, the previous chunk's output
-  // ([rows, d_model], which the caller keeps until backward_chunk). Returns the summed
+  // ([rows, d_model]); the caller keeps both until backward_chunk (the embedding's
+  // backward reads the same token ids). Returns the summed
   // token loss on the chunk with the head, else 0. The chunk keeps its activations
   // until backward_chunk(chunk, mb).       collective over the t group, the c ring, e x t
   double forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTokU targets, S grad_scale);
@@ -173,10 +175,9 @@ class Gpt {
   OuterTensors<S> po_, go_;
   std::vector<ChunkSpec> chunks_;
   // Pools of layer objects (each holds one micro-batch's activations of its unit),
-  // taken by a forward and given back by its backward; the token ids stay with the
-  // embeddings' set (their backward reads them).
+  // taken by a forward and given back by its backward; the token ids are the caller's
+  // (InFlight::tokens), read in place by the embedding's forward and backward.
   std::vector<std::unique_ptr<EmbeddingLayer<S>>> embeddings_;
-  std::vector<Kokkos::View<int*, Kokkos::LayoutRight, MemSpace>> tokens_;
   std::vector<Block<S>> blocks_;
   std::vector<std::unique_ptr<HeadLayer<S>>> heads_;
   std::vector<int> free_embeddings_, free_blocks_, free_heads_;
@@ -184,6 +185,7 @@ class Gpt {
     int embedding = -1, head = -1;
     std::vector<int> blocks;
     CMatU<S> x_in;
+    CTokU tokens;  // the embedding chunk's token ids (the caller's buffer)
   };
   std::map<std::pair<int, int>, InFlight> in_flight_;  // (chunk, micro-batch)
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/gelu.hpp"
 #include "mini5d/kernels/linear.hpp"
 #include "mini5d/parallel/cp/cp_comm.hpp"
@@ -174,7 +175,7 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S
   if (std::int64_t(work.ones.extent(0)) < std::max(Nr, 1)) {
     const std::int64_t before = mem::view_bytes(work.ones);
     work.ones = Vec<S>("mini5d::ep::ones", std::size_t(std::max(Nr, 1) + Nr / 4));
-    Kokkos::deep_copy(work.ones, S(1));
+    kernels::fill("mini5d::ep::ones", work.ones, S(1));
     work.charge.grow(mem::view_bytes(work.ones) - before);
   }
   const CVecU<S> ones(work.ones.data(), work.ones.extent(0));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mini5d/core/counter_rng.hpp"
+#include "mini5d/kernels/fill.hpp"
 #include "mini5d/model/gpt.hpp"
 
 namespace mini5d::model {
@@ -20,11 +21,11 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
     if (lo >= hi) continue;
     auto out = Kokkos::subview(dst, std::make_pair(lo - begin, hi - begin));
     if (t.init == Init::Zeros) {
-      Kokkos::deep_copy(out, S(0));
+      kernels::fill("mini5d::model::init_zeros", out, S(0));
       continue;
     }
     if (t.init == Init::Ones) {
-      Kokkos::deep_copy(out, S(1));
+      kernels::fill("mini5d::model::init_ones", out, S(1));
       continue;
     }
     // Each block of the logical tensor this range covers, drawn at its logical indices.

@@ -140,8 +140,9 @@ double workspace_bytes(const ActShape& s, Recompute r) {
   // dres, dln; dqkv, datt_merged, dq, dk, dv, dy; dfc, dgelu; dprobs or the ring's block
   // buffers (Gpt's work buffers)
   double w = a * (2 * N * s.d_model * rr + 8 * N * s.d_model / t + mlp_elems(s) + core_work_elems(s));
-  // A vector of ones (bias gradients as a GEMM) and the token ids (4-byte ints).
-  w += a * N + 4 * N;
+  // A vector of ones (bias gradients as a GEMM). (The token ids are the step's own
+  // buffers, which the embedding reads in place: counted with the data.)
+  w += a * N;
   // Sequence parallelism: the [N, d_model] buffer each region gathers its rows into.
   if (s.sp && s.t > 1) w += a * N * s.d_model;
   // The vocab-parallel loss: every rank's row maxima, the agreed maxima, and the summed

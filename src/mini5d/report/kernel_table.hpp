@@ -26,10 +26,13 @@ struct KernelTable {
 // Fraction of the roofline's attainable rate a family reaches (0 when unknown).
 double roofline_fraction(const prof::Tally& t, bool compute, const measure::Ceilings& c);
 // Why the table's ceilings cannot be used (empty when they can, or when there are
-// none): the cache's own reason, or a family above 100% of its roof, which only a
-// ceiling measured too low (under load, say) can produce. Stale ceilings give no
-// roofline fractions, in the table or in the JSON.
+// none): the cache's own reason, or a family faster than the sgemm rate, which only a
+// ceiling measured too low (under load, say) allows. Stale ceilings give no roofline
+// fractions, in the table or in the JSON. A memory-bound family above the stream roof
+// is not stale: its data stayed in cache, which a DRAM bandwidth does not bound; it
+// shows "cache" (JSON: in_cache, fraction null), never a fraction above 100%.
 std::string stale_ceilings(const KernelTable& k);
+bool in_cache(const prof::Tally& t, bool compute, const measure::Ceilings& c);
 void print_kernel_table(std::ostream& os, const KernelTable& k);
 std::string kernel_table_json(const KernelTable& k);
 // The table of a run: the kernel profile over the trainer's profiled steps, with the

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "mini5d/kernels/accumulate.hpp"
+#include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/online_softmax.hpp"
 
 namespace mini5d::cp {
@@ -99,9 +100,9 @@ void RingAttention<S>::backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, CTen3U<S>
   const auto mine = split_.chunks(me);
   MatU<S> delta = m_;
   kernels::online_softmax_delta<S>(delta, dy, y);
-  Kokkos::deep_copy(dq, S(0));
-  Kokkos::deep_copy(dk, S(0));
-  Kokkos::deep_copy(dv, S(0));
+  kernels::fill("mini5d::cp::zero_dq", dq, S(0));
+  kernels::fill("mini5d::cp::zero_dk", dk, S(0));
+  kernels::fill("mini5d::cp::zero_dv", dv, S(0));
   pack(kv_[0], k, v);
   int cur = 0, dcur = 0;
   for (int s = 0; s < c; ++s) {
@@ -112,7 +113,7 @@ void RingAttention<S>::backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, CTen3U<S>
     // which starts empty here at step 1 and arrives with the block from step 2 on.
     Ten3U<S> tk = dk, tv = dv;
     if (s >= 1) {
-      if (s == 1) Kokkos::deep_copy(dkv_[dcur], S(0));
+      if (s == 1) kernels::fill("mini5d::cp::zero_travelling_dkv", dkv_[dcur], S(0));
       tk = part(dkv_[dcur], 0);
       tv = part(dkv_[dcur], 1);
     }

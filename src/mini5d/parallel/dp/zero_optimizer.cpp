@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mini5d/kernels/accumulate.hpp"
+#include "mini5d/kernels/fill.hpp"
 
 namespace mini5d::dp {
 
@@ -126,7 +127,7 @@ ZeroOptimizer::~ZeroOptimizer() {
 void ZeroOptimizer::begin_step() {
   tp_reduced_ = false;
   if (stage_ >= 2)
-    Kokkos::deep_copy(grad_shard_, 0.0f);
+    kernels::fill("mini5d::dp::zero_grad_shard", grad_shard_, 0.0f);
   else
     model_.zero_grads();
 }
@@ -192,7 +193,7 @@ void ZeroOptimizer::before_backward(int unit) {
     Slot& s = slots_[next_slot_];
     drain(s);
     const std::int64_t size = model_.layout().units()[unit].size;
-    Kokkos::deep_copy(slice(s.grads, 0, size), 0.0f);
+    kernels::fill("mini5d::dp::zero_unit_grads", slice(s.grads, 0, size), 0.0f);
     model_.bind_unit(unit, nullptr, s.grads.data());
     s.unit = unit;
   }
