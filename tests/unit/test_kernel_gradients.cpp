@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include <cstdlib>
+
 #include "grad_check.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/attention.hpp"
@@ -309,4 +311,21 @@ TEST_CASE("fp32 fast exp and tanh are accurate to about one ulp", "[kernels][mat
   CHECK(kmath::exp_fast(-200.0f) >= 0.0f);
   CHECK(kmath::exp_fast(-200.0f) < 1e-37f);
   CHECK(kmath::exp_fast(0.0f) == Approx(1.0f).epsilon(1e-7));
+}
+
+TEST_CASE("the team kernels run at the team size the test asked for", "[kernels][teams]") {
+  // MINI5D_TEST_TEAM_SIZE (tests/support/main.cpp) fixes it; otherwise Kokkos chooses.
+  int seen = 0;
+  Kokkos::parallel_reduce(
+      "mini5d::test::team_size", teams(4),
+      KOKKOS_LAMBDA(const TeamMember& t, int& most) {
+        Kokkos::single(Kokkos::PerTeam(t), [&]() { most = t.team_size() > most ? t.team_size() : most; });
+      },
+      Kokkos::Max<int>(seen));
+  const char* asked = std::getenv("MINI5D_TEST_TEAM_SIZE");
+  INFO("asked " << (asked ? asked : "(nothing)") << ", ran " << seen << " threads per team on " << ExecSpace::name());
+  if (asked && *asked)
+    CHECK(seen == std::atoi(asked));
+  else
+    CHECK(seen >= 1);
 }
