@@ -62,6 +62,9 @@ TEST_CASE("deep copies per step do not grow with layers or micro-batches", "[eve
                     << describe(more_micro));
   CHECK(deeper.copies() == base.copies());
   CHECK(more_micro.copies() == base.copies());
+  // A named region per unit and direction (mini5d::block3::forward, ...): two more
+  // blocks, four more regions.
+  CHECK(deeper.regions - base.regions == 4);
 }
 
 TEST_CASE("kernel launches per layer do not grow with the batch or the heads", "[events]") {

@@ -49,8 +49,12 @@ void on_kernel_end(const std::uint64_t) {}
 // Kokkos Kernels names the region around each BLAS call it makes ("KokkosBlas::gemm
 // [TPL_BLAS,float]"): the library's own, inside the caller's kernel scope.
 void on_region(const char* name) {
+  if (name && std::strncmp(name, "KokkosBlas::", 12) == 0) {
+    ++g_events.blas_calls;
+    return;
+  }
   ++g_events.regions;
-  if (!ours(name) && !(name && std::strncmp(name, "KokkosBlas::", 12) == 0)) note_foreign(name, g_foreign_kernels);
+  if (!ours(name)) note_foreign(name, g_foreign_kernels);
 }
 void on_region_end() {}
 
@@ -126,6 +130,7 @@ KokkosEvents KokkosEvents::operator-(const KokkosEvents& b) const {
   d.deallocations = deallocations - b.deallocations;
   d.allocated_bytes = allocated_bytes - b.allocated_bytes;
   d.regions = regions - b.regions;
+  d.blas_calls = blas_calls - b.blas_calls;
   return d;
 }
 

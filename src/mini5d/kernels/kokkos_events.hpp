@@ -29,7 +29,8 @@ struct KokkosEvents {
   double bytes_to_host = 0, bytes_to_device = 0, bytes_host = 0, bytes_device = 0;
   std::int64_t allocations = 0, deallocations = 0;
   double allocated_bytes = 0;
-  std::int64_t regions = 0;  // pushRegion calls
+  std::int64_t regions = 0;     // pushRegion calls of the project's
+  std::int64_t blas_calls = 0;  // Kokkos Kernels' BLAS calls (each pushes a "KokkosBlas::" region)
 
   std::int64_t copies() const { return copies_to_host + copies_to_device + copies_host + copies_device; }
   KokkosEvents operator-(const KokkosEvents& before) const;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "mini5d/kernels/fill.hpp"
+#include "mini5d/kernels/profile.hpp"
 
 namespace mini5d::model {
 
@@ -166,6 +167,10 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
       pw_(cfg.layers),
       gw_(cfg.layers),
       chunks_(chunks_of(cfg, par.stage)) {
+  for (int u = 0; u <= cfg.layers + 1; ++u) {
+    const std::string unit = u == 0 ? "embedding" : u == cfg.layers + 1 ? "head" : "block" + std::to_string(u - 1);
+    unit_regions_.push_back({"mini5d::" + unit + "::forward", "mini5d::" + unit + "::backward"});
+  }
   tp::TpComm* tpc = par.tp ? par.tp : &single_;
   const int t = tpc->size();
   cp::Split split;
@@ -285,6 +290,7 @@ double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTo
   if (c.embedding) {
     f.embedding = take(free_embeddings_, "embedding");
     f.tokens = inputs;  // the caller's, kept until backward_chunk: no copy per micro-batch
+    prof::Region region(unit_regions_[0].forward);
     h.before_forward(local(0));
     embeddings_[std::size_t(f.embedding)]->forward(ctx_, po_, inputs);
     h.after_forward(local(0));
@@ -293,6 +299,7 @@ double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTo
   for (int l = c.first_block; l < c.first_block + c.blocks; ++l) {
     const int b = take(free_blocks_, "block");
     f.blocks.push_back(b);
+    prof::Region region(unit_regions_[std::size_t(l + 1)].forward);
     h.before_forward(local(l + 1));
     blocks_[std::size_t(b)].forward(ctx_, pw_[std::size_t(l)], x);
     x = blocks_[std::size_t(b)].out();
@@ -302,6 +309,7 @@ double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTo
   if (c.head) {
     f.head = take(free_heads_, "head");
     const int u = local(cfg_.layers + 1);
+    prof::Region region(unit_regions_[std::size_t(cfg_.layers + 1)].forward);
     h.before_forward(u);
     loss = heads_[std::size_t(f.head)]->forward(ctx_, po_, x, targets, grad_scale);
     h.after_forward(u);
@@ -335,6 +343,7 @@ CMatU<S> Gpt<S>::backward_chunk(int chunk, int mb, CMatU<S> dy) {
   };
   if (c.head) {
     const int u = local(cfg_.layers + 1);
+    prof::Region region(unit_regions_[std::size_t(cfg_.layers + 1)].backward);
     h.before_backward(u);
     heads_[std::size_t(f.head)]->backward(ctx_, po_, go_, input_of(c.blocks));
     h.after_backward(u);
@@ -344,12 +353,14 @@ CMatU<S> Gpt<S>::backward_chunk(int chunk, int mb, CMatU<S> dy) {
   }
   for (int i = c.blocks - 1; i >= 0; --i) {
     const int l = c.first_block + i;
+    prof::Region region(unit_regions_[std::size_t(l + 1)].backward);
     h.before_backward(local(l + 1));
     blocks_[std::size_t(f.blocks[std::size_t(i)])].backward(ctx_, pw_[std::size_t(l)], gw_[std::size_t(l)], input_of(i));
     h.after_backward(local(l + 1));
   }
   for (int b : f.blocks) free_blocks_.push_back(b);
   if (c.embedding) {
+    prof::Region region(unit_regions_[0].backward);
     h.before_backward(local(0));
     embeddings_[std::size_t(f.embedding)]->backward(ctx_, go_, ctx_.ws.dres, f.tokens);
     h.after_backward(local(0));

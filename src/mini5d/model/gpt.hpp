@@ -188,6 +188,11 @@ class Gpt {
     CTokU tokens;  // the embedding chunk's token ids (the caller's buffer)
   };
   std::map<std::pair<int, int>, InFlight> in_flight_;  // (chunk, micro-batch)
+  // Profiling region names per global unit (embedding, blocks, head), made once.
+  struct UnitRegions {
+    std::string forward, backward;
+  };
+  std::vector<UnitRegions> unit_regions_;
 };
 
 }  // namespace mini5d::model

@@ -26,6 +26,7 @@ void keep_most(prof::KokkosEvents& m, const prof::KokkosEvents& e) {
   m.deallocations = std::max(m.deallocations, e.deallocations);
   m.allocated_bytes = std::max(m.allocated_bytes, e.allocated_bytes);
   m.regions = std::max(m.regions, e.regions);
+  m.blas_calls = std::max(m.blas_calls, e.blas_calls);
 }
 
 std::string copies(std::int64_t n, double bytes) {
@@ -48,7 +49,8 @@ StepEvents step_events(const train::Trainer& tr) {
 void print_step_events(std::ostream& os, const StepEvents& e) {
   if (e.steps == 0) return;
   const auto& m = e.most;
-  os << "per step (rank 0, the most in any of steps 2.." << e.steps + 1 << "): " << m.launches << " kernel launches; ";
+  os << "per step (rank 0, the most in any of steps 2.." << e.steps + 1 << "): " << m.launches
+     << " kernel launches and " << m.blas_calls << " BLAS calls; ";
   if (prof::fences_reported())
     os << m.fences_global << " global and " << m.fences_instance << " instance fences; ";
   else
@@ -71,7 +73,8 @@ std::string step_events_json(const StepEvents& e) {
     << "}, \"copy_bytes\": {\"to_host\": " << jnum(m.bytes_to_host) << ", \"to_device\": " << jnum(m.bytes_to_device)
     << ", \"host_to_host\": " << jnum(m.bytes_host) << ", \"device_to_device\": " << jnum(m.bytes_device)
     << "}, \"allocations\": " << m.allocations << ", \"allocated_bytes\": " << jnum(m.allocated_bytes)
-    << ", \"regions\": " << m.regions << ", \"mpi_calls\": " << e.mpi_calls << "}";
+    << ", \"regions\": " << m.regions << ", \"blas_calls\": " << m.blas_calls << ", \"mpi_calls\": " << e.mpi_calls
+    << "}";
   return o.str();
 }
 
