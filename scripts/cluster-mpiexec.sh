@@ -3,7 +3,9 @@
 # mpiexec across the test hosts of scripts/start-cluster.sh: PPN ranks on each of the
 # first HOSTS hosts, consecutive ranks on one host (block mapping, as srun
 # --distribution=block), started by Hydra through scripts/cluster-enter.sh, with the
-# control traffic on the cluster's bridge.
+# control traffic on the cluster's bridge. MINI5D_CLUSTER_MAP=cyclic deals the ranks out
+# one per host in turn instead (rank r on host r mod HOSTS), which puts the fastest axis
+# of the grid across hosts: the placement the benchmarks compare against.
 # usage: scripts/cluster-mpiexec.sh HOSTS PPN CMD [ARG ...]   (MINI5D_CLUSTER_DIR: the cluster)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +18,12 @@ shift 2
   { echo "cluster-mpiexec: the test cluster in $dir is not up (scripts/start-cluster.sh)" >&2; exit 2; }
 mapfile -t addrs < <(awk '{print $2}' "$dir/hosts")
 ((hosts <= ${#addrs[@]})) || { echo "cluster-mpiexec: $hosts hosts asked, the cluster has ${#addrs[@]}" >&2; exit 2; }
-list=$(printf "%s:$ppn," "${addrs[@]:0:hosts}")
+case ${MINI5D_CLUSTER_MAP:-block} in
+  block) slots=$ppn ;;
+  cyclic) slots=1 ;;  # Hydra fills each host's one slot, then wraps around the list
+  *) echo "cluster-mpiexec: MINI5D_CLUSTER_MAP=$MINI5D_CLUSTER_MAP: block or cyclic" >&2; exit 2 ;;
+esac
+list=$(printf "%s:$slots," "${addrs[@]:0:hosts}")
 bridge=$(awk '$1 == "link" && $2 ~ /-br$/ {print $2}' "$dir/made")
 exec mpiexec -launcher rsh -launcher-exec "$here/cluster-enter.sh" -iface "$bridge" -hosts "${list%,}" \
   -n $((hosts * ppn)) "$@"
