@@ -6,7 +6,9 @@
 # and stops after them, pass or fail (the slurm_start and slurm_stop fixture tests; a
 # Slurm that was already running is left running). If it does not start, slurm_start
 # fails with the daemon's reason, the tests that need it are not run, and the other
-# tests still run.
+# tests still run. The `cluster` tests do the same with the two-tier test cluster
+# (scripts/start-cluster.sh: cluster_start, cluster_stop), and are skipped with the
+# reason where this machine cannot make network namespaces.
 # The `openmp` tests: Debian's Kokkos is Serial only, so a Kokkos with the OpenMP
 # backend is built once from Debian's own source package into .deps/ (reused after),
 # mini5d is built on it in build-openmp/, and the tests labelled `openmp` run there at

@@ -20,6 +20,7 @@ packages=(
   python3-h5py                                            # tests read checkpoints with h5py
   python3-yaml                                            # tests parse spack.yaml
   clang libclang-rt-14-dev                                # tests: libFuzzer, ASan, UBSan (tests/fuzz)
+  iproute2 util-linux                                     # the test cluster: ip, tc, nsenter, unshare
 )
 for arg in "$@"; do
   case $arg in

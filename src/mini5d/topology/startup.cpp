@@ -36,7 +36,8 @@ Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
   // Same table on every rank, so every rank refuses together.
   check_placement(table, deck.parallel.force_placement == "true");
   const BindReport rep = bind_this_rank(node, m);
-  std::string mine = "  rank " + std::to_string(m.rank) + " (node " + std::to_string(m.node) + "): " +
+  // The host name as this rank sees it: on a cluster it tells which machine each node is.
+  std::string mine = "  rank " + std::to_string(m.rank) + " (node " + std::to_string(m.node) + ", " + node.hostname + "): " +
                      format_binding(node, rep.binding) + ", BLAS threads " + std::to_string(rep.blas_threads) +
                      (rep.bound ? "" : " (not bound)");
   Placement p;
