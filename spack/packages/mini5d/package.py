@@ -59,6 +59,8 @@ class Mini5d(CMakePackage, CudaPackage):
             self.define("MINI5D_BUILD_TESTS", self.run_tests),
             # Tests that need a running Slurm (scripts/start-slurm.sh) are not for Spack.
             self.define("MINI5D_SLURM_TESTS", False),
+            # Nor those that need root to make the two-tier test cluster (scripts/start-cluster.sh).
+            self.define("MINI5D_CLUSTER_TESTS", False),
             # Another compiler's warnings must not fail a site build.
             self.define("MINI5D_PEDANTIC_ERRORS", False),
         ]
