@@ -10,20 +10,21 @@
 # (mini5d instantiates the few it uses), which keeps the build to a few minutes.
 # Reused when present: a finished prefix holds a .complete stamp.
 # usage: scripts/build-kokkos-openmp.sh [PREFIX]   (default: .deps/kokkos-openmp in the repo)
-# Prints the prefix on its last line. Environment: JOBS (default: all cores).
+# Prints the prefix on standard output (progress goes to standard error), so
+# `kokkos=$(scripts/build-kokkos-openmp.sh)` works. Environment: JOBS (default: all cores).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${1:-$root/.deps/kokkos-openmp}
 jobs=${JOBS:-$(nproc)}
 if [[ -f $prefix/.complete ]]; then
-  echo "kokkos-openmp: reusing $prefix ($(cat "$prefix/.complete"))"
+  echo "kokkos-openmp: reusing $prefix ($(cat "$prefix/.complete"))" >&2
   echo "$prefix"
   exit 0
 fi
 work=$prefix.work
 rm -rf "$work" && mkdir -p "$work/apt/lists/partial" "$work/src"
 log=$work/build.log
-step() { echo "kokkos-openmp: $*"; }
+step() { echo "kokkos-openmp: $*" >&2; }
 die() { echo "kokkos-openmp: $* (log: $log)" >&2; exit 1; }
 
 # 1. The source package, through apt, verified against Debian's signed Release file.

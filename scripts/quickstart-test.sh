@@ -19,7 +19,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)" --timeout 600
 
-kokkos=$("$root/scripts/build-kokkos-openmp.sh" | tail -n 1)
+kokkos=$("$root/scripts/build-kokkos-openmp.sh")
 BUILD_DIR="$root/build-openmp" "$root/scripts/build.sh" -DKokkos_ROOT="$kokkos" -DKokkosKernels_ROOT="$kokkos" \
   -DCMAKE_PREFIX_PATH="$kokkos" -DMINI5D_SLURM_TESTS=OFF -DMINI5D_CLUSTER_TESTS=OFF
 ctest --test-dir "$root/build-openmp" -L openmp --output-on-failure -j "$(nproc)" --timeout 600
