@@ -114,23 +114,8 @@ std::string joined(const std::set<std::string>& labels, int most) {
 }  // namespace
 
 KokkosEvents KokkosEvents::operator-(const KokkosEvents& b) const {
-  KokkosEvents d;
-  d.launches = launches - b.launches;
-  d.fences_global = fences_global - b.fences_global;
-  d.fences_instance = fences_instance - b.fences_instance;
-  d.copies_to_host = copies_to_host - b.copies_to_host;
-  d.copies_to_device = copies_to_device - b.copies_to_device;
-  d.copies_host = copies_host - b.copies_host;
-  d.copies_device = copies_device - b.copies_device;
-  d.bytes_to_host = bytes_to_host - b.bytes_to_host;
-  d.bytes_to_device = bytes_to_device - b.bytes_to_device;
-  d.bytes_host = bytes_host - b.bytes_host;
-  d.bytes_device = bytes_device - b.bytes_device;
-  d.allocations = allocations - b.allocations;
-  d.deallocations = deallocations - b.deallocations;
-  d.allocated_bytes = allocated_bytes - b.allocated_bytes;
-  d.regions = regions - b.regions;
-  d.blas_calls = blas_calls - b.blas_calls;
+  KokkosEvents d = *this;
+  d.for_each_count(b, [](double mine, double before) { return mine - before; });
   return d;
 }
 

@@ -34,6 +34,18 @@ struct KokkosEvents {
 
   std::int64_t copies() const { return copies_to_host + copies_to_device + copies_host + copies_device; }
   KokkosEvents operator-(const KokkosEvents& before) const;
+  // Applies f(mine, other's) to every count, so a difference or a maximum is one loop.
+  template <class F>
+  void for_each_count(const KokkosEvents& o, F&& f) {
+    for (auto m : {&KokkosEvents::launches, &KokkosEvents::fences_global, &KokkosEvents::fences_instance,
+                   &KokkosEvents::copies_to_host, &KokkosEvents::copies_to_device, &KokkosEvents::copies_host,
+                   &KokkosEvents::copies_device, &KokkosEvents::allocations, &KokkosEvents::deallocations,
+                   &KokkosEvents::regions, &KokkosEvents::blas_calls})
+      this->*m = std::int64_t(f(double(this->*m), double(o.*m)));
+    for (auto m : {&KokkosEvents::bytes_to_host, &KokkosEvents::bytes_to_device, &KokkosEvents::bytes_host,
+                   &KokkosEvents::bytes_device, &KokkosEvents::allocated_bytes})
+      this->*m = f(this->*m, o.*m);
+  }
 };
 
 // Registers the callbacks (once; later calls do nothing). After Kokkos::initialize.

@@ -11,22 +11,7 @@ namespace mini5d::report {
 
 namespace {
 void keep_most(prof::KokkosEvents& m, const prof::KokkosEvents& e) {
-  m.launches = std::max(m.launches, e.launches);
-  m.fences_global = std::max(m.fences_global, e.fences_global);
-  m.fences_instance = std::max(m.fences_instance, e.fences_instance);
-  m.copies_to_host = std::max(m.copies_to_host, e.copies_to_host);
-  m.copies_to_device = std::max(m.copies_to_device, e.copies_to_device);
-  m.copies_host = std::max(m.copies_host, e.copies_host);
-  m.copies_device = std::max(m.copies_device, e.copies_device);
-  m.bytes_to_host = std::max(m.bytes_to_host, e.bytes_to_host);
-  m.bytes_to_device = std::max(m.bytes_to_device, e.bytes_to_device);
-  m.bytes_host = std::max(m.bytes_host, e.bytes_host);
-  m.bytes_device = std::max(m.bytes_device, e.bytes_device);
-  m.allocations = std::max(m.allocations, e.allocations);
-  m.deallocations = std::max(m.deallocations, e.deallocations);
-  m.allocated_bytes = std::max(m.allocated_bytes, e.allocated_bytes);
-  m.regions = std::max(m.regions, e.regions);
-  m.blas_calls = std::max(m.blas_calls, e.blas_calls);
+  m.for_each_count(e, [](double most, double now) { return std::max(most, now); });
 }
 
 std::string copies(std::int64_t n, double bytes) {
