@@ -4,6 +4,7 @@
 // (gradients crossing a block boundary through the residual stream). Every parameter
 // is checked, tensor by tensor. Bound: relative error < 1e-6 per tensor.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -51,3 +52,39 @@ void check_model(int layers) {
 
 TEST_CASE("one transformer block: every parameter gradient", "[model][grad]") { check_model(1); }
 TEST_CASE("whole two-block model: every parameter gradient", "[model][grad]") { check_model(2); }
+
+// The embedding's backward reads the forward's token ids again. A caller that passes a
+// temporary (as a test or a new driver easily does) must still get the right gradient:
+// the model holds a reference until the backward, then lets it go. Without it, the
+// freed ids are overwritten by the next allocation of the same size (filled here with
+// other ids) and the embedding gradient lands on the wrong rows.
+TEST_CASE("the model holds its token ids from the forward to the backward", "[model][grad]") {
+  const ModelConfig m = test::fd_model(11, 5, 12, 1);
+  const int B = 2, N = B * m.seq;
+  const test::HostTokens tokens = test::fixed_tokens(N, m.vocab);
+  const double scale = 1.0 / N;
+  auto gradients = [&](bool temporary) {
+    model::Gpt<double> gpt(m, B);
+    gpt.init_params(42);
+    gpt.zero_grads();
+    const Vec<int> held = test::to_device(tokens.in);
+    if (temporary) {
+      gpt.forward(test::to_device(tokens.in), test::to_device(tokens.tg), scale);
+    } else {
+      gpt.forward(held, test::to_device(tokens.tg), scale);
+      CHECK(held.use_count() == 2);  // the caller's and the model's
+    }
+    std::vector<int> other(tokens.in.size());
+    for (std::size_t i = 0; i < other.size(); ++i) other[i] = m.vocab - 1 - tokens.in[i];
+    const Vec<int> reused = test::to_device(other);  // may take a freed buffer's place
+    gpt.backward();
+    if (!temporary) CHECK(held.use_count() == 1);  // released by the backward
+    const auto g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), gpt.grads);
+    return std::vector<double>(g.data(), g.data() + g.extent(0));
+  };
+  const std::vector<double> held = gradients(false), temporary = gradients(true);
+  REQUIRE(held.size() == temporary.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < held.size(); ++i) worst = test::worse(worst, std::abs(held[i] - temporary[i]));
+  CHECK(worst == 0);
+}

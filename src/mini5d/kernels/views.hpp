@@ -27,6 +27,10 @@ template <class S> using CVecU = Kokkos::View<const S*, Kokkos::LayoutRight, Mem
 template <class S> using CMatU = Kokkos::View<const S**, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 template <class S> using CTen3U = Kokkos::View<const S***, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 using CTokU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
+// Token ids a model holds from a forward to its backward: managed, so the reference
+// keeps the caller's buffer alive (a temporary passed to a forward cannot be freed under
+// the backward that reads it again).
+using CTok = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace>;
 
 using Range = Kokkos::RangePolicy<ExecSpace>;
 

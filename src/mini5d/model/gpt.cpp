@@ -259,7 +259,7 @@ void Gpt<S>::zero_grads() {
 }
 
 template <class S>
-double Gpt<S>::forward(CTokU inputs, CTokU targets, S grad_scale) {
+double Gpt<S>::forward(CTok inputs, CTokU targets, S grad_scale) {
   if (chunks_.size() != 1 || !chunks_[0].embedding || !chunks_[0].head)
     throw std::logic_error("mini5d: Gpt::forward on a pipeline stage (use forward_chunk)");
   return forward_chunk(0, 0, inputs, CMatU<S>(), targets, grad_scale);
@@ -271,7 +271,7 @@ void Gpt<S>::backward() {
 }
 
 template <class S>
-double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTokU targets, S grad_scale) {
+double Gpt<S>::forward_chunk(int chunk, int mb, CTok inputs, CMatU<S> x_in, CTokU targets, S grad_scale) {
   const ChunkSpec& c = chunks_.at(std::size_t(chunk));
   UnitHooks& h = *ctx_.hooks;
   ctx_.grad_scale = double(grad_scale);
@@ -289,7 +289,7 @@ double Gpt<S>::forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTo
   CMatU<S> x = x_in;
   if (c.embedding) {
     f.embedding = take(free_embeddings_, "embedding");
-    f.tokens = inputs;  // the caller's, kept until backward_chunk: no copy per micro-batch
+    f.tokens = inputs;  // a reference to the caller's ids until backward_chunk: no copy per micro-batch
     prof::Region region(unit_regions_[0].forward);
     h.before_forward(local(0));
     embeddings_[std::size_t(f.embedding)]->forward(ctx_, po_, inputs);

@@ -120,8 +120,8 @@ class Gpt {
   // context parallelism the rank's tokens of each sequence, dims().pos gives where) with
   // the loss; returns the summed token loss. The loss gradient, scaled by grad_scale
   // per token, is kept for backward().   collective over the t group, the c ring, e x t
-  double forward(CTokU inputs, CTokU targets, S grad_scale);
-  // Backward of the last forward (whose inputs the caller still holds); accumulates
+  double forward(CTok inputs, CTokU targets, S grad_scale);
+  // Backward of the last forward (the model holds its token ids); accumulates
   // into grads.
   //                                      collective over the t group, the c ring, e x t
   void backward();
@@ -137,11 +137,12 @@ class Gpt {
 
   // Pipeline parallelism: forward of micro-batch `mb` on local chunk `chunk`, from the
   // token ids (the chunk with the embeddings) or from x_in, the previous chunk's output
-  // ([rows, d_model]); the caller keeps both until backward_chunk (the embedding's
-  // backward reads the same token ids). Returns the summed
+  // ([rows, d_model]); the caller keeps x_in until backward_chunk, and the model holds a
+  // reference to the token ids until then (the embedding's backward reads them again).
+  // Returns the summed
   // token loss on the chunk with the head, else 0. The chunk keeps its activations
   // until backward_chunk(chunk, mb).       collective over the t group, the c ring, e x t
-  double forward_chunk(int chunk, int mb, CTokU inputs, CMatU<S> x_in, CTokU targets, S grad_scale);
+  double forward_chunk(int chunk, int mb, CTok inputs, CMatU<S> x_in, CTokU targets, S grad_scale);
   // The output of a forward not yet backpropagated (chunks without the head).
   CMatU<S> chunk_output(int chunk, int mb) const;
   // Backward of micro-batch `mb` on `chunk`; dy = dL/d(chunk_output) (ignored by the
@@ -176,7 +177,8 @@ class Gpt {
   std::vector<ChunkSpec> chunks_;
   // Pools of layer objects (each holds one micro-batch's activations of its unit),
   // taken by a forward and given back by its backward; the token ids are the caller's
-  // (InFlight::tokens), read in place by the embedding's forward and backward.
+  // buffer (InFlight::tokens holds a reference), read in place by the embedding's forward
+  // and backward.
   std::vector<std::unique_ptr<EmbeddingLayer<S>>> embeddings_;
   std::vector<Block<S>> blocks_;
   std::vector<std::unique_ptr<HeadLayer<S>>> heads_;
@@ -185,7 +187,7 @@ class Gpt {
     int embedding = -1, head = -1;
     std::vector<int> blocks;
     CMatU<S> x_in;
-    CTokU tokens;  // the embedding chunk's token ids (the caller's buffer)
+    CTok tokens;  // the embedding chunk's token ids (a reference to the caller's buffer)
   };
   std::map<std::pair<int, int>, InFlight> in_flight_;  // (chunk, micro-batch)
   // Profiling region names per global unit (embedding, blocks, head), made once.

@@ -98,7 +98,8 @@ CVecU<float> as_vec(CMatU<float> m) {
 CVecU<float> Pipeline::forward(int mb, int chunk, CVecU<float> input) {
   const int D = model_.dims().d_model;
   const auto at = std::make_pair(std::int64_t(mb) * tokens_, std::int64_t(mb + 1) * tokens_);
-  CTokU in = Kokkos::subview(inputs_, at), tg = Kokkos::subview(targets_, at);
+  const CTok in = Kokkos::subview(inputs_, at);
+  const CTokU tg = Kokkos::subview(targets_, at);
   // One stage: each micro-batch's forward and backward run back to back, so ZeRO starts
   // it here, as one micro-batch (stage 3 gathers each unit once per use; stages 0-1
   // reduce during the last micro-batch's backward).
