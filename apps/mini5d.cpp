@@ -35,6 +35,7 @@
 #include "mini5d/core/diag.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/grid/layout_rules.hpp"
+#include "mini5d/kernels/kokkos_events.hpp"
 #include "mini5d/measure/platform.hpp"
 #include "mini5d/report/report.hpp"
 #include "mini5d/topology/startup.hpp"
@@ -246,6 +247,7 @@ int main(int argc, char** argv) {
   MPI_Comm world;
   MPI_Comm_dup(MPI_COMM_WORLD, &world);
   {
+    mini5d::prof::request_unfenced_counting();  // before Kokkos starts: its tools ask then
     std::optional<Kokkos::ScopeGuard> kokkos;
     std::vector<std::string> kokkos_args(argv, argv + argc);
     // Kokkos sees the command line plus what placement chose: the GPU and the host

@@ -44,7 +44,16 @@ args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 # nvcc only warns when device code calls a host function (#20011, #20014; #20012: a
 # __host__ __device__ annotation ignored on a defaulted function), yet on a GPU such a
 # call is undefined: on CUDA they are errors here, so the build fails on one.
-[[ $backend == cuda ]] && args+=(-DCMAKE_CXX_FLAGS="-Xcudafe --diag_error=20011,20012,20014")
+# nvcc_wrapper compiles for sm_70 unless it is given an -arch (Kokkos 4.6 reads no
+# variable for it), and CMake's compiler check gets no Kokkos flags: nvcc 13 has no
+# sm_70, so the check would fail. Give it the architecture this Kokkos was built for.
+if [[ $backend == cuda ]]; then
+  flags="-Xcudafe --diag_error=20011,20012,20014"
+  sm=$(sed -nE 's/^#define KOKKOS_ARCH_(KEPLER|MAXWELL|PASCAL|VOLTA|TURING|AMPERE|ADA|HOPPER|BLACKWELL)([0-9]+)$/\2/p' \
+    "$config" | head -1)
+  [[ -n "$sm" ]] && flags+=" -arch=sm_$sm"
+  args+=(-DCMAKE_CXX_FLAGS="$flags")
+fi
 echo "== cmake ${args[*]}" >>"$log"
 if ! cmake "${args[@]}" >>"$log" 2>&1; then verdict "FAILED at configure (log: $log)"; exit 1; fi
 if ! cmake --build "$build" -j "$jobs" >>"$log" 2>&1; then verdict "configure ok, FAILED at build (log: $log)"; exit 1; fi

@@ -7,10 +7,14 @@
 # a 50 MB line, then fuzzes each for a bounded time. New inputs go to WORKDIR, never to
 # the source tree. Skips (77) where clang has no libFuzzer (Debian: clang and
 # libclang-rt-14-dev, installed by scripts/setup-debian.sh).
-# usage: run_fuzz.sh WORKDIR SOURCE_DIR SECONDS_EACH INCLUDE_DIR...
+# usage: run_fuzz.sh WORKDIR SOURCE_DIR SECONDS_EACH INCLUDE_DIR...   (each may be a ;-list)
 set -u
 work=$1 src=$2 seconds=$3; shift 3
-includes=(); for d in "$@"; do includes+=("-I$d"); done
+includes=()
+for arg in "$@"; do
+  IFS=';' read -ra dirs <<< "$arg"
+  for d in "${dirs[@]}"; do [[ -n $d ]] && includes+=("-I$d"); done
+done
 cxx=${MINI5D_FUZZ_CXX:-clang++}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' > probe.cpp

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "mini5d/kernels/kokkos_events.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int result = 0;
   {
+    mini5d::prof::request_unfenced_counting();  // as the app does, before Kokkos starts
     Kokkos::ScopeGuard kokkos(argc, argv);
     const int team = team_size_from_env();
     if (team < 0) {

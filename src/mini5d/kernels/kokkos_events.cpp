@@ -111,6 +111,14 @@ std::string joined(const std::set<std::string>& labels, int most) {
   }
   return out;
 }
+
+#if KOKKOS_VERSION >= 30500
+// Kokkos asks each tool at initialisation whether it needs a global fence around every
+// callback (and assumes it does when the tool does not answer).
+void on_request_tool_settings(const std::uint32_t, Kokkos::Tools::Experimental::ToolSettings* settings) {
+  settings->requires_global_fencing = false;
+}
+#endif
 }  // namespace
 
 KokkosEvents KokkosEvents::operator-(const KokkosEvents& b) const {
@@ -119,8 +127,14 @@ KokkosEvents KokkosEvents::operator-(const KokkosEvents& b) const {
   return d;
 }
 
+void request_unfenced_counting() {
+#if KOKKOS_VERSION >= 30500
+  Kokkos::Tools::Experimental::set_request_tool_settings_callback(on_request_tool_settings);
+#endif
+}
+
 void start_counting_kokkos_events() {
-  if (g_counting) return;
+  if (g_counting || Kokkos::Tools::profileLibraryLoaded()) return;
   g_counting = true;
   namespace kte = Kokkos::Tools::Experimental;
   kte::set_begin_parallel_for_callback(on_kernel);

@@ -13,9 +13,14 @@
 //
 // Fences are reported to tools from Kokkos 3.5 on (fences_reported()); with Debian's
 // Kokkos 3.4 the fence counts stay 0 and the summary says they are not reported.
-// Registering any callback makes Kokkos fence globally around each kernel launch
-// (its default for tools), so counting is for counting, not for timing on a GPU: it is
-// off there unless asked for (output.kernel_profile).
+// Kokkos fences globally around each callback unless the tool says it needs no fences
+// (Kokkos 3.5 on: a tool-settings request answered at Kokkos::initialize).
+// request_unfenced_counting(), called before Kokkos::initialize, answers it: the
+// counters only count, so they add no fence and do not serialise a GPU's queue. With
+// Kokkos 3.4 (no such request) counting fences (there: the host, where a fence is
+// free). A tool library loaded through KOKKOS_TOOLS_LIBS keeps its own callbacks and
+// its own answer: the project then counts nothing (counting_kokkos_events() is false)
+// rather than take the user's tool's callbacks away.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -48,7 +53,10 @@ struct KokkosEvents {
   }
 };
 
-// Registers the callbacks (once; later calls do nothing). After Kokkos::initialize.
+// Before Kokkos::initialize: the counters need no global fence around each callback.
+void request_unfenced_counting();
+// Registers the callbacks (once; later calls do nothing), unless a Kokkos Tools library
+// is loaded. After Kokkos::initialize.
 void start_counting_kokkos_events();
 bool counting_kokkos_events();
 // Totals since start_counting_kokkos_events (all zero before it).
