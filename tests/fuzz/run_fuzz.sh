@@ -19,7 +19,10 @@ cxx=${MINI5D_FUZZ_CXX:-clang++}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' > probe.cpp
 "$cxx" -fsanitize=fuzzer probe.cpp -o probe > /dev/null 2>&1 || { echo "SKIP: $cxx cannot build libFuzzer targets"; exit 77; }
-flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$src/src" "${includes[@]}")
+# MINI5D_FUZZ_CXXFLAGS: what the Kokkos headers need besides (-fopenmp for an OpenMP Kokkos).
+read -ra extra <<< "${MINI5D_FUZZ_CXXFLAGS:-}"
+flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$src/src" "${includes[@]}"
+       "${extra[@]}")
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_deck.cpp" "$src/src/mini5d/core/deck.cpp" "$src/src/mini5d/core/deck_schema.cpp" \
   "$src/src/mini5d/core/deck_output.cpp" -lyaml-cpp -o fuzz_deck ||
   { echo "FAIL: building fuzz_deck"; exit 1; }

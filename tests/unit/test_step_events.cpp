@@ -43,7 +43,7 @@ std::string describe(const prof::KokkosEvents& e) {
 
 TEST_CASE("a step allocates nothing after the first and never fences globally", "[events]") {
   for (const auto& e : steps_2_and_3({})) {
-    INFO(describe(e));
+    INFO(describe(e) << "; global fences seen: " << prof::global_fence_labels(8));
     CHECK(e.launches > 0);  // the counters run
     CHECK(e.allocations == 0);
     CHECK(e.deallocations == 0);

@@ -15,7 +15,7 @@ bool g_counting = false;
 // host thread driving the step. The label sets are only written on that path too; the
 // lock keeps a stray call from another host thread safe.
 std::mutex g_labels_lock;
-std::set<std::string> g_foreign_kernels, g_foreign_allocations;
+std::set<std::string> g_foreign_kernels, g_foreign_allocations, g_global_fences;
 const char* const kPrefix = "mini5d::";
 
 // Host-accessible memory spaces, by the name Kokkos gives them: HostSpace ("Host") and
@@ -60,12 +60,14 @@ void on_region_end() {}
 
 // A fence's device id carries the instance in its low 24 bits; 0 there is the global
 // fence of that backend (Kokkos::fence()), 0xffffff a deep copy's own synchronisation.
-void on_fence(const char*, const std::uint32_t device_id, std::uint64_t* id) {
+void on_fence(const char* name, const std::uint32_t device_id, std::uint64_t* id) {
   const std::uint32_t instance = device_id & 0x00ffffffu;
-  if (instance == 0)
+  if (instance == 0) {
     ++g_events.fences_global;
-  else
+    note_foreign(name, g_global_fences);
+  } else {
     ++g_events.fences_instance;
+  }
   *id = 0;
 }
 void on_fence_end(const std::uint64_t) {}
@@ -133,8 +135,21 @@ void request_unfenced_counting() {
 #endif
 }
 
+// Whether a Kokkos Tools library (KOKKOS_TOOLS_LIBS) holds any callback the counters
+// would take. Kokkos' profileLibraryLoaded() cannot tell: it is true as soon as any
+// callback is set, the project's tool-settings request included.
+bool user_tool_loaded() {
+  const auto cb = Kokkos::Tools::Experimental::get_callbacks();
+  return cb.begin_parallel_for || cb.begin_parallel_reduce || cb.begin_parallel_scan || cb.push_region ||
+         cb.begin_deep_copy || cb.allocate_data || cb.deallocate_data
+#if KOKKOS_VERSION >= 30500
+         || cb.begin_fence
+#endif
+      ;
+}
+
 void start_counting_kokkos_events() {
-  if (g_counting || Kokkos::Tools::profileLibraryLoaded()) return;
+  if (g_counting || user_tool_loaded()) return;
   g_counting = true;
   namespace kte = Kokkos::Tools::Experimental;
   kte::set_begin_parallel_for_callback(on_kernel);
@@ -163,5 +178,6 @@ KokkosEvents kokkos_events() { return g_events; }
 bool fences_reported() { return KOKKOS_VERSION >= 30500; }
 std::string foreign_kernel_labels(int most) { return joined(g_foreign_kernels, most); }
 std::string foreign_allocation_labels(int most) { return joined(g_foreign_allocations, most); }
+std::string global_fence_labels(int most) { return joined(g_global_fences, most); }
 
 }  // namespace mini5d::prof

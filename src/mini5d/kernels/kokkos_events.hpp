@@ -73,5 +73,8 @@ bool fences_reported();
 // label is the project's, so Kokkos Tools and vendor profilers show the code's names.
 std::string foreign_kernel_labels(int most = 5);
 std::string foreign_allocation_labels(int most = 5);
+// The names of the global fences seen since counting started (Kokkos names its own:
+// "Kokkos::deep_copy: ..."), so a failed no-global-fence budget says where they came from.
+std::string global_fence_labels(int most = 5);
 
 }  // namespace mini5d::prof

@@ -65,8 +65,12 @@ double Pipeline::run_step(long step, float grad_scale) {
       data::sample_tokens(source_, std::uint64_t(step), first, B, T, positions_, scratch_, h_in_.data() + at,
                           h_tg_.data() + at);
     }
-    Kokkos::deep_copy(inputs_, h_in_);
-    Kokkos::deep_copy(targets_, h_tg_);
+    // Queued on the instance the step's kernels run on, so they follow it without a
+    // fence (a deep copy without an execution space fences globally, twice). h_in_ and
+    // h_tg_ are pageable: a device copy from them has read them when it returns, and
+    // the next step rewrites them only after this step's closing fence.
+    Kokkos::deep_copy(ExecSpace(), inputs_, h_in_);
+    Kokkos::deep_copy(ExecSpace(), targets_, h_tg_);
     data_s_ += timer.seconds();
     Kokkos::Profiling::popRegion();
   }
