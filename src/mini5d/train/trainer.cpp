@@ -14,6 +14,7 @@
 #include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
+#include "mini5d/train/fault_nan.hpp"
 #include "mini5d/train/startup/memory_fit.hpp"
 #include "mini5d/train/step_scalars.hpp"
 #include "mini5d/train/stop_signal.hpp"
@@ -208,6 +209,7 @@ StepStats Trainer::step(long s) {
     Phase p("mini5d::train::reduce", phases_.reduce);
     zero_->finish_reductions();
   }
+  if (fault_nan_now(comms_->world().rank(), s + 1)) zero_->poison_gradients();
   StepStats st;
   st.step = s + 1;
   {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "mini5d/kernels/accumulate.hpp"
 #include "mini5d/kernels/fill.hpp"
@@ -257,6 +258,12 @@ void ZeroOptimizer::finish_reductions() {
     fence("mini5d::optim::replicated_grads_ready");  // MPI reads them next
     for (const Span& s : replicated_) tp_->allreduce<float>(slice(grad_buffer(), s.begin, s.size()), comm::Traffic::grads);
   }
+}
+
+void ZeroOptimizer::poison_gradients() {
+  const VecU<float> g = grad_buffer();
+  kernels::fill("mini5d::fault::nan_gradient", Kokkos::subview(g, std::make_pair(0, 1)),
+                std::numeric_limits<float>::quiet_NaN());
 }
 
 ZeroOptimizer::NormShare ZeroOptimizer::norm_share() const {

@@ -100,6 +100,10 @@ class ZeroOptimizer : public model::UnitHooks {
   StateBuffer exp_avg() const;
   StateBuffer exp_avg_sq() const;
 
+  // One NaN in this rank's reduced gradients (train/fault_nan.hpp), after
+  // finish_reductions(): a fault that only this rank sees.
+  void poison_gradients();
+
   // UnitHooks
   void before_forward(int unit) override;
   void before_backward(int unit) override;
