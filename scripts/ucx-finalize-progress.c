@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -69,9 +70,11 @@ ucs_status_ptr_t ucp_disconnect_nb(ucp_ep_h ep) {
 ssize_t read(int fd, void *buf, size_t count) {
   REAL(read);
   REAL(ucp_worker_progress);
-  if (closing && n_workers > 0 && pthread_equal(pthread_self(), closer)) {
-    // Wait for fd to become readable (or to fail: read reports it), answering the
-    // peers' flushes meanwhile; 1 ms between checks keeps the wait from spinning.
+  if (closing && n_workers > 0 && pthread_equal(pthread_self(), closer) &&
+      !(fcntl(fd, F_GETFL) & O_NONBLOCK)) {
+    // A read that would block: wait for fd to become readable (or to fail: read then
+    // reports it), answering the peers' flushes meanwhile; 1 ms between checks keeps
+    // the wait from spinning.
     struct pollfd p = {.fd = fd, .events = POLLIN};
     for (;;) {
       for (int i = 0; i < n_workers; ++i)
