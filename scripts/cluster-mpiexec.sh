@@ -35,8 +35,11 @@ if [[ ${MINI5D_CLUSTER_FINALIZE_FIX:-1} != 0 ]]; then
   lib=$dir/ucx-finalize-progress.$(cksum < "$src" | cut -d' ' -f1).so  # one per version of the source
   if [[ ! -s $lib ]]; then
     tmp=$(mktemp "$dir/.ucx-finalize-progress.XXXXXX")
-    ${CC:-cc} -std=c11 -O2 -shared -fPIC -o "$tmp" "$src" -ldl && mv -f "$tmp" "$lib" ||
-      { rm -f "$tmp"; echo "cluster-mpiexec: cannot build $lib (${CC:-cc}, ucp/api/ucp.h from libucx-dev)" >&2; exit 2; }
+    if ! { ${CC:-cc} -std=c11 -O2 -shared -fPIC -o "$tmp" "$src" -ldl && mv -f "$tmp" "$lib"; }; then
+      rm -f "$tmp"
+      echo "cluster-mpiexec: cannot build $lib (${CC:-cc}, ucp/api/ucp.h from libucx-dev)" >&2
+      exit 2
+    fi
   fi
   preload=(-genv LD_PRELOAD "$lib${LD_PRELOAD:+:$LD_PRELOAD}")
 fi
