@@ -33,7 +33,8 @@ LAYOUTS = {
     "c": ("inputs/tiny.yaml", ["parallel.c=2", "parallel.d=2", "train.micro_batch=8"]),
     "p": ("inputs/tiny.yaml", ["parallel.p=2", "parallel.d=2", "train.micro_batch=4", "train.accumulation=2"]),
 }
-GRACE_S = 15  # after the report: MPICH/UCX 1.13 over TCP can hang in MPI_Finalize
+GRACE_S = 15  # after the report: MPICH/UCX 1.13 over TCP could hang in MPI_Finalize (a safety net:
+#               cluster-mpiexec.sh now preloads a fix, docs/two-tier-cluster.md)
 
 
 def run(app, deck, overrides, mapping, steps, tmp):

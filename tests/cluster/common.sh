@@ -31,10 +31,11 @@ in_host() { "$root/scripts/cluster-enter.sh" "$@"; }
 # cluster_run SECONDS LOG REPORT HOSTS PPN CMD...: mpiexec across the hosts, output in LOG.
 # MPICH 4.0's UCX over TCP (Debian 12: UCX 1.13) can hang in MPI_Finalize after the
 # work is done: a rank's endpoint close waits for a peer that already sits in the
-# process manager's final barrier, where nothing progresses UCX. So once REPORT (written
-# by rank 0 after the last collective) exists, the job gets 15 s to exit; if it has not,
-# its processes are ended, the log says so, and the run counts as complete. Without a
-# report by the deadline the test fails.
+# process manager's final barrier, where nothing progresses UCX. cluster-mpiexec.sh
+# preloads scripts/ucx-finalize-progress.c against it (docs/two-tier-cluster.md); as a
+# safety net, once REPORT (written by rank 0 after the last collective) exists, the job
+# still gets 15 s to exit; if it has not, its processes are ended, the log says so, and
+# the run counts as complete. Without a report by the deadline the test fails.
 cluster_run() {
   local limit=$1 log=$2 report=$3 t0=$SECONDS done_at=""
   shift 3
