@@ -21,6 +21,7 @@ packages=(
   python3-yaml                                            # tests parse spack.yaml
   clang libclang-rt-14-dev                                # tests: libFuzzer, ASan, UBSan (tests/fuzz)
   iproute2 util-linux                                     # the test cluster: ip, tc, nsenter, unshare
+  libucx-dev                                              # the test cluster: its MPI_Finalize fix (ucp.h)
 )
 for arg in "$@"; do
   case $arg in

@@ -15,7 +15,7 @@ check() {  # check NAME EXPECTED_REASON ZERO
   local name=$1 reason=$2 zero=$3
   files=("$name.out" "$name.err")
   MINI5D_FAULT_NAN=rank=1,step=3 "$mpiexec" "$npflag" 2 "$app" train "$deck" parallel.d=2 parallel.zero="$zero" \
-    train.steps=6 output.log_every=1 checkpoint.dir= output.report= > "$name.out" 2> "$name.err"
+    train.steps=6 output.log_every=1 checkpoint.dir="$name-ck" output.report= > "$name.out" 2> "$name.err"
   local status=$?
   [[ $status -eq 0 ]] || fail "$name: exit status $status, expected 0"
   [[ $(grep -c "skipped" "$name.out") -eq 1 ]] || fail "$name: expected exactly one skipped step"
