@@ -48,7 +48,8 @@ args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 # variable for it), and CMake's compiler check gets no Kokkos flags: nvcc 13 has no
 # sm_70, so the check would fail. Give it the architecture this Kokkos was built for.
 if [[ $backend == cuda ]]; then
-  flags="-Xcudafe --diag_error=20011,20012,20014"
+  # One -Xcudafe per number: nvcc splits an -Xcudafe value at its commas.
+  flags="-Xcudafe --diag_error=20011 -Xcudafe --diag_error=20012 -Xcudafe --diag_error=20014"
   sm=$(sed -nE 's/^#define KOKKOS_ARCH_(KEPLER|MAXWELL|PASCAL|VOLTA|TURING|AMPERE|ADA|HOPPER|BLACKWELL)([0-9]+)$/\2/p' \
     "$config" | head -1)
   [[ -n "$sm" ]] && flags+=" -arch=sm_$sm"

@@ -12,8 +12,9 @@
 // Families: gemm (the linear layers' products), attention_gemm (QK^T, PV and their
 // gradients), attention (softmax, head permutes), layernorm, gelu, bias, residual,
 // cross_entropy, embedding, optimizer (AdamW), norm (gradient sum of squares and clip).
-// The timers are always on (Profile::enabled is for tests): on a host backend the
-// fence costs nothing, as host kernels are synchronous; on a GPU it serialises launches.
+// The timers are on with output.kernel_profile (its default: on for host backends, where
+// the fence costs nothing as host kernels are synchronous; off on a GPU, where it
+// serialises launches).
 #pragma once
 #include <array>
 #include <chrono>
@@ -64,6 +65,15 @@ struct Profile {
 inline Profile& profile() {
   static Profile p;
   return p;
+}
+
+// A fence that only timing wants: the phase timers (data, forward, backward, reduce,
+// optimizer) wait for their kernels with the kernel profile on, so the phases are
+// kernel time. Without it a device runs ahead and waits only where MPI or the host
+// needs a result (those fences stay) and at the end of the step: the step time is still
+// exact, the phase split is then where the host waited.
+inline void fence_for_timing(const char* why) {
+  if (profile().enabled) fence(why);
 }
 
 // Times one leaf kernel (or one run of BLAS calls) of family f doing `flops` and

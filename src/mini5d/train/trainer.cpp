@@ -10,6 +10,7 @@
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/kernels/grad_norm.hpp"
+#include "mini5d/kernels/profile.hpp"
 #include "mini5d/optim/schedule.hpp"
 #include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/plan/memory_model.hpp"
@@ -33,14 +34,15 @@ void testing::set_gradient_scale_error(double factor) { g_gradient_scale_error =
 
 namespace {
 // Brackets a phase with a Kokkos profiling region (seen by Kokkos Tools and vendor
-// profilers) and a fenced wall-clock timer.
+// profilers) and a wall-clock timer, fenced with the kernel profile on
+// (prof::fence_for_timing).
 class Phase {
  public:
   Phase(const char* region, double& sink) : region_(region), sink_(sink) {
     Kokkos::Profiling::pushRegion(region);
   }
   ~Phase() {
-    fence(region_);
+    prof::fence_for_timing(region_);
     sink_ += timer_.seconds();
     Kokkos::Profiling::popRegion();
   }
