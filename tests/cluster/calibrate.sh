@@ -4,8 +4,12 @@
 # parallel.ranks_per_node), and a cluster file whose two tiers come from the two real
 # links. At the curves' largest message (where latency no longer hides the bandwidth,
 # the figure calibrate prints) the across-node all-reduce is at most the shaped rate
-# (within 20%: the bus bandwidth cannot beat the wire) and the inside-node one at least
-# 10 times faster, as start-cluster.sh requires of the raw tiers.
+# (within 20%: the bus bandwidth cannot beat the wire) and the inside-node one clearly
+# faster (at least 3x). The 10x that start-cluster.sh requires is of the raw tiers; the
+# calibrated inside-node figure is an all-reduce of 2 ranks while the other host's 2
+# ranks poll on the same 2 cores, and it swings with the load (0.2 to 43 GB/s measured
+# across runs: 7.5x in a CI run, about 5x under a build), so 10x here failed 2 runs in 10.
+# The figures are printed; their size is a benchmark's question, not this test's.
 # usage: calibrate.sh WORKDIR APP INPUTS
 source "$(dirname "$0")/common.sh"
 (($# == 3)) || { echo "usage: calibrate.sh WORKDIR APP INPUTS" >&2; exit 2; }
@@ -23,6 +27,6 @@ intra = links["intra_node"]["curve"][-1][1]
 print(f"calibrated: inside a node {intra:.3g} GB/s, across nodes {inter:.3g} GB/s "
       f"(the link: {rate:.3g} GB/s), ratio {intra / inter:.1f}x")
 assert inter <= 1.2 * rate, f"across nodes {inter} GB/s is faster than the shaped link"
-assert intra >= 10 * inter, f"inside a node only {intra / inter:.1f}x faster than across"
+assert intra >= 3 * inter, f"inside a node only {intra / inter:.1f}x faster than across"
 PY
 echo "PASS"
