@@ -9,6 +9,17 @@
 
 namespace mini5d::pp {
 
+namespace {
+// After a forward or backward: a fence when MPI sends its output next (to the next or
+// the previous stage), else only the one the phase timers want.
+void settle(CVecU<float> out, const char* why) {
+  if (out.data())
+    fence(why);
+  else
+    prof::fence_for_timing(why);
+}
+}  // namespace
+
 const char* to_string(Event::Kind k) {
   switch (k) {
     case Event::forward: return "forward";
@@ -104,9 +115,7 @@ StepTimeline Executor::run(Stage& stage, long step) {
         Event e{Event::forward, a.mb, a.chunk, MPI_Wtime(), 0};
         out = stage.forward(a.mb, a.chunk, in);
         if (last_vs) out = CVecU<float>();
-        // MPI reads the output next (a send to the next stage); else only the clock.
-        if (out.data()) fence("mini5d::pp::forward_done");
-        else prof::fence_for_timing("mini5d::pp::forward_done");
+        settle(out, "mini5d::pp::forward_done");
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
         break;
@@ -117,8 +126,7 @@ StepTimeline Executor::run(Stage& stage, long step) {
         Event e{Event::backward, a.mb, a.chunk, MPI_Wtime(), 0};
         out = stage.backward(a.mb, a.chunk, grad);
         if (first_vs) out = CVecU<float>();
-        if (out.data()) fence("mini5d::pp::backward_done");  // MPI sends the gradient next
-        else prof::fence_for_timing("mini5d::pp::backward_done");
+        settle(out, "mini5d::pp::backward_done");
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
         // The received gradient and the forward's input are done with.
