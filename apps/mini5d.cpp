@@ -253,7 +253,9 @@ int main(int argc, char** argv) {
     // Kokkos sees the command line plus what placement chose: the GPU and the host
     // threads (Kokkos >= 3.7 spells the latter --kokkos-num-threads).
     auto start_kokkos = [&](const mini5d::topology::Placement& pl) {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
       if (pl.device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(pl.device_id));
+#endif
 #if KOKKOS_VERSION >= 30700
       if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-num-threads=" + std::to_string(pl.host_threads));
 #else

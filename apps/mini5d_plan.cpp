@@ -190,10 +190,15 @@ Args parse(int argc, char** argv) {
 // Writes through `write` to FILE or stdout ('-').
 template <class W>
 void write_to(const std::string& path, W&& write) {
-  if (path == "-") return write(std::cout);
+  // Rendered first: a writer that refuses its input leaves no file behind.
+  std::ostringstream text;
+  write(text);
+  if (path == "-") {
+    std::cout << text.str();
+    return;
+  }
   std::ofstream out(path);
-  if (!out) throw plan::InputError(path + ": cannot write file");
-  write(out);
+  if (!out || !(out << text.str()) || !out.flush()) throw plan::InputError(path + ": cannot write file");
 }
 
 }  // namespace

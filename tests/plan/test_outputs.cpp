@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "mini5d/plan/emit_deck.hpp"
@@ -11,6 +12,7 @@
 #include "mini5d/plan/explain.hpp"
 #include "mini5d/plan/json.hpp"
 #include "mini5d/plan/report.hpp"
+#include "mini5d/plan/signal_margin.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;
@@ -88,9 +90,11 @@ TEST_CASE("--emit-slurm and --json carry the plan", "[plan][outputs]") {
   CHECK(s.rfind("#!/bin/bash\n", 0) == 0);
   CHECK(s.find("#SBATCH --nodes=32\n") != std::string::npos);
   CHECK(s.find("#SBATCH --ntasks-per-node=4\n") != std::string::npos);
-  CHECK(s.find("#SBATCH --cpus-per-task=16\n") != std::string::npos);
+  CHECK(s.find("#SBATCH --cpus-per-task=32\n") != std::string::npos);  // 16 cores x 2 hardware threads
   CHECK(s.find("#SBATCH --gpus-per-task=1\n") != std::string::npos);
-  CHECK(s.find("--ntasks=128") != std::string::npos);
+  CHECK(s.find("--ntasks=$SLURM_NTASKS ") != std::string::npos);
+  const SignalMargin sm = signal_margin(in.model, cl, r.top.front().time.step, 32);
+  CHECK(s.find("#SBATCH --signal=USR1@" + std::to_string(sm.seconds) + "\n") != std::string::npos);
 
   std::ostringstream js;
   write_json(js, in.model, in.train, cl, r);
@@ -104,4 +108,31 @@ TEST_CASE("--emit-slurm and --json carry the plan", "[plan][outputs]") {
   explain(ex, in.model, in.train, cl, r, o);
   CHECK(ex.str().find("t=" + std::to_string(r.top.front().layout.t) + ": ") != std::string::npos);
   CHECK(ex.str().find("runner-up") != std::string::npos);
+}
+
+TEST_CASE("the time-limit warning covers a step, the checkpoint at the file system's rate and the exit",
+          "[plan][outputs]") {
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/perlmutter-a100-4.yaml"));
+  const ModelDesc m = load_model_file(plan_test::input("models/dense-70b.yaml")).model;
+  const double bytes = count_params(m).total * 12;  // fp32 master + two AdamW moments
+  // 32 nodes x 10 GB/s per node, under the file system's 5000 GB/s.
+  SignalMargin a = signal_margin(m, cl, 12.5, 32);
+  CHECK(a.checkpoint_bytes == Approx(bytes));
+  CHECK(a.write_bytes_per_s == Approx(320e9));
+  CHECK(a.save_s == Approx(bytes / 320e9));
+  CHECK(a.seconds == static_cast<long long>(std::ceil((12.5 + bytes / 320e9 + kExitAllowanceSeconds) / 10)) * 10);
+  // 1000 nodes: the file system's limit, not the nodes', sets the rate.
+  CHECK(signal_margin(m, cl, 12.5, 1000).write_bytes_per_s == Approx(5000e9));
+  // No rate stated: the save cannot be sized; two minutes at least, and said.
+  cl.fs_write_gbs = cl.fs_write_gbs_per_node = 0;
+  SignalMargin b = signal_margin(m, cl, 12.5, 32);
+  CHECK(b.seconds == 120);
+  CHECK_THAT(b.why, Catch::Contains("not sized"));
+  CHECK(signal_margin(m, cl, 300, 32).seconds == 360);
+  // A limit shorter than the warning is refused, naming slurm.time.
+  cl.slurm_time = "5";
+  CHECK_THROWS_WITH(signal_margin(m, cl, 300, 32), Catch::Contains("slurm.time: '5' (300 s) leaves no time"));
+  CHECK(slurm_time_seconds("01:00:00") == 3600);
+  CHECK(slurm_time_seconds("2-00:30:05") == 2 * 86400 + 1805);
+  CHECK(slurm_time_seconds("90") == 5400);
 }

@@ -23,7 +23,7 @@ def shape(path):
         if m:
             lines.append("export " + (m.group(1) if m.group(1) in KNOWN_EXPORTS else "<GPU-aware MPI switch>"))
             continue
-        m = re.match(r"(\w+)=\$\{\1:[-?]", line)
+        m = re.match(r"(\w+)=\$\{\1:?[-?]", line)
         if m:
             lines.append(m.group(1) + "=<default>")
             continue

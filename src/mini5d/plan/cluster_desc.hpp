@@ -112,11 +112,22 @@ struct ClusterDesc {
   std::vector<LinkTier> tiers;
   // Slurm flavour for emit_slurm: site values from the cluster file's `slurm:` section
   // (or mini5d-plan's --slurm-* flags). Empty partition/account/mpi: the site default.
-  std::string slurm_partition, slurm_account, slurm_gpu_bind = "closest";
+  std::string slurm_partition, slurm_account, slurm_qos, slurm_constraint, slurm_gres;
+  // srun's GPU binding when srun binds: one GPU per task, the one nearest its cores.
+  std::string slurm_gpu_bind = "single:1";
   std::string slurm_mpi;             // srun --mpi: pmi2 | pmix | none | "" (site default)
   std::string slurm_binding = "srun";  // who pins ranks: srun (--cpu-bind) | mini5d (hwloc)
   std::string slurm_gpu_aware_env;   // NAME=VALUE that turns on GPU-aware MPI, "" if none
+  // The library the switch needs linked into mini5d (Cray MPICH's GTL, libmpi_gtl_cuda):
+  // the script exports the switch only when the binary links it. "": export always.
+  std::string slurm_gpu_aware_lib;
   std::string slurm_time = "01:00:00";
+  // Hardware threads per core: Slurm counts each as a CPU, so --cpus-per-task asks for
+  // cores x threads_per_core.
+  long long threads_per_core = 1;
+  // File-system write rate for checkpoints, GB/s: per node (the client's share) and for
+  // the whole file system; 0: not stated. Sizes the time-limit warning (signal_margin.hpp).
+  double fs_write_gbs_per_node = 0, fs_write_gbs = 0;
   long long devices() const { return nodes * devices_per_node; }
 };
 

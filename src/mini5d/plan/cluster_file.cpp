@@ -184,11 +184,18 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
                                               false, cl.software.attention_block));
   cl.slurm_partition = f.text("slurm.partition", "");
   cl.slurm_account = f.text("slurm.account", "");
-  cl.slurm_gpu_bind = f.text("slurm.gpu_bind", "closest");
+  cl.slurm_qos = f.text("slurm.qos", "");
+  cl.slurm_constraint = f.text("slurm.constraint", "");
+  cl.slurm_gres = f.text("slurm.gres", "");
+  cl.slurm_gpu_bind = f.text("slurm.gpu_bind", cl.slurm_gpu_bind);
   cl.slurm_mpi = f.text("slurm.mpi", "");
   cl.slurm_binding = f.text("slurm.binding", "srun");
   cl.slurm_gpu_aware_env = f.text("slurm.gpu_aware_env", "");
+  cl.slurm_gpu_aware_lib = f.text("slurm.gpu_aware_lib", "");
   cl.slurm_time = f.text("slurm.time", "01:00:00");
+  cl.fs_write_gbs_per_node = f.number("filesystem.write_gbs_per_node", 0, 1e6,
+                                      "checkpoint write rate one node reaches, GB/s", false, 0);
+  cl.fs_write_gbs = f.number("filesystem.write_gbs", 0, 1e9, "the file system's total write rate, GB/s", false, 0);
 }
 
 }  // namespace
@@ -203,6 +210,7 @@ ClusterDesc parse_cluster_text(const std::string& text, const std::string& sourc
   cl.devices_per_node = f.integer("devices_per_node", 1, 4096, "accelerators (or ranks) per node");
   cl.cores_per_node = f.integer("cores_per_node", 1, 100000, "CPU cores per node", false,
                                 cl.devices_per_node);
+  cl.threads_per_core = f.integer("threads_per_core", 1, 8, "hardware threads per core (SMT)", false, 1);
   if (!f.has("device")) f.fail("device", "missing section (memory_gib, peak_tflops, ...)");
   read_device_basics(f, cl.device);
   read_kernel_rates(f, cl.device);

@@ -11,6 +11,7 @@
 
 #include "mini5d/plan/format.hpp"
 #include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/signal_margin.hpp"
 
 namespace mini5d::plan {
 
@@ -37,14 +38,36 @@ void check(const ClusterDesc& cl, const std::string& field, const std::string& v
 void validate_slurm(const ClusterDesc& cl) {
   check(cl, "partition", cl.slurm_partition, "[A-Za-z0-9_.,-]*", "a Slurm partition name, or empty");
   check(cl, "account", cl.slurm_account, "[A-Za-z0-9_.-]*", "a Slurm account name, or empty");
+  check(cl, "qos", cl.slurm_qos, "[A-Za-z0-9_.-]*", "a Slurm QOS name, or empty");
+  check(cl, "constraint", cl.slurm_constraint, "[A-Za-z0-9_.,&|*:()\\[\\]-]*",
+        "node features joined by & | , [ ] ( ) *, e.g. gpu&hbm80g, or empty");
+  check(cl, "gres", cl.slurm_gres, "[A-Za-z0-9_.:,-]*", "NAME[:TYPE]:COUNT[,...], e.g. nvme:1, or empty");
   check(cl, "mpi", cl.slurm_mpi, "|pmi2|pmix|pmix_v[0-9]|cray_shasta|none",
         "pmi2, pmix, pmix_vN, cray_shasta, none, or empty for the site default");
   check(cl, "binding", cl.slurm_binding, "srun|mini5d", "srun, mini5d");
-  check(cl, "gpu_bind", cl.slurm_gpu_bind, "[a-z_]+(:[0-9a-zA-Z,]+)?", "closest, none, map_gpu:..., ...");
+  check(cl, "gpu_bind", cl.slurm_gpu_bind, "[a-z_]+(:[0-9a-zA-Z,]+)?", "single:1, per_task:1, map_gpu:..., mask_gpu:...");
+  // One GPU per rank (device_choice.hpp): when srun binds, each task must see exactly
+  // one GPU. `closest` shows a task every GPU of its NUMA domain (all four on a
+  // one-socket node), `none` every GPU of the node.
+  if (cl.device.kind == "gpu" && cl.slurm_binding == "srun")
+    check(cl, "gpu_bind", cl.slurm_gpu_bind, "single:1|per_task:1|(map_gpu|mask_gpu):[0-9a-fA-Fx,]+",
+          "with slurm.binding: srun, one GPU per task: single:1 (nearest), per_task:1, map_gpu:LIST or "
+          "mask_gpu:LIST; or slurm.binding: mini5d, which shows every GPU and picks the nearest");
   check(cl, "gpu_aware_env", cl.slurm_gpu_aware_env, "([A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.:-]*)?",
         "NAME=VALUE, e.g. MPICH_GPU_SUPPORT_ENABLED=1, or empty");
+  check(cl, "gpu_aware_lib", cl.slurm_gpu_aware_lib, "(lib[A-Za-z0-9_+-]+)?",
+        "a library name such as libmpi_gtl_cuda, or empty");
+  if (!cl.slurm_gpu_aware_lib.empty() && cl.slurm_gpu_aware_env.empty())
+    throw InputError(cl.source + ": slurm.gpu_aware_lib: '" + cl.slurm_gpu_aware_lib +
+                     "' given without slurm.gpu_aware_env (the switch it guards)");
   check(cl, "time", cl.slurm_time, "([0-9]+-)?[0-9]{1,2}:[0-9]{2}:[0-9]{2}|[0-9]+",
         "HH:MM:SS, D-HH:MM:SS or minutes");
+  // The plan's own step and checkpoint are checked when the script is written
+  // (signal_margin); a limit within the exit allowance can never hold a step.
+  if (slurm_time_seconds(cl.slurm_time) <= static_cast<long long>(kExitAllowanceSeconds))
+    throw InputError(cl.source + ": slurm.time: '" + cl.slurm_time + "' is not valid (valid: longer than " +
+                     std::to_string(static_cast<long long>(kExitAllowanceSeconds)) +
+                     " s, the time mini5d keeps to exit and requeue after its last checkpoint)");
 }
 
 void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, const Plan& p,
@@ -53,9 +76,11 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   const Layout& l = p.layout;
   const long long per_node = cl.devices_per_node;
   const long long nodes = (l.ranks() + per_node - 1) / per_node;
-  const long long cpus = std::max<long long>(1, cl.cores_per_node / per_node);
+  const long long cores = std::max<long long>(1, cl.cores_per_node / per_node);
+  const long long cpus = cores * cl.threads_per_core;  // Slurm's CPUs are hardware threads
   const bool gpu = cl.device.kind == "gpu";
   const bool srun_binds = cl.slurm_binding == "srun";
+  const SignalMargin margin = signal_margin(m, cl, p.time.step, nodes);
   os << "#!/bin/bash\n";
   os << "# mini5d on " << cl.name << " for " << m.name << ", written by mini5d-plan.\n";
   os << "# plan: " << describe(l) << "\n";
@@ -63,6 +88,7 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
      << " consecutive ranks, so a tensor group of " << l.t << " never leaves a node.\n";
   os << "# predicted: step " << ms(p.time.step) << ", " << gib(p.memory.total())
      << "/device, MFU " << pct(p.time.mfu) << "\n";
+  os << "# time-limit warning " << margin.seconds << " s ahead: " << margin.why << "\n";
   os << "#SBATCH --job-name=mini5d-" << job_name(m.name) << "\n";
   os << "#SBATCH --nodes=" << nodes << "\n";
   os << "#SBATCH --ntasks-per-node=" << per_node << "\n";
@@ -70,47 +96,66 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   if (gpu) os << "#SBATCH --gpus-per-task=1\n";
   os << "#SBATCH --exclusive\n";
   os << "#SBATCH --time=" << cl.slurm_time << "\n";
-  // SIGUSR1 to every rank two minutes before the limit: mini5d finishes its step,
-  // saves a checkpoint and exits cleanly; the script then requeues the job.
-  os << "#SBATCH --signal=USR1@120\n";
+  // SIGUSR1 to every rank before the limit: mini5d finishes its step, saves a
+  // checkpoint and exits cleanly; the script then requeues the job.
+  os << "#SBATCH --signal=USR1@" << margin.seconds << "\n";
   os << "#SBATCH --requeue\n";
   os << "#SBATCH --open-mode=append\n";
   if (!cl.slurm_partition.empty()) os << "#SBATCH --partition=" << cl.slurm_partition << "\n";
   if (!cl.slurm_account.empty()) os << "#SBATCH --account=" << cl.slurm_account << "\n";
+  if (!cl.slurm_qos.empty()) os << "#SBATCH --qos=" << cl.slurm_qos << "\n";
+  if (!cl.slurm_constraint.empty()) os << "#SBATCH --constraint=" << quoted(cl.slurm_constraint) << "\n";
+  if (!cl.slurm_gres.empty()) os << "#SBATCH --gres=" << cl.slurm_gres << "\n";
   os << "set -euo pipefail\n\n";
-  os << "MINI5D=${MINI5D:-./build/apps/mini5d}\n";
+  os << "MINI5D=${MINI5D:-$(command -v mini5d || echo ./build/apps/mini5d)}\n";
   os << "DECK=${DECK:-" << quoted(deck_path) << "}\n";
   os << "CKPT_DIR=${CKPT_DIR:-checkpoints}\n";
-  os << "REPORT=${REPORT:-mini5d-report-${SLURM_JOB_ID:-0}-${SLURM_RESTART_COUNT:-0}.json}\n\n";
-  os << "# One rank per " << (gpu ? "GPU" : "core group") << ", " << cpus
-     << " cores each; BLAS and OpenMP threads match the cores a rank owns.\n";
-  os << "export OMP_NUM_THREADS=" << cpus << "\n";
-  os << "export OPENBLAS_NUM_THREADS=" << cpus << "\n";
+  os << "REPORT=${REPORT:-mini5d-report-${SLURM_JOB_ID:-0}-${SLURM_RESTART_COUNT:-0}.json}\n";
+  os << "THREADS_PER_CORE=${THREADS_PER_CORE:-" << cl.threads_per_core << "}\n";
+  os << "SRUN_MPI=${SRUN_MPI-" << cl.slurm_mpi << "}  # empty: the site's default PMI\n\n";
+  os << "# One rank per " << (gpu ? "GPU" : "core group") << ", " << cores << " cores each"
+     << (cl.threads_per_core > 1 ? " (" + std::to_string(cpus) + " hardware threads)" : std::string())
+     << "; one OpenMP and BLAS thread per core.\n";
+  os << "export OMP_NUM_THREADS=$((SLURM_CPUS_PER_TASK / THREADS_PER_CORE))\n";
+  os << "export OPENBLAS_NUM_THREADS=$OMP_NUM_THREADS\n";
   os << "export OMP_PLACES=cores\n";
   os << "export OMP_PROC_BIND=close\n";
   if (srun_binds)
-    os << "export MINI5D_NO_BIND=1  # srun pins each task (--cpu-bind" << (gpu ? ", --gpu-bind" : "")
+    os << "export MINI5D_NO_BIND=1  # srun pins each task (--cpu-bind" << (gpu ? ", --gpu-bind: one GPU each" : "")
        << "); mini5d keeps it\n";
   else
     os << "export MINI5D_NO_BIND=0  # srun pins nothing (--cpu-bind=none); mini5d pins each rank with hwloc\n";
+  if (gpu && !srun_binds)
+    os << "export CUDA_DEVICE_ORDER=PCI_BUS_ID  # every GPU visible, numbered as hwloc sees them; mini5d picks the nearest\n";
   if (gpu) {
-    if (!cl.slurm_gpu_aware_env.empty())
-      os << "export " << cl.slurm_gpu_aware_env << "  # GPU-aware MPI: ranks hand MPI device pointers\n";
-    else
+    if (cl.slurm_gpu_aware_env.empty()) {
       os << "# No GPU-aware MPI switch for this site: mini5d asks the library (parallel.gpu_aware_mpi=auto).\n";
+    } else if (cl.slurm_gpu_aware_lib.empty()) {
+      os << "export " << cl.slurm_gpu_aware_env << "  # GPU-aware MPI: ranks hand MPI device pointers\n";
+    } else {
+      // Cray MPICH aborts in MPI_Init when the switch is on and its GPU transport
+      // library is not linked: turn it on only for a binary that links it.
+      const std::string name = cl.slurm_gpu_aware_env.substr(0, cl.slurm_gpu_aware_env.find('='));
+      os << "if [[ $(ldd \"$MINI5D\" 2>/dev/null) == *" << cl.slurm_gpu_aware_lib << "* ]]; then\n";
+      os << "  export " << cl.slurm_gpu_aware_env << "  # GPU-aware MPI: ranks hand MPI device pointers\n";
+      os << "else\n";
+      os << "  echo \"mini5d: $MINI5D does not link " << cl.slurm_gpu_aware_lib << ": " << name
+         << " left unset, MPI messages staged through host memory\" >&2\n";
+      os << "fi\n";
+    }
   }
   os << "\n# Resume from the newest checkpoint when there is one. Arguments to the script\n"
         "# (sbatch SCRIPT section.field=value ...) override the deck.\n";
   os << "RESUME=()\n";
   os << "if [[ -f $CKPT_DIR/latest ]]; then RESUME=(resume=latest); fi\n\n";
-  os << "srun";
-  if (!cl.slurm_mpi.empty()) os << " --mpi=" << cl.slurm_mpi;
-  os << " --nodes=" << nodes << " --ntasks=" << l.ranks() << " --ntasks-per-node=" << per_node
-     << " --cpus-per-task=" << cpus << " --cpu-bind=" << (srun_binds ? "cores" : "none")
-     << " --distribution=block:block";
-  if (gpu) os << " --gpus-per-task=1" << (srun_binds ? " --gpu-bind=" + cl.slurm_gpu_bind : std::string());
-  os << " \\\n  \"$MINI5D\" train \"$DECK\" parallel.ranks_per_node=" << per_node
-     << " checkpoint.dir=\"$CKPT_DIR\" output.report=\"$REPORT\" \"${RESUME[@]}\" \"$@\"\n\n";
+  os << "# The job's shape from Slurm's variables (srun >= 22.05 does not inherit -c, so it is\n"
+        "# passed again); --mpi only when SRUN_MPI names a plugin.\n";
+  os << "srun ${SRUN_MPI:+--mpi=$SRUN_MPI} --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_NTASKS"
+        " --ntasks-per-node=$SLURM_NTASKS_PER_NODE --cpus-per-task=$SLURM_CPUS_PER_TASK --cpu-bind="
+     << (srun_binds ? "cores" : "none") << " --distribution=block:block";
+  if (gpu) os << " --gpus-per-task=1 --gpu-bind=" << (srun_binds ? cl.slurm_gpu_bind : std::string("none"));
+  os << " \\\n  \"$MINI5D\" train \"$DECK\" parallel.ranks_per_node=$SLURM_NTASKS_PER_NODE"
+        " checkpoint.dir=\"$CKPT_DIR\" output.report=\"$REPORT\" ${RESUME[@]+\"${RESUME[@]}\"} \"$@\"\n\n";
   os << "# Stopped by the time-limit warning (checkpoint saved): back into the queue; the\n"
         "# next start resumes from latest. A finished run or scancel (SIGTERM) does not requeue.\n";
   os << "if grep -q \"\\\"stopped_by_signal\\\": $(kill -l USR1),\" \"$REPORT\"; then\n";

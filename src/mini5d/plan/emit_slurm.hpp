@@ -3,7 +3,7 @@
 // a node shared evenly among its tasks (threads pinned to them, BLAS/OpenMP thread
 // counts equal to the cores owned, docs/placement.md), one GPU per task bound to the
 // closest cores, and the srun line that starts mini5d on the emitted deck. The script
-// has the shape of the templates in slurm/ (README "Batch scripts" explains each line):
+// has the shape of the templates in slurm/ (docs/slurm.md explains each line):
 // it resumes from `latest` when there is one, and requeues itself when Slurm's
 // time-limit warning (SIGUSR1) stopped the run.
 #pragma once

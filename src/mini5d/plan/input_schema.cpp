@@ -48,8 +48,9 @@ const KeySchema& cluster_file_schema() {
                                                  "gather_curve", "send_curve"};
   static const std::vector<std::string> precs = {"fp32", "bf16", "fp64"};
   static const KeySchema s = {
-      {"", {"name", "nodes", "devices_per_node", "cores_per_node", "device", "links", "slurm",
-            "software"}},
+      {"", {"name", "nodes", "devices_per_node", "cores_per_node", "threads_per_core", "device", "links",
+            "slurm", "filesystem", "software"}},
+      {"filesystem", {"write_gbs_per_node", "write_gbs"}},
       {"software", {"name", "tp_overlap", "pp_scatter_gather", "attention_dropout", "attention_block",
                     "overlap_efficiency"}},
       {"device", {"kind", "name", "memory_gib", "reserved_gib", "memory_bandwidth_gbs",
@@ -64,7 +65,8 @@ const KeySchema& cluster_file_schema() {
       {"links.middle", {"name", "bandwidth_gbs", "latency_us", "curve", "gather_curve", "send_curve",
                         "nodes_per_group"}},
       {"links.inter_node", tier},
-      {"slurm", {"partition", "account", "gpu_bind", "mpi", "binding", "gpu_aware_env", "time"}},
+      {"slurm", {"partition", "account", "qos", "constraint", "gres", "gpu_bind", "mpi", "binding", "gpu_aware_env",
+                 "gpu_aware_lib", "time"}},
   };
   return s;
 }

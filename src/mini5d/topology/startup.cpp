@@ -1,33 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/topology/startup.hpp"
 
-#include <cctype>
+#include <cstdlib>
 #include <sstream>
 
 #include "mini5d/topology/binding.hpp"
+#include "mini5d/topology/device_choice.hpp"
 #include "mini5d/topology/membership.hpp"
 #include "mini5d/topology/node.hpp"
 #include "mini5d/topology/placement.hpp"
 #include "mini5d/comm/agreement.hpp"
 
 namespace mini5d::topology {
-
-namespace {
-// The runtime's index of a GPU: the N of its "cudaN" / "rsmiN" / "nvmlN" OS device name,
-// or -1 when the GPU runtime does not list it (e.g. hidden by CUDA_VISIBLE_DEVICES):
-// then the choice is left to Kokkos and the launcher.
-int runtime_index(const NodeTopology& node, int gpu) {
-  const std::string& name = node.gpus[std::size_t(gpu)].name;
-  for (const char* prefix : {"cuda", "rsmi", "nvml"}) {
-    const auto at = name.find(prefix);
-    if (at == std::string::npos) continue;
-    std::size_t i = at + std::string(prefix).size(), j = i;
-    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
-    if (j > i) return std::stoi(name.substr(i, j - i));
-  }
-  return -1;
-}
-}  // namespace
 
 Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
   const NodeTopology node = discover();
@@ -42,12 +26,16 @@ Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
                      (rep.bound ? "" : " (not bound)");
   Placement p;
   p.host_threads = rep.host_threads;
-  // Choose the GPU only when mini5d also chose the cores; a launcher that binds
-  // (MINI5D_NO_BIND=1, e.g. srun --gpu-bind) picks the GPU too.
-  if (rep.binding.gpu >= 0 && rep.bound) {
-    p.device_id = runtime_index(node, rep.binding.gpu);
-    if (p.device_id >= 0) mine += ", device id " + std::to_string(p.device_id);
-  }
+  // The GPU, by the one policy of device_choice.hpp: the launcher's one visible GPU when
+  // it binds, else the GPU nearest the cores mini5d bound, numbered in PCI bus order.
+  const char* no_bind = std::getenv(kNoBindEnv);
+  const DeviceChoice dev = choose_device(node, rep.binding.gpu, m.local_rank,
+                                         no_bind != nullptr && std::string(no_bind) == "1", read_gpu_env());
+  // Before any GPU runtime starts, so it numbers the GPUs as the choice assumed.
+  if (dev.set_pci_order) setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+  p.device_id = dev.device_id;
+  if (dev.device_id >= 0) mine += ", device id " + std::to_string(dev.device_id);
+  if (!dev.note.empty()) mine += "\n    " + dev.note;
   for (const auto& n : rep.notes) mine += "\n    " + n;
   const auto all = comm::allgather_strings(comm, {mine});
   std::ostringstream out;
