@@ -9,6 +9,8 @@
 #
 # Package API v1 (repo.yaml names no api:): `from spack.package import *` still brings
 # CMakePackage and CudaPackage on Spack 0.21 to 1.x.
+import os
+
 from spack.package import *
 
 
@@ -158,8 +160,11 @@ class Mini5d(CMakePackage, CudaPackage):
         """a downstream CMake project finds the install with find_package(mini5d), builds and runs"""
         src = self.cached("tests", "install", "downstream")
         build = join_path(self.test_suite.current_test_cache_dir, "downstream-build")
+        # The compiler mini5d was built with: nvcc_wrapper for +cuda, else the one the test
+        # environment sets up (test_requires_compiler).
+        cxx = self["kokkos"].kokkos_cxx if self.spec.satisfies("+cuda") else os.environ.get("CXX", "c++")
         cmake = which(self.spec["cmake"].prefix.bin.cmake)
-        cmake("-S", src, "-B", build, f"-DCMAKE_CXX_COMPILER={self['kokkos'].kokkos_cxx}",
+        cmake("-S", src, "-B", build, f"-DCMAKE_CXX_COMPILER={cxx}",
               self.define("CMAKE_PREFIX_PATH", [d.prefix for d in self.spec.traverse(deptype="link")]))
         cmake("--build", build)
         tool = which(join_path(build, "downstream"))
