@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "mini5d/comm/agreement.hpp"
+#include "mini5d/comm/mpi_gtl.hpp"
 #include "mini5d/commands/calibrate_command.hpp"
 #include "mini5d/commands/ceilings_command.hpp"
 #include "mini5d/commands/ckpt_command.hpp"
@@ -150,7 +151,9 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     const auto pf = measure::describe_platform();
     if (rank == 0)
       std::cout << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << "), Kokkos " << pf.kokkos
-                << " [" << pf.backend << "], " << pf.mpi << ", HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc << "\n";
+                << " [" << pf.backend << "], " << pf.mpi << ", HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc
+                // Batch scripts grep "GTL linked" before exporting MPICH_GPU_SUPPORT_ENABLED=1.
+                << ", Cray MPICH " << (comm::loaded_mpi_gtl().empty() ? "GTL not linked" : "GTL linked") << "\n";
     return 0;
   }
   if (a.command == "check") {

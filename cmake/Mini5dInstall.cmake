@@ -40,3 +40,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/mini5dConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/mini5dConfig.cmake ${PROJECT_BINARY_DIR}/mini5dConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/Mini5dKokkos.cmake
         DESTINATION ${MINI5D_INSTALL_CMAKEDIR})
+if(MINI5D_NATIVE)
+  # Said at install time, where the ISA starts to travel.
+  install(CODE "message(WARNING \"mini5d was built with -march=native (MINI5D_NATIVE=ON): the \
+installed programs and libraries need the build host's CPU; configure with -DMINI5D_NATIVE=OFF for an install \
+that other nodes run\")")
+endif()

@@ -12,8 +12,33 @@
 #      not exist), so CMake refuses to generate; the headers are in
 #      /usr/include/trilinos.
 
-find_package(Kokkos CONFIG REQUIRED)
-find_package(KokkosKernels CONFIG REQUIRED)
+#
+# Used by mini5d's own build and by the installed mini5dConfig.cmake. The latter sets
+#   MINI5D_KOKKOS_HINTS      the Kokkos_DIR and KokkosKernels_DIR this install was built
+#                            with, searched after the consumer's own paths (HINTS), so a
+#                            downstream project finds the same Kokkos without being told;
+#   MINI5D_KOKKOS_OPTIONAL   ON under find_package(mini5d) without REQUIRED: a missing or
+#                            unusable Kokkos then sets MINI5D_KOKKOS_FOUND FALSE and
+#                            MINI5D_KOKKOS_WHY instead of stopping the consumer's configure.
+if(MINI5D_KOKKOS_OPTIONAL)
+  set(mini5d_kokkos_mode QUIET)
+else()
+  set(mini5d_kokkos_mode REQUIRED)
+endif()
+set(MINI5D_KOKKOS_FOUND FALSE)
+macro(mini5d_kokkos_fail why)
+  if(MINI5D_KOKKOS_OPTIONAL)
+    set(MINI5D_KOKKOS_WHY "${why}")
+    return()
+  endif()
+  message(FATAL_ERROR "${why}")
+endmacro()
+
+find_package(Kokkos CONFIG ${mini5d_kokkos_mode} HINTS ${MINI5D_KOKKOS_HINTS})
+find_package(KokkosKernels CONFIG ${mini5d_kokkos_mode} HINTS ${MINI5D_KOKKOS_HINTS})
+if(NOT Kokkos_FOUND OR NOT KokkosKernels_FOUND)
+  mini5d_kokkos_fail("mini5d: Kokkos and Kokkos Kernels not found (searched also ${MINI5D_KOKKOS_HINTS})")
+endif()
 
 if(TARGET Kokkos::kokkoskernels)
   set(MINI5D_KOKKOS_FLAVOUR "upstream ${Kokkos_VERSION}")
@@ -23,8 +48,8 @@ elseif(TARGET trilinos_kokkoskernels)
             PATHS /usr/include/trilinos
             NO_DEFAULT_PATH)
   if(NOT MINI5D_KOKKOS_INCLUDE_DIR)
-    message(FATAL_ERROR "mini5d: Trilinos Kokkos found (${KokkosKernels_DIR}) but Kokkos_Core.hpp "
-                        "is in none of ${KokkosKernels_INCLUDE_DIRS};/usr/include/trilinos")
+    string(JOIN ", " mini5d_kokkos_searched ${KokkosKernels_INCLUDE_DIRS} /usr/include/trilinos)
+    mini5d_kokkos_fail("mini5d: Trilinos Kokkos found (${KokkosKernels_DIR}) but Kokkos_Core.hpp is in none of ${mini5d_kokkos_searched}")
   endif()
   if(NOT TARGET Kokkos::kokkos)
     add_library(Kokkos::kokkos INTERFACE IMPORTED)
@@ -38,7 +63,7 @@ elseif(TARGET trilinos_kokkoskernels)
     INTERFACE_LINK_LIBRARIES "trilinos_kokkoskernels;Kokkos::kokkos")
   set(MINI5D_KOKKOS_FLAVOUR "Debian/Trilinos ${Kokkos_VERSION}")
 else()
-  message(FATAL_ERROR "mini5d: found KokkosKernels at ${KokkosKernels_DIR} but it defines neither "
-                      "Kokkos::kokkoskernels nor trilinos_kokkoskernels")
+  mini5d_kokkos_fail("mini5d: found KokkosKernels at ${KokkosKernels_DIR} but it defines neither Kokkos::kokkoskernels nor trilinos_kokkoskernels")
 endif()
+set(MINI5D_KOKKOS_FOUND TRUE)
 message(STATUS "mini5d: Kokkos ${MINI5D_KOKKOS_FLAVOUR}")

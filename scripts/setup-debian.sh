@@ -18,7 +18,7 @@ packages=(
   libyaml-cpp-dev                                         # input decks
   python3                                                 # perf scripts, JSON checks
   python3-h5py                                            # tests read checkpoints with h5py
-  python3-yaml                                            # tests parse spack.yaml
+  python3-yaml                                            # tests parse the Spack environments and CITATION.cff
   clang libclang-rt-14-dev                                # tests: libFuzzer, ASan, UBSan (tests/fuzz)
   iproute2 util-linux                                     # the test cluster: ip, tc, nsenter, unshare
   libucx-dev                                              # the test cluster: its MPI_Finalize fix (ucp.h)

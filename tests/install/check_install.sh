@@ -4,6 +4,8 @@
 # project (tests/install/downstream) configured against it with only
 # CMAKE_PREFIX_PATH: find_package(mini5d) must work, the tool must build and run and
 # print what the libraries computed, and the installed mini5d and mini5d-plan must run.
+# The installed config records the build's Kokkos_DIR, and find_package(mini5d QUIET)
+# survives a missing dependency (tests/install/quiet).
 # usage: check_install.sh WORKDIR BUILD_DIR SOURCE_DIR
 set -u
 work=$1 build=$2 src=$3
@@ -30,4 +32,17 @@ out=$("$work/downstream/downstream" "$src/inputs/clusters/cpu-2core.yaml" "$src/
   { echo "$out"; fail "the downstream tool failed"; }
 expect="downstream: deck d_model 64 d 2; best plan on cpu-2core: d=2 "
 [[ $out == "$expect"* ]] || fail "downstream printed '$out', expected '$expect...'"
-echo "ok: staged install; find_package(mini5d) from $stage; $out"
+# The Kokkos the build used is recorded in the installed config as a fallback (HINTS).
+kokkos_dir=$(sed -n 's/^Kokkos_DIR:PATH=//p' "$build/CMakeCache.txt")
+[[ -n $kokkos_dir ]] && { grep -qF "$kokkos_dir" "$stage/lib/cmake/mini5d/mini5dConfig.cmake" ||
+  fail "the installed mini5dConfig.cmake does not record Kokkos_DIR=$kokkos_dir"; }
+# hwloc hidden from pkg-config: find_package(mini5d QUIET) leaves the configure going with
+# mini5d_FOUND false and the reason; REQUIRED stops it with the same reason.
+mkdir -p "$work/no-pkgconfig"
+PKG_CONFIG_LIBDIR=$work/no-pkgconfig PKG_CONFIG_PATH= cmake -S "$src/tests/install/quiet" -B "$work/quiet" \
+  -DCMAKE_PREFIX_PATH="$stage" > "$work/quiet.log" 2>&1 || { tail -n 30 "$work/quiet.log"; fail "find_package(mini5d QUIET) stopped the configure (hwloc missing)"; }
+grep -q "quiet-test: mini5d not found: .*hwloc" "$work/quiet.log" || { tail -n 30 "$work/quiet.log"; fail "find_package(mini5d QUIET) without hwloc: mini5d_FOUND not false with the reason"; }
+PKG_CONFIG_LIBDIR=$work/no-pkgconfig PKG_CONFIG_PATH= cmake -S "$src/tests/install/quiet" -B "$work/required" \
+  -DCMAKE_PREFIX_PATH="$stage" -DQUIET_TEST_REQUIRED=ON > "$work/required.log" 2>&1 && fail "find_package(mini5d REQUIRED) passed without hwloc"
+grep -q "hwloc" "$work/required.log" || { tail -n 30 "$work/required.log"; fail "find_package(mini5d REQUIRED) without hwloc failed without naming it"; }
+echo "ok: staged install; find_package(mini5d) from $stage; $out; QUIET without hwloc: not found, configure goes on; REQUIRED: stops"

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Spack is not installed here, so this checks what can be checked without it:
-#  * spack.yaml parses; its package repository and develop path exist; every
-#    MINI5D_SPACK choice (cpu, cuda, cuda80) selects exactly one mini5d spec, with the
-#    right backend, and only variants the recipe has;
-#  * the recipe compiles as Python and, read through its syntax tree, declares the
-#    variants, dependencies and CMake definitions a mini5d build needs;
+#  * the recipe compiles as Python; its class body runs against spack_stub.py (a
+#    stand-in for spack.package), which records the directives with loops and
+#    f-strings expanded;
+#  * its form against current Spack practice (recipe_form.py): c/cxx build
+#    dependencies, self["kokkos"].kokkos_cxx (from the syntax tree), Kokkos versions
+#    bounded to the tested 4.6, kokkos+cuda_lambda, one cuda_arch, Release, hwloc with
+#    CUDA/NVML, Cray MPICH's GTL (cmake_args() run for CPU, CUDA and cray-mpich+cuda),
+#    license, numbered versions and stand-alone tests;
 #  * cross-checks with the project's CMake files: the recipe sets every option() the
-#    project has and no other, each <Pkg>_ROOT names a find_package, each find_package
-#    or pkg-config module is a dependency of the recipe and vice versa, and every
-#    variant is used (forwarded to kokkos/kokkos-kernels or to a CMake option).
+#    project has and no other (a MINI5D_ cache variable may be set too), each
+#    <Pkg>_ROOT names a find_package, each find_package or pkg-config module is a
+#    dependency of the recipe and vice versa, and every variant is used;
+#  * the environments spack/envs/<name>/spack.yaml (spack_envs.py).
 # usage: check_spack.py REPO_ROOT
 import ast
 import os
@@ -17,6 +21,11 @@ import re
 import sys
 
 import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recipe_form  # noqa: E402
+import spack_envs  # noqa: E402
+import spack_stub  # noqa: E402
 
 root = sys.argv[1]
 errors = []
@@ -40,6 +49,9 @@ def cmake_files():
 cmake_text = "\n".join(open(p).read() for p in cmake_files())
 cmake_text = re.sub(r"#[^\n]*", "", cmake_text)  # comments out
 options = set(re.findall(r"\boption\(\s*([A-Za-z0-9_]+)", cmake_text))
+cache_vars = set(re.findall(r"\bset\(\s*(MINI5D_[A-Z0-9_]+)\s[^)]*\bCACHE\b", cmake_text))
+project_version = re.search(r"\bproject\(\s*mini5d\s+VERSION\s+([0-9.]+)", cmake_text)
+project_version = project_version.group(1) if project_version else "?"
 packages = set(re.findall(r"\bfind_package\(\s*([A-Za-z0-9_-]+)", cmake_text))
 pkgconfig = set(re.findall(r"pkg_check_modules\([^)]*IMPORTED_TARGET\s+([a-z0-9_-]+)", cmake_text))
 
@@ -76,22 +88,21 @@ def kwarg(call, name):
     return None
 
 
+try:
+    recipe_cls, directives = spack_stub.load_recipe(recipe_path)
+except Exception as e:  # what Spack would raise when it loads the recipe
+    sys.exit(f"FAIL: {recipe_path}: the class body raises {type(e).__name__}: {e}")
 variants = {"cuda", "cuda_arch"}  # from CudaPackage
-deps = []      # (spec text, when text or "", type text or "")
-defines = {}   # CMake name -> "define" | variant name
+variants |= {a[0] for n, a, _ in directives if n == "variant" and a}
+deps = [(a[0], k.get("when", ""), k.get("type", "")) for n, a, k in directives if n == "depends_on" and a]
+defines = {}   # CMake name -> "define" | variant name, from the syntax tree (every branch)
 for node in ast.walk(cls):
     if not isinstance(node, ast.Call):
         continue
     fn = node.func
     name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
     args = [text_of(a) for a in node.args]
-    if name == "variant" and args and args[0]:
-        variants.add(args[0])
-    elif name == "depends_on" and args and args[0]:
-        when = kwarg(node, "when")
-        typ = kwarg(node, "type")
-        deps.append((args[0], text_of(when) if when is not None else "", text_of(typ) if typ is not None else ""))
-    elif name == "define" and args and args[0]:
+    if name == "define" and args and args[0]:
         defines[args[0]] = "define"
     elif name == "define_from_variant" and len(args) >= 2 and args[0]:
         defines[args[0]] = args[1]
@@ -109,8 +120,8 @@ def dep(pkg, must=(), when=None, typ=None):
 for pkg, must, when, typ in [
         ("kokkos", ["+openmp"], "+openmp", None), ("kokkos-kernels", ["+openmp"], "+openmp", None),
         ("kokkos", ["+cuda", "+wrapper"], "+cuda", None), ("kokkos-kernels", ["+cuda", "+cublas"], "+cuda", None),
-        ("kokkos", ["cuda_arch={}"], "+cuda cuda_arch={}", None),
-        ("kokkos-kernels", ["cuda_arch={}"], "+cuda cuda_arch={}", None),
+        *[(p, [f"cuda_arch={a}"], f"+cuda cuda_arch={a}", None) for a in spack_stub.CUDA_ARCH_VALUES
+          for p in ("kokkos", "kokkos-kernels")],
         ("kokkos-kernels", ["+blas"], None, None),
         ("mpi", [], None, None), ("hdf5", ["+mpi"], None, None), ("hwloc", [], None, None),
         ("yaml-cpp", [], None, None), ("blas", [], None, None), ("catch2", [], None, "test")]:
@@ -119,15 +130,16 @@ for pkg, must, when, typ in [
             (f", type='{typ}'" if typ else "") + ")")
 if defines.get("MINI5D_NATIVE") != "define" or "self.define(\"MINI5D_NATIVE\", False)" not in src:
     err("recipe: must pass -DMINI5D_NATIVE=OFF (self.define(\"MINI5D_NATIVE\", False))")
-if "kokkos_cxx" not in src or defines.get("CMAKE_CXX_COMPILER") != "define":
-    err("recipe: CMAKE_CXX_COMPILER must be Kokkos' compiler (spec['kokkos'].kokkos_cxx: nvcc_wrapper for +cuda)")
+if defines.get("CMAKE_CXX_COMPILER") != "define":
+    err("recipe: CMAKE_CXX_COMPILER must be Kokkos' compiler (self['kokkos'].kokkos_cxx: nvcc_wrapper for +cuda)")
+recipe_form.check(root, tree, cls, recipe_cls, directives, project_version, err)
 
 # ---- cross-checks with CMake -------------------------------------------------------
 project_defines = {n for n in defines if n.startswith("MINI5D_")}
 for n in sorted(options - project_defines):
     err(f"CMake option {n} is not set by the recipe (set it, or decide its Spack value)")
-for n in sorted(project_defines - options):
-    err(f"recipe sets {n}, which no CMakeLists option() defines")
+for n in sorted(project_defines - options - cache_vars):
+    err(f"recipe sets {n}, which no CMakeLists option() or set(... CACHE) defines")
 for n in sorted(defines):
     if n.endswith("_ROOT") and n[:-5] not in packages:
         err(f"recipe sets {n}, but CMake has no find_package({n[:-5]})")
@@ -145,59 +157,25 @@ for p in sorted(packages | pkgconfig):
     elif spack_name[p]:
         needed.add(spack_name[p])
 declared = {re.match(r"[A-Za-z0-9_-]+", s).group(0) for s, _, _ in deps}
-for p in sorted(needed - declared):
-    err(f"CMake needs {p}, the recipe does not depend on it")
-for p in sorted(declared - needed - {"cmake", "py-h5py"}):
+always = {re.match(r"[A-Za-z0-9_-]+", s).group(0) for s, w, _ in deps if not w}
+for p in sorted(needed - always):
+    err(f"CMake needs {p}, the recipe does not depend on it (in every configuration)")
+for p in sorted(declared - needed - {"cmake", "py-h5py", "c", "cxx"}):
     err(f"recipe depends on {p}, which no find_package/pkg_check_modules in CMake needs")
-for v in sorted(variants):
+for v in sorted(variants - {"build_type"}):  # CMakePackage turns build_type into CMAKE_BUILD_TYPE
     used = v in defines.values() or any(re.search(rf"(^|[+ ~]){re.escape(v)}\b", w) for _, w, _ in deps)
     if not used:
         err(f"variant {v} changes nothing (no depends_on when=... and no define_from_variant)")
 if "Kokkos_ENABLE_CUDA" not in cmake_text:
     err("CMake never looks at Kokkos_ENABLE_CUDA: the cuda variant would not reach the build")
 
-# ---- spack.yaml --------------------------------------------------------------------
-env_path = os.path.join(root, "spack.yaml")
-env = yaml.safe_load(open(env_path))["spack"]
-for r in env.get("repos", []):
-    rp = os.path.join(root, r)
-    if not os.path.isfile(os.path.join(rp, "repo.yaml")):
-        err(f"spack.yaml: repos: {r} has no repo.yaml")
-    elif yaml.safe_load(open(os.path.join(rp, "repo.yaml")))["repo"]["namespace"] != "mini5d":
-        err(f"spack.yaml: repos: {r}: namespace is not mini5d")
-    if not os.path.isfile(os.path.join(rp, "packages", "mini5d", "package.py")):
-        err(f"spack.yaml: repos: {r} holds no packages/mini5d/package.py")
-if not env.get("repos"):
-    err("spack.yaml: no repos: the repo's own recipe is not used")
-dev = env.get("develop", {}).get("mini5d", {})
-if not os.path.isfile(os.path.join(root, dev.get("path", "/nonexistent"), "CMakeLists.txt")):
-    err("spack.yaml: develop: mini5d: path is not this checkout")
-if "$mini5d" not in env.get("specs", []):
-    err("spack.yaml: specs does not include $mini5d")
-for choice, backend in [(None, "cpu"), ("cpu", "cpu"), ("cuda", "cuda"), ("cuda80", "cuda")]:
-    envvars = {} if choice is None else {"MINI5D_SPACK": choice}
-    chosen = []
-    for d in env.get("definitions", []):
-        if "mini5d" in d and eval(d.get("when", "True"), {"__builtins__": {}}, {"env": envvars}):
-            chosen += d["mini5d"]
-    if len(chosen) != 1:
-        err(f"spack.yaml: MINI5D_SPACK={choice}: {len(chosen)} mini5d specs, expected 1")
-        continue
-    spec = chosen[0]
-    if not spec.startswith("mini5d@main"):
-        err(f"spack.yaml: '{spec}' is not mini5d@main (the develop spec)")
-    for v in re.findall(r"[+~]([a-z_]+)|\b([a-z_]+)=", spec):
-        name = v[0] or v[1]
-        if name not in variants:
-            err(f"spack.yaml: '{spec}': the recipe has no variant {name}")
-    if backend == "cpu" and ("+cuda" in spec or "~cuda" not in spec):
-        err(f"spack.yaml: the CPU environment's spec '{spec}' must say ~cuda")
-    if backend == "cuda" and not ("+cuda" in spec and re.search(r"cuda_arch=\d+", spec)):
-        err(f"spack.yaml: the CUDA environment's spec '{spec}' needs +cuda and cuda_arch")
+# ---- the environments ----------------------------------------------------------------
+spack_envs.check(root, variants, err)
 
 if errors:
     for e in errors:
         print("FAIL: " + e)
     sys.exit(1)
 print(f"ok: recipe compiles; variants {sorted(variants)}; CMake options {sorted(options)} all set; "
-      f"dependencies match CMake's {sorted(needed)}; spack.yaml: cpu, cuda, cuda80 each pick one mini5d spec")
+      f"dependencies match CMake's {sorted(needed)}; recipe form checked (CPU, CUDA, cray-mpich+cuda); "
+      f"environments {sorted(spack_envs.ENVS)} each pick one mini5d spec")

@@ -2,9 +2,15 @@
 # Spack recipe for mini5d. Like other Kokkos applications, the Kokkos backend is chosen
 # by variants that are forwarded to kokkos and kokkos-kernels (CUDA: nvcc_wrapper for
 # Kokkos, cuBLAS behind KokkosBlas::gemm), and the C++ compiler is the one Kokkos was
-# built with (spec["kokkos"].kokkos_cxx: nvcc_wrapper when +cuda). Every variant and
-# CMake option here is cross-checked against the project's CMakeLists by
+# built with (self["kokkos"].kokkos_cxx, a property of the kokkos package: nvcc_wrapper
+# for +cuda). Every variant and CMake option here is cross-checked against the project's
+# CMakeLists, and the recipe's form against current Spack practice, by
 # tests/spack/check_spack.py (CTest spack_recipe).
+#
+# Package API v1 (repo.yaml names no api:): `from spack.package import *` still brings
+# CMakePackage and CudaPackage on Spack 0.21 to 1.x.
+import os
+
 from spack.package import *
 
 
@@ -16,40 +22,90 @@ class Mini5d(CMakePackage, CudaPackage):
     homepage = "https://github.com/mini5d/mini5d"
     git = "https://github.com/mini5d/mini5d.git"
 
+    license("BSD-3-Clause")
+
     version("main", branch="main")
+    # CMake's project(VERSION) and `mini5d version` say the same number.
+    version("0.1.0", tag="v0.1.0")
 
     # Kokkos host backend; the CUDA backend and cuda_arch come from CudaPackage.
     variant("openmp", default=True, description="Kokkos OpenMP backend on the host (else Serial)")
     variant("planner", default=True, description="Build the layout planner mini5d-plan")
+    # Pinned rather than inherited: older Spack defaulted to RelWithDebInfo.
+    variant(
+        "build_type",
+        default="Release",
+        description="CMake build type",
+        values=("Debug", "Release", "RelWithDebInfo", "MinSizeRel"),
+    )
 
+    # Spack >= 1.0 sets up a compiler only for the languages a recipe declares, and
+    # CMakeLists.txt enables C and CXX.
+    depends_on("c", type="build")
+    depends_on("cxx", type="build")
     depends_on("cmake@3.20:", type="build")
     depends_on("pkgconfig", type="build")  # hwloc is found through pkg-config
 
-    depends_on("kokkos@4:")
-    depends_on("kokkos-kernels@4: +blas")
+    # Built and tested against Kokkos and Kokkos Kernels 4.6 (4.6.01: OpenMP, and CUDA
+    # sm_90). Kokkos 5 wants C++20 and drops 4.x's deprecated code; mini5d is C++17 and
+    # has not been built against it, so @4.6 until it has.
+    depends_on("kokkos@4.6")
+    depends_on("kokkos-kernels@4.6 +blas")
     depends_on("kokkos+openmp", when="+openmp")
     depends_on("kokkos-kernels+openmp", when="+openmp")
     depends_on("kokkos+cuda+wrapper", when="+cuda")
+    # mini5d's kernels are device lambdas: Kokkos' CMake refuses them without it.
+    depends_on("kokkos+cuda_lambda", when="+cuda")
     depends_on("kokkos-kernels+cuda+cublas", when="+cuda")
     # The GPU architecture is fixed when Kokkos is built; mini5d inherits it.
     for arch in CudaPackage.cuda_arch_values:
         depends_on(f"kokkos cuda_arch={arch}", when=f"+cuda cuda_arch={arch}")
         depends_on(f"kokkos-kernels cuda_arch={arch}", when=f"+cuda cuda_arch={arch}")
+    # Kokkos compiles for exactly one architecture; CudaPackage's cuda_arch takes many.
+    conflicts(
+        "cuda_arch=none",
+        when="+cuda",
+        msg="mini5d +cuda needs one cuda_arch (e.g. cuda_arch=90 for H100/H200, 80 for A100)",
+    )
+    for i, first in enumerate(CudaPackage.cuda_arch_values):
+        for second in CudaPackage.cuda_arch_values[i + 1 :]:
+            conflicts(
+                f"cuda_arch={first},{second}",
+                when="+cuda",
+                msg="mini5d +cuda takes a single cuda_arch: Kokkos builds for one GPU architecture",
+            )
 
     depends_on("mpi")
     depends_on("hdf5+mpi")
     depends_on("hwloc@2:")
+    # Placement (mini5d topo, rank binding) sees GPUs as GPUs only through these.
+    depends_on("hwloc+cuda+nvml", when="+cuda")
     depends_on("yaml-cpp")
     depends_on("blas")
     depends_on("catch2@2", type="test")
     depends_on("python@3:", type="test")  # JSON and checkpoint checks in the tests
     depends_on("py-h5py", type="test")
 
+    # `spack test run mini5d` builds tests/install/downstream against the installed
+    # prefix, so it needs the compilers.
+    test_requires_compiler = True
+    test_inputs = ["inputs/tiny.yaml", "inputs/clusters/cpu-2core.yaml", "tests/install/downstream"]
+
+    def mpi_gtl_link(self):
+        """Cray MPICH's GPU transport library (GTL) link items when the MPI is
+        cray-mpich+cuda, else []: with MPICH_GPU_SUPPORT_ENABLED=1 its MPI_Init aborts
+        unless the program links the GTL, which Spack's compilers do not add."""
+        mpi = self.spec["mpi"]
+        if mpi.name != "cray-mpich" or not mpi.satisfies("+cuda"):
+            return []
+        gtl = self["cray-mpich"].gtl_lib  # {"ldflags": [-L.., -Wl,-rpath,..], "ldlibs": [-l..]}
+        return list(gtl.get("ldflags", [])) + list(gtl.get("ldlibs", []))
+
     def cmake_args(self):
         spec = self.spec
         return [
             # Compiled by the compiler that built Kokkos: nvcc_wrapper for +cuda.
-            self.define("CMAKE_CXX_COMPILER", spec["kokkos"].kokkos_cxx),
+            self.define("CMAKE_CXX_COMPILER", self["kokkos"].kokkos_cxx),
             self.define("Kokkos_ROOT", spec["kokkos"].prefix),
             self.define("KokkosKernels_ROOT", spec["kokkos-kernels"].prefix),
             # Spack sets the target flags itself; no -march=native.
@@ -63,4 +119,55 @@ class Mini5d(CMakePackage, CudaPackage):
             self.define("MINI5D_CLUSTER_TESTS", False),
             # Another compiler's warnings must not fail a site build.
             self.define("MINI5D_PEDANTIC_ERRORS", False),
+            # Empty unless the MPI is cray-mpich+cuda (cmake/Mini5dMpiGtl.cmake).
+            self.define("MINI5D_MPI_GTL_LINK", self.mpi_gtl_link()),
         ]
+
+    @run_after("install")
+    def cache_test_inputs(self):
+        """Keep the decks and the downstream project for `spack test run`."""
+        cache_extra_test_sources(self, self.test_inputs)
+
+    def cached(self, *parts):
+        return join_path(self.test_suite.current_test_cache_dir, *parts)
+
+    def test_version(self):
+        """the installed mini5d runs and prints its version"""
+        mini5d = which(self.prefix.bin.mini5d)
+        out = mini5d("version", output=str.split, error=str.split)
+        assert out.startswith("mini5d "), out
+        if not self.spec.satisfies("@main"):
+            assert f"mini5d {self.spec.version} " in out, out
+
+    def test_train(self):
+        """a few training steps of the tiny deck, and the deck check"""
+        mini5d = which(self.prefix.bin.mini5d)
+        deck = self.cached("inputs", "tiny.yaml")
+        mini5d("check", deck)
+        out = mini5d("train", deck, "train.steps=3", "output.log_every=1", "checkpoint.every=0",
+                     "checkpoint.at_end=false", output=str.split, error=str.split)
+        assert "step 3/3" in out, out
+
+    def test_plan(self):
+        """mini5d-plan finds a layout for the tiny deck on a two-core node"""
+        if not self.spec.satisfies("+planner"):
+            raise SkipTest("built without the planner")
+        plan = which(self.prefix.bin.join("mini5d-plan"))
+        plan("--model", self.cached("inputs", "tiny.yaml"),
+             "--cluster", self.cached("inputs", "clusters", "cpu-2core.yaml"), "--global-batch", "16")
+
+    def test_find_package(self):
+        """a downstream CMake project finds the install with find_package(mini5d), builds and runs"""
+        src = self.cached("tests", "install", "downstream")
+        build = join_path(self.test_suite.current_test_cache_dir, "downstream-build")
+        # The compiler mini5d was built with: nvcc_wrapper for +cuda, else the one the test
+        # environment sets up (test_requires_compiler).
+        cxx = self["kokkos"].kokkos_cxx if self.spec.satisfies("+cuda") else os.environ.get("CXX", "c++")
+        cmake = which(self.spec["cmake"].prefix.bin.cmake)
+        cmake("-S", src, "-B", build, f"-DCMAKE_CXX_COMPILER={cxx}",
+              self.define("CMAKE_PREFIX_PATH", [d.prefix for d in self.spec.traverse(deptype="link")]))
+        cmake("--build", build)
+        tool = which(join_path(build, "downstream"))
+        out = tool(self.cached("inputs", "clusters", "cpu-2core.yaml"), self.cached("inputs", "tiny.yaml"),
+                   output=str.split, error=str.split)
+        assert out.startswith("downstream: "), out
