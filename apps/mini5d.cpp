@@ -241,6 +241,19 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // The program's own help, before Kokkos (which would answer --help with its own).
+  if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
+                    std::string(argv[1]) == "help")) {
+    if (rank == 0)
+      std::cout << "mini5d: GPT-style training mini-app with data (ZeRO), tensor, pipeline, context and expert "
+                   "parallelism\n"
+                << kUsage
+                << "The deck's fields: mini5d deck-help. Documentation: README.md and docs/ in the source tree\n"
+                   "(docs/inputs.md: commands and decks; docs/outputs.md: what a run prints and writes).\n"
+                   "Kokkos' own options (--kokkos-...) follow the command; Kokkos lists them with --kokkos-help.\n";
+    MPI_Finalize();
+    return 0;
+  }
   // For tests that kill one rank (not the launcher): MINI5D_PID_DIR=<dir> makes each
   // rank write its PID to <dir>/rank-<r>.pid.
   if (const char* dir = std::getenv("MINI5D_PID_DIR"))

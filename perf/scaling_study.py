@@ -247,7 +247,14 @@ def main():
     c = sub.add_parser("collect")
     c.add_argument("dir")
     c.add_argument("--allow-missing", action="store_true")
-    a = ap.parse_args()
+    # Deck overrides may come anywhere after `submit DIR` (argparse would take only the
+    # ones before the first option as positionals).
+    a, extra = ap.parse_known_args()
+    if extra:
+        bad = [x for x in extra if a.cmd != "submit" or "=" not in x or x.startswith("-")]
+        if bad:
+            ap.error(f"unrecognized arguments: {' '.join(bad)}")
+        a.override += extra
     if a.cmd == "write" and a.global_batch < 1:
         fail(f"--global-batch: {a.global_batch} (valid: >= 1)")
     {"write": write, "submit": submit, "collect": collect}[a.cmd](a)

@@ -2,6 +2,8 @@
 // Input decks: the shipped decks load; every class of bad input gets its own message
 // naming the file, line, field and what is allowed (the text is checked).
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -191,4 +193,34 @@ TEST_CASE("parallel.gpu_aware_mpi: auto asks the library, true is refused when i
   CHECK_THROWS_AS(parse_deck("", "test", {"parallel.gpu_aware_mpi=maybe"}), InputError);
   // This build (host memory here): the start-up header's line says so.
   if (!comm::device_build()) CHECK(comm::describe_mpi_memory("auto").rfind("host memory", 0) == 0);
+}
+
+TEST_CASE("deck edge cases: nothing set, a second document, an override twice, a flood of problems", "[deck]") {
+  // A deck file that sets no field is refused (the built-in default needs no file).
+  const std::string path = "test_deck_edge.yaml";
+  auto load_error = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    try {
+      load_deck(path, {});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK_THAT(load_error("{}\n"), Contains("test_deck_edge.yaml: the deck sets no field"));
+  CHECK_THAT(load_error("model:\n"), Contains("test_deck_edge.yaml: the deck sets no field"));
+  CHECK(load_error("model:\n  layers: 3\n") == "(no error)");
+  // A second document would be ignored: refused, naming its marker's line.
+  CHECK_THAT(error_of("model:\n  layers: 2\n---\nmodel:\n  layers: 4\n"),
+             Contains("t.yaml:3: a second YAML document; a deck is one document"));
+  // The same field twice on the command line: the last one wins (wrapper scripts pass
+  // defaults that the user's own overrides after them replace).
+  CHECK(parse_deck("", "t.yaml", {"model.vocab=16", "model.vocab=32"}).model.vocab == 32);
+  // 1000 unknown keys: the first 20 lines and a count, not 1000 lines.
+  std::string flood = "model:\n";
+  for (int i = 0; i < 1000; ++i) flood += "  bad" + std::to_string(i) + ": 1\n";
+  const std::string e = error_of(flood);
+  CHECK(std::count(e.begin(), e.end(), '\n') == int(InputError::kShownProblems));
+  CHECK_THAT(e, Contains("... and 980 more problems"));
+  std::remove(path.c_str());
 }

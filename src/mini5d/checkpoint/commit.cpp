@@ -188,6 +188,13 @@ std::string resolve_checkpoint(const std::string& path) {
     std::getline(in, line);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
     if (line.empty()) throw InputError(latest.string() + ": empty checkpoint pointer file");
+    // mini5d writes a bare file name there; a path could lead anywhere (another run's
+    // directory, ../../elsewhere), so it is refused, not followed.
+    if (line.find('/') != std::string::npos || line == "." || line == "..") {
+      const std::string shown = line.size() > 120 ? line.substr(0, 120) + "..." : line;
+      throw InputError(latest.string() + ": names '" + shown +
+                       "', not a checkpoint file in its own directory (latest holds a bare file name)");
+    }
     const fs::path target = latest.parent_path() / line;
     std::error_code e;
     if (!fs::is_regular_file(target, e))

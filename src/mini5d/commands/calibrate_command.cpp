@@ -10,6 +10,7 @@
 #include "mini5d/commands/calibrate_parts.hpp"
 #include "mini5d/core/diag.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/replace_target.hpp"
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/measure/sweeps.hpp"
 #include "mini5d/plan/input_files.hpp"
@@ -172,6 +173,9 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
   MPI_Comm_size(world, &m.ranks);
   plan::ClusterDesc base;
   if (!opt.base.empty()) base = plan::load_cluster_file(opt.base);  // every rank: same error
+  // Before minutes of measurement: --out must be a file the result may replace.
+  if (const ReplaceTarget t = replace_target(opt.out, "calibrate --out"); !t.problem.empty())
+    throw InputError(t.problem);
   if (!calibrate::host_memory_space() && opt.base.empty())
     throw InputError("calibrate: --base CLUSTER.yaml is needed on a device backend (" +
                      std::string(ExecSpace::name()) + "): it gives the device memory, which is not measured");

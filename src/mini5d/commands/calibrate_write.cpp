@@ -13,6 +13,7 @@
 
 #include "mini5d/commands/calibrate_parts.hpp"
 #include "mini5d/kernels/attention.hpp"
+#include "mini5d/core/replace_target.hpp"
 #include "mini5d/measure/platform.hpp"
 #include "mini5d/plan/input_files.hpp"
 
@@ -165,8 +166,10 @@ std::string write_cluster_file(const std::string& text, const std::string& out_p
   // Through a temporary, so a failed write leaves no half file; and read back, so a
   // file the planner would refuse is never left behind.
   namespace fs = std::filesystem;
+  const ReplaceTarget target = replace_target(out_path, "calibrate --out");  // a link: its target
+  if (!target.problem.empty()) return target.problem;
   std::string problem;
-  const std::string tmp = out_path + ".tmp";
+  const std::string tmp = target.path + ".tmp";
   {
     std::ofstream out(tmp);
     out << text;
@@ -175,7 +178,7 @@ std::string write_cluster_file(const std::string& text, const std::string& out_p
   if (problem.empty()) try {
       (void)plan::parse_cluster_text(text, out_path);
       std::error_code ec;
-      fs::rename(tmp, out_path, ec);
+      fs::rename(tmp, target.path, ec);
       if (ec) problem = "calibrate: cannot write " + out_path + ": " + ec.message();
     } catch (const std::exception& e) {
       problem = std::string("calibrate: the file written does not load: ") + e.what();

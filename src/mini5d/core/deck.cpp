@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -207,8 +208,9 @@ void read_fields(const YAML::Node& fields, const std::string& sname, const std::
   }
 }
 
-// A deck file's map of sections (`root` is neither undefined nor null).
-void read_sections(const YAML::Node& root, const std::string& origin, Reading& r) {
+// A deck file's map of sections (`root` is neither undefined nor null). Returns how many
+// fields it set.
+std::size_t read_sections(const YAML::Node& root, const std::string& origin, Reading& r) {
   if (!root.IsMap())
     throw InputError(origin + ":1: a deck is a map of sections (" + sections_text() + ")");
   std::set<std::string> seen;
@@ -230,6 +232,7 @@ void read_sections(const YAML::Node& root, const std::string& origin, Reading& r
     }
     read_fields(sec.second, sname, origin, seen, r);
   }
+  return seen.size();
 }
 
 // section.field=value from the command line, over what the deck file said.
@@ -254,6 +257,28 @@ void apply_overrides(const std::vector<std::string>& overrides, Reading& r) {
   }
 }
 
+// The line (from 1) of a marker that starts a second YAML document ("---" at the start of
+// a line, after content), or 0. A text scan, not yaml-cpp's LoadAll, which loops for ever
+// on some malformed input (found by fuzz_deck). A deck is a map, so a block scalar's
+// lines are indented and never start with the marker.
+int second_document_line(const std::string& text) {
+  bool content = false;
+  int line = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string l = text.substr(at, end - at);
+    ++line;
+    at = end + 1;
+    const bool marker = l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (marker && content) return line;
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    if (marker || first == std::string::npos || l[first] == '#' || l.rfind("%", 0) == 0) continue;
+    content = true;
+  }
+  return 0;
+}
+
 // `empty_ok`: an empty text is the built-in default deck; a deck file must say something.
 Deck parse_deck_text(const std::string& text, const std::string& origin,
                      const std::vector<std::string>& overrides, bool empty_ok) {
@@ -266,10 +291,18 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
     throw InputError(origin + ":" + std::to_string(e.mark.line + 1) +
                      ": not valid YAML: " + printable(e.msg));  // yaml-cpp quotes the bad byte raw
   }
+  // Load reads the first document only and ignores the rest: refuse a second one.
+  if (const int line = second_document_line(text); line > 0)
+    throw InputError(origin + ":" + std::to_string(line) + ": a second YAML document; a deck is one document");
   if (!empty_ok && (!root.IsDefined() || root.IsNull()))
     throw InputError(origin + ": the deck is empty (expected a map of sections: " + sections_text() +
                      "); run without a deck for the built-in default");
-  if (root.IsDefined() && !root.IsNull()) read_sections(root, origin, r);
+  if (root.IsDefined() && !root.IsNull()) {
+    // `{}` or a bare `model:` sets nothing: most likely not the file meant.
+    if (read_sections(root, origin, r) == 0 && r.problems.empty() && !empty_ok)
+      throw InputError(origin + ": the deck sets no field (expected a map of sections: " + sections_text() +
+                       "); run without a deck for the built-in default");
+  }
   apply_overrides(overrides, r);
   check_relations(r.deck, origin, r.from, r.problems);
   if (!r.problems.empty()) throw InputError::from_list(r.problems);
@@ -287,6 +320,11 @@ Deck load_deck(const std::string& path, const std::vector<std::string>& override
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path + ": is a directory, not a deck file");
+  // A FIFO, device or socket would block the open or the read (a FIFO with no writer
+  // waits for ever): only a regular file is a deck.
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw InputError(path + ": is not a regular file (a FIFO, device or socket), not a deck file");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the deck file (" + std::strerror(errno) + ")");
   std::stringstream ss;

@@ -12,9 +12,15 @@ namespace mini5d {
 class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& msg) : std::runtime_error(msg) {}
+  // One line per problem, the first kShownProblems of them: a deck of 400,000 bad keys
+  // gets a readable message, not 400,000 lines.
+  static constexpr std::size_t kShownProblems = 20;
   static InputError from_list(const std::vector<std::string>& problems) {
     std::string all;
-    for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
+    for (std::size_t i = 0; i < problems.size() && i < kShownProblems; ++i)
+      all += (all.empty() ? "" : "\n") + problems[i];
+    if (problems.size() > kShownProblems)
+      all += "\n... and " + std::to_string(problems.size() - kShownProblems) + " more problems";
     return InputError(all);
   }
 };

@@ -349,7 +349,9 @@ CMatU<S> Gpt<S>::backward_chunk(int chunk, int mb, CMatU<S> dy) {
     h.after_backward(u);
     free_heads_.push_back(f.head);
   } else {
-    Kokkos::deep_copy(ctx_.ws.dres, dy);
+    // On the default instance, behind the work before it: the form without an
+    // execution space fences the whole device, once per micro-batch on every stage.
+    Kokkos::deep_copy(ExecSpace(), ctx_.ws.dres, dy);
   }
   for (int i = c.blocks - 1; i >= 0; --i) {
     const int l = c.first_block + i;

@@ -11,6 +11,7 @@
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/core/replace_target.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
 #include "mini5d/report/kernel_table.hpp"
 #include "mini5d/report/memory_categories.hpp"
@@ -194,12 +195,17 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
 void write_report(const std::string& path, const Platform& pf, const Trainer& tr) {
   // Through "<path>.tmp" and a rename, every write and the close checked: a full disk
   // leaves the previous report as it was, never a truncated one.
-  const std::string text = report_json(pf, tr), tmp = path + ".tmp";
+  // A link is written through to its target (the link stays); anything but a regular
+  // file is refused, never replaced (checked at start-up too; checked again because it
+  // may have changed during the run).
+  const ReplaceTarget target = replace_target(path, "output.report");
+  if (!target.problem.empty()) throw std::runtime_error(target.problem);
+  const std::string text = report_json(pf, tr), tmp = target.path + ".tmp";
   auto fail = [&](const std::string& what, int err) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(path + ": cannot write the report (output.report): " + what + ": " + std::strerror(err));
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) fail("cannot create " + tmp, errno);
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -217,7 +223,7 @@ void write_report(const std::string& path, const Platform& pf, const Trainer& tr
     fail("syncing " + tmp, err);
   }
   if (::close(fd) != 0) fail("closing " + tmp, errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("renaming " + tmp, errno);
+  if (::rename(tmp.c_str(), target.path.c_str()) != 0) fail("renaming " + tmp, errno);
 }
 
 }  // namespace mini5d::report

@@ -2,6 +2,7 @@
 #include "mini5d/train/startup/output_paths.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,20 +12,38 @@
 
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
+#include "mini5d/core/replace_target.hpp"
 
 namespace fs = std::filesystem;
 
 namespace mini5d::train {
 
 std::string report_path_problem(const std::string& path) {
+  const ReplaceTarget target = replace_target(path, "output.report");
+  if (!target.problem.empty()) return target.problem;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return path + ": output.report is a directory";
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = target.path + ".tmp";
   const bool existed = fs::exists(tmp, ec);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO left at the temporary name fails at once instead of waiting for a reader.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return path + ": cannot write the report (output.report): " + std::strerror(errno);
   ::close(fd);
   if (!existed) ::unlink(tmp.c_str());
+  return {};
+}
+
+std::string trace_path_problem(const std::string& path) {
+  // Written in place at the end of the run: a FIFO would block the open and a device
+  // would swallow it, so only a regular file (or a new one) is taken; links are followed.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return path + ": output.trace is not a regular file (a directory, FIFO, socket or device): give a file name";
+  std::error_code ec;
+  const bool existed = fs::exists(path, ec);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) return path + ": cannot write the trace (output.trace): " + std::strerror(errno);
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
   return {};
 }
 
@@ -38,6 +57,8 @@ std::unique_ptr<checkpoint::RunLock> claim_output_paths(MPI_Comm comm, const Dec
       if (auto p = checkpoint::other_run_problem(deck.checkpoint.dir); !p.empty()) problems.push_back(p);
     if (!deck.output.report.empty())
       if (auto p = report_path_problem(deck.output.report); !p.empty()) problems.push_back(p);
+    if (!deck.output.trace.empty())
+      if (auto p = trace_path_problem(deck.output.trace); !p.empty()) problems.push_back(p);
   }
   comm::raise_if_any(comm, problems, comm::ProblemKind::Input);
   return lock;

@@ -2,7 +2,7 @@
 // Start-up checks of where a training run will write, before any training
 // (docs/checkpoints.md): checkpoint.dir is created and locked for the run (one run per
 // directory), a fresh run does not write beside another run's checkpoints unless
-// checkpoint.overwrite=true, and output.report can be created. Problems are found on
+// checkpoint.overwrite=true, and output.report and output.trace can be created. Problems are found on
 // rank 0 and thrown as InputError on every rank.
 #pragma once
 #include <mpi.h>
@@ -21,5 +21,9 @@ std::unique_ptr<checkpoint::RunLock> claim_output_paths(MPI_Comm comm, const Dec
 // Why `path` cannot take the JSON report ("" if it can): probes by creating and
 // removing "<path>.tmp", the name write_report writes through. One rank.
 std::string report_path_problem(const std::string& path);
+
+// Why `path` cannot take the pipeline trace ("" if it can): a regular file or a new
+// one that can be created (probed, then removed). One rank.
+std::string trace_path_problem(const std::string& path);
 
 }  // namespace mini5d::train
