@@ -12,7 +12,7 @@ run() { timeout -s KILL 60 "$mpiexec" "$npflag" 2 "$app" train "$deck" parallel.
 MINI5D_AVAILABLE_MEMORY_MB=2 run
 status=$?
 [[ $status -eq 2 ]] || { echo "FAIL: exit status $status, expected 2"; cat run.err; exit 1; }
-want="^mini5d: error: $deck: the run needs [0-9.]+ MiB per rank \(training state [0-9.]+ MiB, activations [0-9.]+ MiB, workspace [0-9.]+ MiB\), 2 ranks on this node need [0-9.]+ MiB together, but 2.0 MiB is free \(MINI5D_AVAILABLE_MEMORY_MB\);"
+want="^mini5d: error: $deck with parallel\.d=2 train\.micro_batch=8 train\.steps=2 output\.report= checkpoint\.dir=ck: the run needs [0-9.]+ MiB per rank \(training state [0-9.]+ MiB, activations [0-9.]+ MiB, workspace [0-9.]+ MiB\), 2 ranks on this node need [0-9.]+ MiB together, but 2.0 MiB is free \(MINI5D_AVAILABLE_MEMORY_MB\);"
 [[ $(wc -l < run.err) -eq 1 ]] && grep -Eq "$want" run.err || { echo "FAIL: not the one line expected"; cat run.err; exit 1; }
 ! grep -q "^step " run.out || { echo "FAIL: it trained"; exit 1; }
 echo "ok: refused before training: $(cat run.err)"

@@ -8,7 +8,8 @@
 # a character device node as output.report is refused and stays a device (renaming the
 # report over it used to replace it); a symbolic link as output.report is followed (the
 # target gets the report, the link stays a link), unless it leads to a FIFO; `latest`
-# naming a file outside its directory is refused, not followed; `mini5d --help`, `-h` and
+# naming a file outside its directory is refused, not followed; paths in messages are
+# quoted (an escape byte as \x1b) and cut (a 100 KB path); `mini5d --help`, `-h` and
 # `help` print mini5d's own usage and exit 0.
 # usage: special_paths.sh WORKDIR MINI5D_APP DECK
 set -u
@@ -64,6 +65,19 @@ mkdir -p other ck6 && cp ck5/step-*.h5 other/ 2>/dev/null || true
 echo "../other/step-00000002.h5" > ck6/latest
 refused "latest naming another directory" "ck6/latest: names '../other/step-00000002.h5', not a checkpoint file in its own directory" \
   train "$deck" train.steps=4 checkpoint.dir=ck7 resume=ck6
+
+# Paths are quoted and cut in messages: an escape sequence is shown as \x1b, never sent
+# to the terminal, and a 100 KB path gives a short line.
+timeout 20 "$app" check $'esc\x1b[31m.yaml' > run.out 2> run.err
+grep -qF 'esc\x1b[31m.yaml: cannot open the deck file' run.err || fail "the escape byte was not quoted"
+grep -q $'\x1b' run.err && fail "a raw escape byte reached stderr"
+long=$(head -c 100000 /dev/zero | tr '\0' a)
+timeout 20 "$app" check "$long" > run.out 2> run.err
+[[ $? -eq 2 && $(wc -c < run.err) -lt 1000 ]] || fail "a 100 KB path gave $(wc -c < run.err) bytes of message"
+grep -qF "... (100000 bytes): cannot open the deck file" run.err || fail "the long path was not cut with its size"
+timeout 20 "$app" train "$deck" train.steps=2 checkpoint.dir=ck8 output.report="$long/r.json" > run.out 2> run.err
+[[ $? -eq 2 && $(wc -c < run.err) -lt 1000 ]] || fail "a 100 KB report path gave $(wc -c < run.err) bytes of message"
+echo "ok: paths in messages quoted and cut"
 
 for h in --help -h help; do
   timeout 20 "$app" "$h" > help.out 2> help.err || fail "mini5d $h: exit $?"

@@ -21,6 +21,7 @@
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace fs = std::filesystem;
 
@@ -187,26 +188,26 @@ std::string resolve_checkpoint(const std::string& path) {
     std::string line;
     std::getline(in, line);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-    if (line.empty()) throw InputError(latest.string() + ": empty checkpoint pointer file");
+    const std::string at = printable_path(latest.string());
+    if (line.empty()) throw InputError(at + ": empty checkpoint pointer file");
     // mini5d writes a bare file name there; a path could lead anywhere (another run's
     // directory, ../../elsewhere), so it is refused, not followed.
     if (line.find('/') != std::string::npos || line == "." || line == "..") {
-      const std::string shown = line.size() > 120 ? line.substr(0, 120) + "..." : line;
-      throw InputError(latest.string() + ": names '" + shown +
+      throw InputError(at + ": names '" + printable_path(line) +
                        "', not a checkpoint file in its own directory (latest holds a bare file name)");
     }
     const fs::path target = latest.parent_path() / line;
     std::error_code e;
     if (!fs::is_regular_file(target, e))
-      throw InputError(latest.string() + ": points to " + target.string() + ", which does not exist");
+      throw InputError(at + ": points to " + printable_path(target.string()) + ", which does not exist");
     return target.string();
   };
   if (fs::is_directory(p, ec)) {
     if (!fs::exists(p / "latest", ec))
-      throw InputError(path + ": no checkpoint in this directory (no 'latest' file)");
+      throw InputError(printable_path(path) + ": no checkpoint in this directory (no 'latest' file)");
     return read_pointer(p / "latest");
   }
-  if (!fs::exists(p, ec)) throw InputError(path + ": no such checkpoint file or directory");
+  if (!fs::exists(p, ec)) throw InputError(printable_path(path) + ": no such checkpoint file or directory");
   if (p.filename() == "latest") return read_pointer(p);
   return path;
 }

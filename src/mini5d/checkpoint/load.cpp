@@ -164,9 +164,11 @@ std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requ
 }
 
 // The requested blocks: one collective read per dataset and round. Returns, per
-// dataset, the count, cover, checksum and target of the blocks read, summed over ranks.
+// dataset, the count, cover, checksum and target of the blocks read, summed over ranks;
+// `nonfinite` gets each dataset's NaN and infinite elements among what this rank read.
 std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Requests& q,
-                                          const std::vector<TensorShardOut>& shards, double& bytes) {
+                                          const std::vector<TensorShardOut>& shards, double& bytes,
+                                          std::vector<std::uint64_t>& nonfinite) {
   const auto& paths = q.paths;
   std::vector<int> rounds(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) rounds[i] = static_cast<int>(q.mine[paths[i]].size());
@@ -177,6 +179,7 @@ std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Reques
   H5Handle dxpl = collective_transfer();
   std::vector<std::string> problems;
   std::vector<std::uint64_t> cover(4 * paths.size(), 0);  // per dataset: count, cover, checksum, target
+  nonfinite.assign(paths.size(), 0);
   for (std::size_t i = 0; i < paths.size(); ++i) {
     H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
     const auto& idx = q.mine[paths[i]];
@@ -187,8 +190,11 @@ std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Reques
       if (!transfer(dset.get(), dxpl.get(), Direction::read, s ? &s->desc : nullptr, s ? q.runs[idx[r]] : none,
                     nullptr, s ? s->data : nullptr))
         problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
-      else if (s)
+      else if (s) {
         add_cover_sums(q.runs[idx[r]], s->data, sums);
+        for (const Run& run : q.runs[idx[r]])  // the shard's elements, where its runs put them
+          for (std::int64_t k = 0; k < run.length; ++k) nonfinite[i] += std::isfinite(s->data[run.local + k]) ? 0 : 1;
+      }
       if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
     }
     cover[4 * i] = sums.count;
@@ -266,8 +272,18 @@ IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vecto
   Requests q = gather_requests(comm, shards);
   const std::vector<std::uint64_t> stored = stored_checksums(comm, o, q, shards);
   double bytes = 0;
-  const std::vector<std::uint64_t> cover = read_requested(comm, o, q, shards, bytes);
+  std::vector<std::uint64_t> nonfinite;
+  const std::vector<std::uint64_t> cover = read_requested(comm, o, q, shards, bytes, nonfinite);
   check_checksums(comm, o, q.paths, cover, stored, bytes);
+  // A checksum covers what was written, not whether it can train: a NaN or an infinity
+  // in the state would surface steps later as a diverging loss. Named here instead.
+  MPI_Allreduce(MPI_IN_PLACE, nonfinite.data(), static_cast<int>(nonfinite.size()), MPI_UINT64_T, MPI_SUM, comm);
+  std::vector<std::string> bad;
+  for (std::size_t i = 0; i < q.paths.size(); ++i)
+    if (nonfinite[i] > 0)
+      bad.push_back(o.path + ": dataset " + q.paths[i] + " holds " + std::to_string(nonfinite[i]) +
+                    " NaN or infinite value(s): this checkpoint cannot be resumed");
+  raise_if_any(comm, bad, ProblemKind::Input);
   return {summed(comm, bytes), slowest_seconds(comm, t0)};
 }
 

@@ -20,6 +20,7 @@
 
 #include "mini5d/core/deck_schema.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace mini5d {
 
@@ -34,26 +35,6 @@ using deck_schema::schema;
 using deck_schema::sections_text;
 
 namespace {
-
-// User text as a message may quote it: non-printable bytes (control characters, bytes
-// of a binary file, invalid UTF-8 is not decoded) as \xNN, and at most 64 bytes of it,
-// so that a 10 MB value or a binary "deck" still gives one readable line.
-std::string printable(const std::string& v) {
-  constexpr std::size_t kMax = 64;
-  std::string out;
-  for (std::size_t i = 0; i < v.size() && i < kMax; ++i) {
-    const auto c = static_cast<unsigned char>(v[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += char(c);
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    }
-  }
-  if (v.size() > kMax) out += "... (" + std::to_string(v.size()) + " bytes)";
-  return out;
-}
 
 // Checks one scalar against its field; returns "" when valid, else what is wrong.
 std::string check_value(const Field& f, const std::string& v) {
@@ -280,10 +261,13 @@ int second_document_line(const std::string& text) {
 }
 
 // `empty_ok`: an empty text is the built-in default deck; a deck file must say something.
-Deck parse_deck_text(const std::string& text, const std::string& origin,
+Deck parse_deck_text(const std::string& text, const std::string& origin_given,
                      const std::vector<std::string>& overrides, bool empty_ok) {
+  // The origin is a path the user typed: quoted and cut like any value in messages.
+  const std::string origin = printable_path(origin_given);
   Reading r;
   r.deck.origin = origin;
+  r.deck.overrides = overrides;
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -311,25 +295,32 @@ Deck parse_deck_text(const std::string& text, const std::string& origin,
 
 }  // namespace
 
+std::string Deck::source() const {
+  std::string s = origin;
+  for (std::size_t i = 0; i < overrides.size(); ++i) s += (i == 0 ? " with " : " ") + printable(overrides[i]);
+  return s;
+}
+
 Deck parse_deck(const std::string& text, const std::string& origin,
                 const std::vector<std::string>& overrides) {
   return parse_deck_text(text, origin, overrides, true);
 }
 
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string shown = printable_path(path);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw InputError(path + ": is a directory, not a deck file");
+    throw InputError(shown + ": is a directory, not a deck file");
   // A FIFO, device or socket would block the open or the read (a FIFO with no writer
   // waits for ever): only a regular file is a deck.
   const auto st = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-    throw InputError(path + ": is not a regular file (a FIFO, device or socket), not a deck file");
+    throw InputError(shown + ": is not a regular file (a FIFO, device or socket), not a deck file");
   std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the deck file (" + std::strerror(errno) + ")");
+  if (!in) throw InputError(shown + ": cannot open the deck file (" + std::strerror(errno) + ")");
   std::stringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) throw InputError(path + ": cannot read the deck file (" + std::strerror(errno) + ")");
+  if (in.bad()) throw InputError(shown + ": cannot read the deck file (" + std::strerror(errno) + ")");
   return parse_deck_text(ss.str(), path, overrides, false);
 }
 

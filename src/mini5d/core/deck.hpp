@@ -95,6 +95,12 @@ struct Deck {
   CheckpointConfig checkpoint;
   OutputConfig output;
   std::string origin = "built-in default deck";  // where it came from, for messages
+  std::vector<std::string> overrides;             // the command line's section.field=value, in order
+
+  // For messages about the run as a whole: the origin, and the overrides when there are
+  // any ("tiny.yaml with model.seq=32768"), so a problem an override caused is not
+  // blamed on the file alone.
+  std::string source() const;
 
   // The deck as YAML with every field, loadable again by load_deck.
   std::string to_yaml() const;

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "mini5d/core/printable.hpp"
+
 namespace fs = std::filesystem;
 
 namespace mini5d {
@@ -23,15 +25,16 @@ const char* kind_of(mode_t m) {
 constexpr int kMaxLinks = 40;
 }  // namespace
 
-ReplaceTarget replace_target(const std::string& path, const std::string& field) {
-  ReplaceTarget t{path, {}};
+ReplaceTarget replace_target(const std::string& path_given, const std::string& field) {
+  ReplaceTarget t{path_given, {}};
+  const std::string path = printable_path(path_given);  // for messages only
   for (int hops = 0;; ++hops) {
     struct stat st {};
     if (::lstat(t.path.c_str(), &st) != 0) return t;  // not there yet: created new
     if (S_ISREG(st.st_mode)) return t;
     if (!S_ISLNK(st.st_mode)) {
       t.problem = path + ": " + field + " is " + kind_of(st.st_mode) +
-                  (t.path == path ? std::string() : " (" + t.path + ", where its link leads)") +
+                  (t.path == path_given ? std::string() : " (" + printable_path(t.path) + ", where its link leads)") +
                   "; mini5d writes it by renaming a new file over it, which would replace it: give a regular file";
       return t;
     }

@@ -13,6 +13,7 @@
 
 #include "mini5d/core/counter_rng.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace mini5d::data {
 
@@ -33,14 +34,15 @@ void put_le(std::ostream& os, T v) {
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) {
+  const std::string shown = printable_path(path);
   // O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(path + ": cannot open data file (" + std::strerror(errno) + ")");
+  if (fd < 0) throw InputError(shown + ": cannot open data file (" + std::strerror(errno) + ")");
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     const bool dir = S_ISDIR(st.st_mode);
     ::close(fd);
-    throw InputError(path + (dir ? ": data.path is a directory, not a data file" : ": data.path is not a regular file"));
+    throw InputError(shown + (dir ? ": data.path is a directory, not a data file" : ": data.path is not a regular file"));
   }
   size_ = std::size_t(st.st_size);
   if (size_ > 0) {
@@ -48,7 +50,7 @@ MappedFile::MappedFile(const std::string& path) {
     if (p == MAP_FAILED) {
       const std::string why = std::strerror(errno);
       ::close(fd);
-      throw InputError(path + ": cannot map data file (" + why + ")");
+      throw InputError(shown + ": cannot map data file (" + why + ")");
     }
     data_ = static_cast<const unsigned char*>(p);
   }
@@ -79,12 +81,12 @@ void WindowSource::sequence(std::uint64_t step, std::uint64_t index, int length,
 std::unique_ptr<WindowSource> load_text_file(const std::string& path, int seq, std::uint64_t seed) {
   auto file = std::make_shared<const MappedFile>(path);
   const std::size_t n = file->size();
-  if (n == 0) throw InputError(path + ": data file is empty");
+  if (n == 0) throw InputError(printable_path(path) + ": data file is empty");
   if (n < std::size_t(seq) + 1)
-    throw InputError(path + ": data file has " + std::to_string(n) + " bytes, fewer than model.seq + 1 = " +
+    throw InputError(printable_path(path) + ": data file has " + std::to_string(n) + " bytes, fewer than model.seq + 1 = " +
                      std::to_string(seq + 1));
   return std::make_unique<WindowSource>(file, 0, 1, n, 256, seed,
-                                        "text(" + path + ", " + std::to_string(n) + " bytes, mapped)");
+                                        "text(" + printable_path(path) + ", " + std::to_string(n) + " bytes, mapped)");
 }
 
 std::unique_ptr<WindowSource> load_token_file(const std::string& path, int seq, int model_vocab,
@@ -92,33 +94,33 @@ std::unique_ptr<WindowSource> load_token_file(const std::string& path, int seq, 
   auto file = std::make_shared<const MappedFile>(path);
   const std::size_t size = file->size();
   const char* bytes = reinterpret_cast<const char*>(file->data());
-  if (size == 0) throw InputError(path + ": token file is empty");
+  if (size == 0) throw InputError(printable_path(path) + ": token file is empty");
   if (size < 32 || std::memcmp(bytes, kMagic, 8) != 0)
-    throw InputError(path + ": not a mini5d token file (expected the 32-byte header starting \"MINI5DTK\")");
+    throw InputError(printable_path(path) + ": not a mini5d token file (expected the 32-byte header starting \"MINI5DTK\")");
   const auto version = read_le<std::uint32_t>(bytes + 8);
   const auto width = read_le<std::uint32_t>(bytes + 12);
   const auto count = read_le<std::uint64_t>(bytes + 16);
   const auto vocab = read_le<std::uint32_t>(bytes + 24);
   if (version != 1)
-    throw InputError(path + ": token file version " + std::to_string(version) + ", this build reads version 1");
+    throw InputError(printable_path(path) + ": token file version " + std::to_string(version) + ", this build reads version 1");
   if (width != 2 && width != 4)
-    throw InputError(path + ": bytes per token is " + std::to_string(width) + ", expected 2 or 4");
+    throw InputError(printable_path(path) + ": bytes per token is " + std::to_string(width) + ", expected 2 or 4");
   if (count > (size - 32) / width || size != 32 + count * width)
-    throw InputError(path + ": header says " + std::to_string(count) + " tokens of " + std::to_string(width) +
+    throw InputError(printable_path(path) + ": header says " + std::to_string(count) + " tokens of " + std::to_string(width) +
                      " bytes, but the file holds " + std::to_string(size - 32) +
                      " bytes of tokens (truncated or corrupt)");
   if (vocab == 0 || vocab > std::uint32_t(model_vocab))
-    throw InputError(path + ": vocabulary size " + std::to_string(vocab) + " must be in [1, model.vocab=" +
+    throw InputError(printable_path(path) + ": vocabulary size " + std::to_string(vocab) + " must be in [1, model.vocab=" +
                      std::to_string(model_vocab) + "]");
   if (count < std::uint64_t(seq) + 1)
-    throw InputError(path + ": holds " + std::to_string(count) + " tokens, fewer than model.seq + 1 = " +
+    throw InputError(printable_path(path) + ": holds " + std::to_string(count) + " tokens, fewer than model.seq + 1 = " +
                      std::to_string(seq + 1));
   auto src = std::make_unique<WindowSource>(file, 32, int(width), count, int(vocab), seed,
                                             "tokens(" + path + ", " + std::to_string(count) + " tokens, mapped)");
   // One sequential pass over the map: every token in range (the file's vocabulary).
   for (std::uint64_t i = 0; i < count; ++i)
     if (std::uint32_t(src->token(i)) >= vocab)
-      throw InputError(path + ": token " + std::to_string(i) + " is " + std::to_string(std::uint32_t(src->token(i))) +
+      throw InputError(printable_path(path) + ": token " + std::to_string(i) + " is " + std::to_string(std::uint32_t(src->token(i))) +
                        ", outside the file's vocabulary [0, " + std::to_string(vocab - 1) + "]");
   return src;
 }
@@ -138,7 +140,7 @@ void write_token_file(const std::string& path, const std::vector<std::uint32_t>&
     else
       put_le<std::uint32_t>(os, t);
   }
-  if (!os) throw InputError(path + ": cannot write token file");
+  if (!os) throw InputError(printable_path(path) + ": cannot write token file");
 }
 
 }  // namespace mini5d::data

@@ -131,7 +131,7 @@ void Trainer::refuse_if_memory_short() {
   need.activations = a.activations;
   need.workspace = a.workspace;
   const auto offer = memory_offer(grid_->cart().get(), need);
-  const std::string problem = memory_fit_problem(deck_.origin, need, offer);
+  const std::string problem = memory_fit_problem(deck_.source(), need, offer);
   std::vector<std::string> problems;
   if (!problem.empty() && deck_.train.allow_oversubscribe_memory != "true") problems.push_back(problem);
   comm::raise_if_any(grid_->cart().get(), problems, comm::ProblemKind::Input);

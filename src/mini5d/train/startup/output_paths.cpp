@@ -12,6 +12,7 @@
 
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
+#include "mini5d/core/printable.hpp"
 #include "mini5d/core/replace_target.hpp"
 
 namespace fs = std::filesystem;
@@ -26,7 +27,7 @@ std::string report_path_problem(const std::string& path) {
   const bool existed = fs::exists(tmp, ec);
   // O_NONBLOCK: a FIFO left at the temporary name fails at once instead of waiting for a reader.
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd < 0) return path + ": cannot write the report (output.report): " + std::strerror(errno);
+  if (fd < 0) return printable_path(path) + ": cannot write the report (output.report): " + std::strerror(errno);
   ::close(fd);
   if (!existed) ::unlink(tmp.c_str());
   return {};
@@ -37,11 +38,11 @@ std::string trace_path_problem(const std::string& path) {
   // would swallow it, so only a regular file (or a new one) is taken; links are followed.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    return path + ": output.trace is not a regular file (a directory, FIFO, socket or device): give a file name";
+    return printable_path(path) + ": output.trace is not a regular file (a directory, FIFO, socket or device): give a file name";
   std::error_code ec;
   const bool existed = fs::exists(path, ec);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd < 0) return path + ": cannot write the trace (output.trace): " + std::strerror(errno);
+  if (fd < 0) return printable_path(path) + ": cannot write the trace (output.trace): " + std::strerror(errno);
   ::close(fd);
   if (!existed) ::unlink(path.c_str());
   return {};
