@@ -152,7 +152,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     if (rank == 0)
       std::cout << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << "), Kokkos " << pf.kokkos
                 << " [" << pf.backend << "], " << pf.mpi << ", HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc
-                // Batch scripts grep "GTL linked" before exporting MPICH_GPU_SUPPORT_ENABLED=1.
+                // Whether Cray's GPU transport is in (the batch scripts check with ldd, which starts no MPI).
                 << ", Cray MPICH " << (comm::loaded_mpi_gtl().empty() ? "GTL not linked" : "GTL linked") << "\n";
     return 0;
   }

@@ -71,12 +71,11 @@ def write(a):
             base = [a.plan, "--model", os.path.abspath(a.model), "--cluster", os.path.abspath(a.cluster),
                     "--nodes", str(n), "--global-batch", str(batch)] + a.plan_arg
             deck, script = os.path.join(out, name + ".yaml"), os.path.join(out, name + ".sh")
-            r = subprocess.run(base + ["--emit-deck", deck, "--emit-slurm", script], capture_output=True, text=True)
+            # One search: the best plan's deck and script, and its prediction as JSON.
+            r = subprocess.run(base + ["--json", "--top", "1", "--emit-deck", deck, "--emit-slurm", script],
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 fail(f"{name}: mini5d-plan failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
-            r = subprocess.run(base + ["--json", "--top", "1"], capture_output=True, text=True)
-            if r.returncode != 0:
-                fail(f"{name}: mini5d-plan --json failed: {r.stderr.strip()}")
             best = json.loads(r.stdout)["plans"][0]
             lay = best["layout"]
             devices = lay["d"] * lay["t"] * lay["p"] * lay["c"]

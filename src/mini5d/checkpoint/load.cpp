@@ -190,16 +190,14 @@ std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Reques
       if (!transfer(dset.get(), dxpl.get(), Direction::read, s ? &s->desc : nullptr, s ? q.runs[idx[r]] : none,
                     nullptr, s ? s->data : nullptr))
         problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
-      else if (s) {
+      else if (s)
         add_cover_sums(q.runs[idx[r]], s->data, sums);
-        for (const Run& run : q.runs[idx[r]])  // the shard's elements, where its runs put them
-          for (std::int64_t k = 0; k < run.length; ++k) nonfinite[i] += std::isfinite(s->data[run.local + k]) ? 0 : 1;
-      }
       if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
     }
     cover[4 * i] = sums.count;
     cover[4 * i + 1] = sums.cover;
     cover[4 * i + 2] = sums.checksum;
+    nonfinite[i] = sums.nonfinite;
     cover[4 * i + 3] = cover_target(even_part(element_count(dataset_shape(dset.get())), ranks, rank));
   }
   raise_if_any(comm, problems, ProblemKind::Input);

@@ -13,6 +13,7 @@
 // keyed by position, so a flipped byte or two swapped elements change it.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -119,9 +120,10 @@ inline std::uint64_t partial_checksum(const std::vector<Run>& runs, const float*
 // when the ranks' requests happen to be an exact cover of the dataset (ZeRO shards
 // read back by the same layout): summed over ranks, `count` equals the size and
 // `cover` equals the sum of mix64(i) over all i only for an exact cover (up to a 2^-64
-// chance), and then `checksum` is the dataset's checksum.
+// chance), and then `checksum` is the dataset's checksum. `nonfinite` counts the NaN
+// and infinite elements read, in the same pass.
 struct CoverSums {
-  std::uint64_t count = 0, cover = 0, checksum = 0;
+  std::uint64_t count = 0, cover = 0, checksum = 0, nonfinite = 0;
 };
 inline void add_cover_sums(const std::vector<Run>& runs, const float* data, CoverSums& s) {
   for (const auto& r : runs)
@@ -129,6 +131,7 @@ inline void add_cover_sums(const std::vector<Run>& runs, const float* data, Cove
       const std::uint64_t h = rng::mix64(static_cast<std::uint64_t>(r.global + k));
       s.cover += h;
       s.checksum += element_hash(h, data[r.local + k]);
+      s.nonfinite += std::isfinite(data[r.local + k]) ? 0 : 1;
     }
   for (const auto& r : runs) s.count += static_cast<std::uint64_t>(r.length);
 }

@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -308,12 +307,11 @@ Deck parse_deck(const std::string& text, const std::string& origin,
 
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
   const std::string shown = printable_path(path);
+  // Only a regular file is a deck: a FIFO, device or socket would block the open or the
+  // read (a FIFO with no writer waits for ever).
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(shown + ": is a directory, not a deck file");
-  // A FIFO, device or socket would block the open or the read (a FIFO with no writer
-  // waits for ever): only a regular file is a deck.
   const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(st)) throw InputError(shown + ": is a directory, not a deck file");
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
     throw InputError(shown + ": is not a regular file (a FIFO, device or socket), not a deck file");
   std::ifstream in(path);

@@ -41,7 +41,7 @@ SignalMargin signal_margin(const ModelDesc& m, const ClusterDesc& cl, double ste
   const double need = step_seconds + kExitAllowanceSeconds;
   if (r.write_bytes_per_s > 0) {
     r.save_s = r.checkpoint_bytes / r.write_bytes_per_s;
-    r.seconds = std::max(60LL, static_cast<long long>(std::ceil((need + r.save_s) / 10.0)) * 10);
+    r.seconds = static_cast<long long>(std::ceil((need + r.save_s) / 10.0)) * 10;
     r.why = "a step (" + ms(step_seconds) + ") + saving " + human_bytes(r.checkpoint_bytes) + " at " +
             fixed(gbs, 1) + " GB/s (" + ms(r.save_s) + ") + " + fixed(kExitAllowanceSeconds, 0) + " s to exit and requeue";
   } else {

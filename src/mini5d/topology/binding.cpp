@@ -198,6 +198,7 @@ BindReport bind_this_rank(const NodeTopology& node, const NodeMembership& m, con
   } else if (!opt.bind_process) {
     r.notes.push_back("binding computed, not applied (disabled by the caller)");
   } else if (no_bind && std::strcmp(no_bind, "1") == 0) {
+    r.launcher_binds = true;
     r.notes.push_back(std::string(kNoBindEnv) + "=1: binding computed, not applied");
   } else {
     hwloc_topology_t t;

@@ -41,6 +41,7 @@ struct BindOptions {
 struct BindReport {
   Binding binding;
   bool bound = false;
+  bool launcher_binds = false;  // MINI5D_NO_BIND=1: the launcher pinned the rank (and picks its GPU)
   int blas_threads = 0;  // what the BLAS will use (as set, or as the user set it)
   int host_threads = 0;  // Kokkos OpenMP threads to ask for at initialisation; 0: Kokkos decides
   std::vector<std::string> notes;  // binding, BLAS and host-thread decisions, for the header

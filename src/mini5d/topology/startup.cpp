@@ -28,9 +28,7 @@ Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
   p.host_threads = rep.host_threads;
   // The GPU, by the one policy of device_choice.hpp: the launcher's one visible GPU when
   // it binds, else the GPU nearest the cores mini5d bound, numbered in PCI bus order.
-  const char* no_bind = std::getenv(kNoBindEnv);
-  const DeviceChoice dev = choose_device(node, rep.binding.gpu, m.local_rank,
-                                         no_bind != nullptr && std::string(no_bind) == "1", read_gpu_env());
+  const DeviceChoice dev = choose_device(node, rep.binding.gpu, m.local_rank, rep.launcher_binds, read_gpu_env());
   // Before any GPU runtime starts, so it numbers the GPUs as the choice assumed.
   if (dev.set_pci_order) setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
   p.device_id = dev.device_id;

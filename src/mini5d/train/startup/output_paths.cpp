@@ -19,17 +19,25 @@ namespace fs = std::filesystem;
 
 namespace mini5d::train {
 
+namespace {
+// Why `file` cannot be opened for writing ("" if it can): opened, created if missing and
+// then removed again. O_NONBLOCK: a FIFO fails at once instead of waiting for a reader.
+std::string write_probe_problem(const std::string& file) {
+  std::error_code ec;
+  const bool existed = fs::exists(file, ec);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) return std::strerror(errno);
+  ::close(fd);
+  if (!existed) ::unlink(file.c_str());
+  return {};
+}
+}  // namespace
+
 std::string report_path_problem(const std::string& path) {
   const ReplaceTarget target = replace_target(path, "output.report");
   if (!target.problem.empty()) return target.problem;
-  std::error_code ec;
-  const std::string tmp = target.path + ".tmp";
-  const bool existed = fs::exists(tmp, ec);
-  // O_NONBLOCK: a FIFO left at the temporary name fails at once instead of waiting for a reader.
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd < 0) return printable_path(path) + ": cannot write the report (output.report): " + std::strerror(errno);
-  ::close(fd);
-  if (!existed) ::unlink(tmp.c_str());
+  if (auto e = write_probe_problem(target.path + ".tmp"); !e.empty())
+    return printable_path(path) + ": cannot write the report (output.report): " + e;
   return {};
 }
 
@@ -39,12 +47,8 @@ std::string trace_path_problem(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return printable_path(path) + ": output.trace is not a regular file (a directory, FIFO, socket or device): give a file name";
-  std::error_code ec;
-  const bool existed = fs::exists(path, ec);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd < 0) return printable_path(path) + ": cannot write the trace (output.trace): " + std::strerror(errno);
-  ::close(fd);
-  if (!existed) ::unlink(path.c_str());
+  if (auto e = write_probe_problem(path); !e.empty())
+    return printable_path(path) + ": cannot write the trace (output.trace): " + e;
   return {};
 }
 
