@@ -233,11 +233,20 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before MPI_Init and again after it (stop_signal.hpp says why): a SIGUSR1 or SIGTERM
+  // during start-up or a long resume (Slurm's --signal=USR1@N on a requeued job) is
+  // kept and honoured at the first step boundary. Only for training: the other
+  // commands keep the default (they end on SIGTERM).
+  const bool training = argc >= 2 && std::string(argv[1]) == "train";
+  if (training) {
+    mini5d::train::install_stop_handlers();
+    mini5d::train::raise_stop_for_test("before_mpi_init");
+  }
   MPI_Init(&argc, &argv);
-  // At once: a SIGUSR1 or SIGTERM during start-up or a long resume (Slurm's
-  // --signal=USR1@N on a requeued job) is kept and honoured at the first step boundary.
-  // Only for training: the other commands keep the default (they end on SIGTERM).
-  if (argc >= 2 && std::string(argv[1]) == "train") mini5d::train::install_stop_handlers();
+  if (training) {
+    mini5d::train::raise_stop_for_test("after_mpi_init");
+    mini5d::train::install_stop_handlers();
+  }
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/train/stop_signal.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace mini5d::train {
 
 namespace {
@@ -15,6 +18,11 @@ void install_stop_handlers() {
   sa.sa_flags = SA_RESTART;  // MPI and file calls in flight carry on
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGUSR1, &sa, nullptr);
+}
+
+void raise_stop_for_test(const char* point) {
+  const char* want = std::getenv("MINI5D_TEST_RAISE");
+  if (want && std::strcmp(want, point) == 0) std::raise(SIGUSR1);
 }
 
 int stop_signal() { return int(g_signal); }

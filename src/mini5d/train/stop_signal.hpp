@@ -8,8 +8,17 @@
 
 namespace mini5d::train {
 
-// Installs the handlers (idempotent). The previous handlers are not chained.
+// Installs the handlers (idempotent). The previous handlers are not chained. Call it
+// twice: before MPI_Init, so a signal that arrives while MPI starts is recorded (MPICH
+// installs its own SIGUSR1 handler inside MPI_Init, which passes the signal on to the
+// handler it found), and again after, so ours is the one in place for the run. A
+// signal before main() runs (while the loader maps the shared libraries) still has
+// the default action.
 void install_stop_handlers();
+// For tests of those windows: MINI5D_TEST_RAISE=<point> raises SIGUSR1 in this process
+// when the start-up reaches `point` ("before_mpi_init" or "after_mpi_init", the latter
+// while MPICH's handler is still the one installed).
+void raise_stop_for_test(const char* point);
 // The signal received since install (0 if none).
 int stop_signal();
 // For tests: forget a received signal.
