@@ -35,6 +35,7 @@
 #include "mini5d/core/deck.hpp"
 #include "mini5d/core/diag.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/printable.hpp"
 #include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/kernels/kokkos_events.hpp"
 #include "mini5d/measure/platform.hpp"
@@ -103,7 +104,7 @@ mini5d::Deck resolve_deck(const Args& a) {
 struct Prepared {
   mini5d::Deck deck;
   mini5d::topology::Placement placement;
-  std::unique_ptr<mini5d::checkpoint::RunLock> lock;  // checkpoint.dir, held for the run
+  mini5d::train::OutputClaim claim;  // checkpoint.dir and output.report, held for the run
 };
 
 Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
@@ -122,8 +123,8 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   });
   train::require_same_deck(world, p.deck);
   // Where the run writes, checked before it trains: checkpoint.dir locked for this run
-  // and free of another run's checkpoints, output.report writable.
-  p.lock = train::claim_output_paths(world, p.deck);
+  // and free of another run's checkpoints, output.report writable and locked.
+  p.claim = train::claim_output_paths(world, p.deck);
   p.placement = topology::place_this_rank(world, p.deck);
   return p;
 }
@@ -212,8 +213,11 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   if (rank == 0) {
     report::print_summary(std::cout, tr);
     if (!deck.output.report.empty()) try {
-        report::write_report(deck.output.report, pf, tr);
-        std::cout << "report written to " << deck.output.report << "\n";
+        std::string note;
+        const std::string path = train::report_destination(deck.output.report, prep.claim, tr.run_id(), note);
+        if (!note.empty()) write_stderr("mini5d: warning: " + note);
+        report::write_report(path, pf, tr);
+        std::cout << "report written to " << printable_path(path) << "\n";
       } catch (const std::exception& e) {
         report_problem = e.what();
       }

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "mini5d/core/file_lock.hpp"
+
 namespace mini5d::checkpoint {
 
 class RunLock {
@@ -16,14 +18,13 @@ class RunLock {
   // Throws InputError on every rank when the directory cannot be used or another
   // process holds the lock (naming its pid and host).
   RunLock(MPI_Comm comm, const std::string& dir);
-  ~RunLock();
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;
 
   static constexpr const char* kFileName = "mini5d.lock";
 
  private:
-  int fd_ = -1;
+  FileLock lock_;
 };
 
 }  // namespace mini5d::checkpoint
