@@ -2,7 +2,9 @@
 #include "mini5d/data/markov.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -14,6 +16,30 @@ namespace {
 constexpr std::uint64_t kTableStream = 0x7461626c65ULL;   // "table"
 constexpr std::uint64_t kSampleStream = 0x73616d706cULL;  // "sampl"
 
+using Clock = std::chrono::steady_clock;
+
+// Calls the hooks at a bounded rate from inside the build's loops.
+class BuildPacer {
+ public:
+  explicit BuildPacer(const BuildHooks& hooks) : hooks_(hooks), start_(Clock::now()), polled_(start_), noted_(start_) {}
+  // `what` is evaluated only when a progress line is due.
+  template <class What>
+  void tick(What what) {
+    const auto now = Clock::now();
+    if (now - polled_ < std::chrono::milliseconds(200)) return;
+    polled_ = now;
+    if (hooks_.poll) hooks_.poll();
+    if (hooks_.note && now - noted_ >= std::chrono::seconds(10)) {
+      noted_ = now;
+      hooks_.note(what(std::chrono::duration<double>(now - start_).count()));
+    }
+  }
+
+ private:
+  const BuildHooks& hooks_;
+  Clock::time_point start_, polled_, noted_;
+};
+
 double entropy(const std::vector<double>& p) {
   double h = 0;
   for (double x : p)
@@ -22,7 +48,15 @@ double entropy(const std::vector<double>& p) {
 }
 }  // namespace
 
-MarkovSource::MarkovSource(int vocab, int order, int branching, std::uint64_t seed)
+double MarkovSource::table_bytes(int vocab, int order, int branching) {
+  const double contexts = std::pow(double(vocab), order);
+  // succ_ (int) and cdf_ (double) per entry; pi_, pi_cdf_ and the iteration's second
+  // vector (double) per context; the shuffle's permutation.
+  return contexts * branching * double(sizeof(int) + sizeof(double)) + contexts * 3.0 * sizeof(double) +
+         double(vocab) * sizeof(int);
+}
+
+MarkovSource::MarkovSource(int vocab, int order, int branching, std::uint64_t seed, const BuildHooks& hooks)
     : vocab_(vocab), order_(order), branching_(branching), seed_(seed) {
   contexts_ = 1;
   for (int i = 0; i < order; ++i) contexts_ *= vocab;
@@ -31,20 +65,32 @@ MarkovSource::MarkovSource(int vocab, int order, int branching, std::uint64_t se
   // Transition table: distinct successors by a partial Fisher-Yates shuffle, and
   // weights from Exp(1) draws (a flat Dirichlet), sharpened by squaring so the rows
   // are not all near-uniform.
-  std::vector<int> perm(vocab);
+  std::vector<int> perm(vocab), picks(branching);
+  std::vector<double> w(branching);
+  for (int i = 0; i < vocab; ++i) perm[i] = i;
   std::uint64_t draw = 0;
+  BuildPacer pace(hooks);
   for (std::int64_t c = 0; c < contexts_; ++c) {
-    for (int i = 0; i < vocab; ++i) perm[i] = i;
+    if ((c & 1023) == 0)
+      pace.tick([&](double s) {
+        char line[160];
+        std::snprintf(line, sizeof line, "data: Markov table: %lld of %lld contexts drawn after %.0f s",
+                      static_cast<long long>(c), static_cast<long long>(contexts_), s);
+        return std::string(line);
+      });
     double total = 0;
-    std::vector<double> w(branching);
     for (int j = 0; j < branching; ++j) {
       const int pick = j + int(rng::key(seed, kTableStream, draw++) % std::uint64_t(vocab - j));
       std::swap(perm[j], perm[pick]);
+      picks[j] = pick;
       succ_[c * branching + j] = perm[j];
       const double e = -std::log(rng::uniform(rng::key(seed, kTableStream, draw++)));
       w[j] = e * e;
       total += w[j];
     }
+    // Undo the swaps, newest first: every context starts from the identity again,
+    // in O(branching) instead of resetting all `vocab` entries.
+    for (int j = branching - 1; j >= 0; --j) std::swap(perm[j], perm[picks[j]]);
     double acc = 0;
     for (int j = 0; j < branching; ++j) {
       acc += w[j] / total;
@@ -52,7 +98,7 @@ MarkovSource::MarkovSource(int vocab, int order, int branching, std::uint64_t se
     }
     cdf_[c * branching + branching - 1] = 1.0;
   }
-  derive();
+  derive(hooks);
 }
 
 MarkovSource::MarkovSource(int vocab, int order, int branching, const std::vector<int>& successors,
@@ -70,15 +116,18 @@ MarkovSource::MarkovSource(int vocab, int order, int branching, const std::vecto
     if (std::fabs(acc - 1.0) > 1e-12) throw std::invalid_argument("mini5d: a Markov row does not sum to 1");
     cdf_[c * branching + branching - 1] = 1.0;
   }
-  derive();
+  derive({});
 }
 
-void MarkovSource::derive() {
+void MarkovSource::derive(const BuildHooks& hooks) {
   const int branching = branching_;
   // Stationary distribution by power iteration on the lazy chain (P + I) / 2, which
   // has the same fixed points and converges even when P is periodic.
   pi_.assign(contexts_, 1.0 / double(contexts_));
   std::vector<double> nxt(contexts_);
+  constexpr double kConverged = 1e-15;  // L1 distance between iterates
+  BuildPacer pace(hooks);
+  double first_diff = 0;
   for (int it = 0; it < 100000; ++it) {
     for (std::int64_t c = 0; c < contexts_; ++c) nxt[c] = 0.5 * pi_[c];
     for (std::int64_t c = 0; c < contexts_; ++c) {
@@ -93,7 +142,24 @@ void MarkovSource::derive() {
     double diff = 0;
     for (std::int64_t c = 0; c < contexts_; ++c) diff += std::fabs(nxt[c] - pi_[c]);
     pi_.swap(nxt);
-    if (diff < 1e-15) break;
+    if (diff < kConverged) break;
+    // The distance shrinks geometrically: the rate since the first iteration gives
+    // the iterations, and so the time, still to go.
+    if (it == 0) first_diff = diff;
+    pace.tick([&](double s) {
+      const double per_it = it > 0 ? std::log(diff / first_diff) / it : 0;
+      const double left = per_it < 0 ? std::log(kConverged / diff) / per_it * s / (it + 1) : -1;
+      char line[200];
+      if (left >= 0)
+        std::snprintf(line, sizeof line,
+                      "data: Markov table: stationary distribution, iteration %d, distance %.1e (done at %.0e), "
+                      "about %.0f s left",
+                      it + 1, diff, kConverged, left);
+      else
+        std::snprintf(line, sizeof line, "data: Markov table: stationary distribution, iteration %d, distance %.1e",
+                      it + 1, diff);
+      return std::string(line);
+    });
   }
   pi_cdf_.resize(contexts_);
   double acc = 0;

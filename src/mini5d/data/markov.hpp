@@ -7,6 +7,7 @@
 // is the mean of those over the sequence, and for position >= order it is the entropy
 // rate sum_ctx pi(ctx) H(next | ctx).
 #pragma once
+#include <string>
 #include <vector>
 
 #include "mini5d/data/source.hpp"
@@ -15,7 +16,11 @@ namespace mini5d::data {
 
 class MarkovSource : public Source {
  public:
-  MarkovSource(int vocab, int order, int branching, std::uint64_t seed);
+  MarkovSource(int vocab, int order, int branching, std::uint64_t seed, const BuildHooks& hooks = {});
+  // Host bytes the constructor holds at its peak for such a table (the table, the
+  // stationary distribution and the power iteration's second vector), computed without
+  // building it: the up-front memory check counts it. In double: vocab^order can be large.
+  static double table_bytes(int vocab, int order, int branching);
   // An explicit transition table (for hand-computed tests): per context (its tokens
   // as base-vocab digits, the first most significant), `branching` successors and
   // their probabilities (summing to 1, zeros allowed). `seed` drives the sampling.
@@ -32,7 +37,7 @@ class MarkovSource : public Source {
   double entropy_rate() const { return entropy_rate_; }
 
  private:
-  void derive();  // stationary distribution, entropy rate and prefix entropies
+  void derive(const BuildHooks& hooks);  // stationary distribution, entropy rate and prefix entropies
   int next(std::int64_t ctx, double u) const;
   std::int64_t first_context(double u) const;
   int vocab_, order_, branching_;

@@ -5,6 +5,7 @@
 // interrupted one stopped.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,14 @@
 #include "mini5d/core/deck.hpp"
 
 namespace mini5d::data {
+
+// What a long table build tells its caller. `poll` is called every few hundred
+// milliseconds of work and may throw to stop the build (a stop signal); `note` gets a
+// progress line about every 10 s once the build has run for 10 s. Either may be empty.
+struct BuildHooks {
+  std::function<void()> poll;
+  std::function<void(const std::string&)> note;
+};
 
 class Source {
  public:
@@ -28,8 +37,13 @@ class Source {
   virtual std::int64_t memory_bytes() const = 0;
 };
 
-// Builds the source the deck asks for; throws InputError for a bad data file.
-std::unique_ptr<Source> make_source(const Deck& deck);
+// Builds the source the deck asks for; throws InputError for a bad data file. A Markov
+// table's build calls `hooks` (it can take minutes at 2^24 contexts).
+std::unique_ptr<Source> make_source(const Deck& deck, const BuildHooks& hooks = {});
+
+// Host bytes make_source(deck) will hold at its peak, from the deck alone (0 for the
+// file sources, which map their file instead of reading it).
+double predicted_source_bytes(const Deck& deck);
 
 // Fills a micro-batch: `count` sequences starting at global index `first`, as
 // inputs [count, seq] and next-token targets [count, seq] (row-major).

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <stdexcept>
 
 #include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/comm/agreement.hpp"
@@ -82,15 +85,11 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   const auto transport =
       comm::gpu_aware_mpi(deck_.parallel.gpu_aware_mpi) ? comm::Transport::device : comm::Transport::staged;
   comms_ = std::make_unique<parallel::AxisComms>(*grid_, transport);
-  // Agreed: a data file missing or unreadable on one node fails there only.
-  comm::agreed(grid_->cart().get(), [&] {
-    source_ = data::make_source(deck_);
-    if (source_->vocab() > deck_.model.vocab)
-      throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
-                       " is smaller than the data's vocabulary " + std::to_string(source_->vocab()));
-  });
-  const int stage = deck_.parallel.zero;
+  // Before the data source is built: its tables count in the memory check.
   refuse_if_memory_short();
+  // Agreed: a data file missing or unreadable on one node fails there only.
+  comm::agreed(grid_->cart().get(), [&] { source_ = build_source(); });
+  const int stage = deck_.parallel.zero;
   model::ModelParallel mp{&comms_->tensor(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
   mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
   mp.cp = &comms_->ring();
@@ -112,8 +111,34 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   staging_mem_ = mem::Charge(mem::Category::workspace, source_->memory_bytes());
 }
 
+std::unique_ptr<data::Source> Trainer::build_source() const {
+  int rank = 0;
+  MPI_Comm_rank(grid_->cart().get(), &rank);
+  // A large Markov table takes minutes: say so, report progress, and stop on SIGTERM
+  // or SIGUSR1 (nothing has trained yet, so there is nothing to save).
+  data::BuildHooks hooks;
+  hooks.poll = [] {
+    if (const int sig = stop_signal())
+      throw std::runtime_error("stopped by signal " + std::to_string(sig) +
+                               " while building the data source; nothing was trained or saved");
+  };
+  if (rank == 0) hooks.note = [](const std::string& line) { std::cout << line << std::endl; };
+  const double bytes = data::predicted_source_bytes(deck_);
+  if (rank == 0 && bytes >= 256.0 * 1024 * 1024)
+    std::cout << "data: building a Markov table of " << deck_.model.vocab << "^" << deck_.data.markov_order
+              << " contexts x " << deck_.data.markov_branching << " successors (" << std::fixed
+              << std::setprecision(2) << bytes / (1024.0 * 1024 * 1024) << std::defaultfloat
+              << " GiB on every rank); progress every 10 s" << std::endl;
+  auto source = data::make_source(deck_, hooks);
+  if (source->vocab() > deck_.model.vocab)
+    throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
+                     " is smaller than the data's vocabulary " + std::to_string(source->vocab()));
+  return source;
+}
+
 void Trainer::refuse_if_memory_short() {
   MemoryNeed need;
+  need.data = data::predicted_source_bytes(deck_);
   // The header's predictions, from the deck alone: nothing is allocated yet.
   // (A pipeline rank holds only its stage's units.)
   const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t),

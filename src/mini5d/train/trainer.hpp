@@ -209,6 +209,8 @@ class Trainer {
  private:
   // Refuses (InputError on every rank) a run whose predicted memory per rank exceeds
   // what its node or device has free, unless train.allow_oversubscribe_memory=true.
+  // The deck's data source, with progress lines (rank 0) and a stop on a stop signal.
+  std::unique_ptr<data::Source> build_source() const;
   void refuse_if_memory_short();
   StepStats step(long s);
   bool stop_requested();  // collective: has any rank received a stop signal?

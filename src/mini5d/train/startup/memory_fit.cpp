@@ -62,8 +62,8 @@ std::string gib(double b) {
 
 MemoryOffer memory_offer(MPI_Comm world, const MemoryNeed& mine) {
   MemoryOffer o;
-  double need = mine.total();
-  const bool device = device_free(o.bytes);
+  const bool device = o.device = device_free(o.bytes);
+  double need = device ? mine.device_part() : mine.total();
   if (device) {
     o.source = "device free memory";
     o.need_sum = need;  // one device per rank
@@ -89,10 +89,14 @@ std::string memory_fit_problem(const std::string& origin, const MemoryNeed& mine
   std::string who = offer.sharers > 1 ? ", " + std::to_string(offer.sharers) + " ranks on this node need " +
                                             gib(offer.need_sum) + " together"
                                       : "";
-  return origin + ": the run needs " + gib(mine.total()) + " per rank (training state " + gib(mine.state) +
-         ", activations " + gib(mine.activations) + ", workspace " + gib(mine.workspace) + ")" + who + ", but " +
+  const bool host = !offer.device;
+  const std::string data = host && mine.data > 0 ? ", data tables " + gib(mine.data) : "";
+  return origin + ": the run needs " + gib(host ? mine.total() : mine.device_part()) + " per rank (training state " +
+         gib(mine.state) + ", activations " + gib(mine.activations) + ", workspace " + gib(mine.workspace) + data +
+         ")" + who + ", but " +
          gib(offer.bytes) + " is free (" + offer.source +
-         "); use more ranks (d with ZeRO, t, p, c), a smaller model or micro_batch, train.recompute, or set "
+         "); use more ranks (d with ZeRO, t, p, c), a smaller model or micro_batch, train.recompute" +
+         (data.empty() ? "" : ", a smaller Markov table (data.markov_order, data.markov_branching)") + ", or set "
          "train.allow_oversubscribe_memory=true to try anyway";
 }
 
