@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -89,6 +90,7 @@ TEST_CASE("--emit-slurm and --json carry the plan", "[plan][outputs]") {
   const std::string s = sh.str();
   CHECK(s.rfind("#!/bin/bash\n", 0) == 0);
   CHECK(s.find("#SBATCH --nodes=32\n") != std::string::npos);
+  CHECK(s.find("#SBATCH --ntasks=128\n") != std::string::npos);
   CHECK(s.find("#SBATCH --ntasks-per-node=4\n") != std::string::npos);
   CHECK(s.find("#SBATCH --cpus-per-task=32\n") != std::string::npos);  // 16 cores x 2 hardware threads
   CHECK(s.find("#SBATCH --gpus-per-task=1\n") != std::string::npos);
@@ -135,4 +137,22 @@ TEST_CASE("the time-limit warning covers a step, the checkpoint at the file syst
   CHECK(slurm_time_seconds("01:00:00") == 3600);
   CHECK(slurm_time_seconds("2-00:30:05") == 2 * 86400 + 1805);
   CHECK(slurm_time_seconds("90") == 5400);
+}
+
+TEST_CASE("--emit-slurm asks for exactly the plan's ranks when it is not whole nodes", "[plan][outputs]") {
+  // 4 GPUs per node: a 2-rank plan used to ask for 4 tasks on its node, and a 6-rank
+  // plan for 8 on two, so srun started more ranks than the deck's layout holds.
+  auto [in, cl, o, r] = plan_test::search_top("models/dense-70b.yaml", "clusters/perlmutter-a100-4.yaml", 32, 1);
+  REQUIRE(!r.top.empty());
+  for (const auto& [d, nodes, per_node] : {std::array<long long, 3>{2, 1, 2}, std::array<long long, 3>{6, 2, 4}}) {
+    Plan p = r.top.front();
+    p.layout = Layout{};
+    p.layout.d = static_cast<int>(d);
+    std::ostringstream sh;
+    write_slurm(sh, in.model, cl, p, "plan.yaml");
+    const std::string s = sh.str();
+    CHECK(s.find("#SBATCH --nodes=" + std::to_string(nodes) + "\n") != std::string::npos);
+    CHECK(s.find("#SBATCH --ntasks=" + std::to_string(d) + "\n") != std::string::npos);
+    CHECK(s.find("#SBATCH --ntasks-per-node=" + std::to_string(per_node) + "\n") != std::string::npos);
+  }
 }

@@ -76,6 +76,10 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   const Layout& l = p.layout;
   const long long per_node = cl.devices_per_node;
   const long long nodes = (l.ranks() + per_node - 1) / per_node;
+  // A plan smaller than a node, or not a whole number of nodes, asks for exactly its
+  // ranks: --ntasks rules and --ntasks-per-node is then the most per node (Slurm fills
+  // the nodes in order, so the last one holds the rest).
+  const long long tasks_per_node = std::min(per_node, l.ranks());
   const long long cores = std::max<long long>(1, cl.cores_per_node / per_node);
   const long long cpus = cores * cl.threads_per_core;  // Slurm's CPUs are hardware threads
   const bool gpu = cl.device.kind == "gpu";
@@ -91,7 +95,8 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   os << "# time-limit warning " << margin.seconds << " s ahead: " << margin.why << "\n";
   os << "#SBATCH --job-name=mini5d-" << job_name(m.name) << "\n";
   os << "#SBATCH --nodes=" << nodes << "\n";
-  os << "#SBATCH --ntasks-per-node=" << per_node << "\n";
+  os << "#SBATCH --ntasks=" << l.ranks() << "\n";
+  os << "#SBATCH --ntasks-per-node=" << tasks_per_node << "\n";
   os << "#SBATCH --cpus-per-task=" << cpus << "\n";
   if (gpu) os << "#SBATCH --gpus-per-task=1\n";
   os << "#SBATCH --exclusive\n";
