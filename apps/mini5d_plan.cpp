@@ -23,6 +23,7 @@
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/json.hpp"
 #include "mini5d/plan/report.hpp"
+#include "mini5d/plan/sanity_notes.hpp"
 #include "mini5d/plan/search.hpp"
 #include "mini5d/plan/tune.hpp"
 
@@ -351,6 +352,9 @@ int main(int argc, char** argv) {
     const std::optional<plan::Plan> given = evaluate_given(a, in, cl);
     if (given) a.opt.given = &*given;
     const plan::SearchResult r = plan::search(in.model, in.train, cl, a.opt);
+    // On stderr, so the table, the JSON record and "-" outputs stay clean.
+    const plan::Plan* shown = given ? &*given : r.top.empty() ? nullptr : &r.top.front();
+    for (const auto& note : plan::sanity_notes(in.model, shown)) std::cerr << "mini5d-plan: warning: " << note << "\n";
     print_results(a, in, cl, r, given);
     if (const int status = fit_status(cl, r, given)) return status;
     if (a.tune.plans && !plan::print_tune(std::cout, plan::tune(in, cl, r, a.tune), a.tune)) return 4;

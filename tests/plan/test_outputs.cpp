@@ -13,6 +13,7 @@
 #include "mini5d/plan/explain.hpp"
 #include "mini5d/plan/json.hpp"
 #include "mini5d/plan/report.hpp"
+#include "mini5d/plan/sanity_notes.hpp"
 #include "mini5d/plan/signal_margin.hpp"
 #include "plan_test_util.hpp"
 
@@ -155,4 +156,26 @@ TEST_CASE("--emit-slurm asks for exactly the plan's ranks when it is not whole n
     CHECK(s.find("#SBATCH --ntasks=" + std::to_string(d) + "\n") != std::string::npos);
     CHECK(s.find("#SBATCH --ntasks-per-node=" + std::to_string(per_node) + "\n") != std::string::npos);
   }
+}
+
+TEST_CASE("sanity notes: a position table that dominates, a step above an hour", "[plan][outputs]") {
+  auto [in, cl, o, r] = plan_test::search_top("models/dense-70b.yaml", "clusters/perlmutter-a100-4.yaml", 32, 1);
+  REQUIRE(!r.top.empty());
+  // The model as published: no note.
+  CHECK(sanity_notes(in.model, &r.top.front()).empty());
+  // seq ten thousand times too long: the table (seq x d_model, 336 B parameters)
+  // outweighs the 80 blocks (a thousand times, 34 B, is under half: no note).
+  ModelDesc longer = in.model;
+  longer.seq *= 1000;
+  CHECK(sanity_notes(longer, nullptr).empty());
+  longer.seq *= 10;
+  const auto notes = sanity_notes(longer, nullptr);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("the learned position table (seq " + std::to_string(longer.seq)) != std::string::npos);
+  // A step of two hours.
+  Plan slow = r.top.front();
+  slow.time.step = 7200;
+  const auto step_notes = sanity_notes(in.model, &slow);
+  REQUIRE(step_notes.size() == 1);
+  CHECK(step_notes[0].find("(2.0 h) per optimizer step") != std::string::npos);
 }
