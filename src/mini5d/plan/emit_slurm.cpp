@@ -78,8 +78,10 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   const long long nodes = (l.ranks() + per_node - 1) / per_node;
   // A plan smaller than a node, or not a whole number of nodes, asks for exactly its
   // ranks: --ntasks rules and --ntasks-per-node is then the most per node (Slurm fills
-  // the nodes in order, so the last one holds the rest).
+  // the nodes in order, so the last one holds the rest). Whole nodes need no --ntasks,
+  // so editing --nodes alone scales the script.
   const long long tasks_per_node = std::min(per_node, l.ranks());
+  const bool whole_nodes = l.ranks() % per_node == 0;
   const long long cores = std::max<long long>(1, cl.cores_per_node / per_node);
   const long long cpus = cores * cl.threads_per_core;  // Slurm's CPUs are hardware threads
   const bool gpu = cl.device.kind == "gpu";
@@ -95,7 +97,7 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   os << "# time-limit warning " << margin.seconds << " s ahead: " << margin.why << "\n";
   os << "#SBATCH --job-name=mini5d-" << job_name(m.name) << "\n";
   os << "#SBATCH --nodes=" << nodes << "\n";
-  os << "#SBATCH --ntasks=" << l.ranks() << "\n";
+  if (!whole_nodes) os << "#SBATCH --ntasks=" << l.ranks() << "\n";
   os << "#SBATCH --ntasks-per-node=" << tasks_per_node << "\n";
   os << "#SBATCH --cpus-per-task=" << cpus << "\n";
   if (gpu) os << "#SBATCH --gpus-per-task=1\n";
