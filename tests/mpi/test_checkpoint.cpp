@@ -371,3 +371,30 @@ TEST_CASE("bandwidth of a 96 MiB checkpoint", "[.bandwidth]") {
               << " MB/s (" << w.seconds << " s), load with checksums " << r.bytes / r.seconds / 1e6 << " MB/s ("
               << r.seconds << " s)\n";
 }
+
+TEST_CASE("root attributes: the manifest lists what was written; an edited step is named", "[checkpoint][mpi]") {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const std::string dir = fresh_dir("meta");
+  const std::string file = save_zero(comm, dir, 3, 5);
+  const CheckpointMeta m = read_checkpoint_meta(comm, file);
+  CHECK(m.format_version == kFormatVersion);
+  CHECK(m.manifest.size() == list_datasets(comm, file).size());
+  bool listed = false;
+  for (const auto& e : m.manifest) listed |= e.path == "/model/blocks/0/moe/experts/weight" && e.shape == std::vector<std::int64_t>{3, 24, 10};
+  CHECK(listed);
+  if (rank_of(comm) == 0) {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hid_t a = H5Aopen(f, "step", H5P_DEFAULT);
+    const std::int64_t step = 2;
+    H5Awrite(a, H5T_NATIVE_INT64, &step);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
+  MPI_Barrier(comm);
+  bool same = false;
+  const auto msg = input_error_of([&] { read_checkpoint_meta(comm, file); }, same);
+  INFO(msg);
+  CHECK(same);
+  CHECK(contains(msg, file + ": root attribute step fails its checksum (changed after the save)"));
+  CHECK(input_error_of([&] { verify_checkpoint(comm, file); }, same) == msg);
+}
