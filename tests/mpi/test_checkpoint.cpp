@@ -5,8 +5,9 @@
 // checksum catching one flipped byte; clear errors for a wrong shape, a missing
 // dataset, a truncated or foreign file and a missing path; retention of the last K;
 // refusal of blocks that do not cover a tensor; the manifest, an edited root attribute
-// named by its checksum, and counters that disagree named by the cross-checks. Pass/fail is reduced over the ranks
-// before any assertion, so a failure on one rank never leaves another in a collective.
+// named by its checksum, and counters that disagree named by the cross-checks.
+// Pass/fail is reduced over the ranks before any assertion, so a failure on one rank
+// never leaves another in a collective.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <functional>
