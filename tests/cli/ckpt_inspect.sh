@@ -11,7 +11,7 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 info=$("$mpiexec" "$npflag" 2 "$app" ckpt info ck) || fail "ckpt info: status $?"
 echo "$info"
-for want in "checkpoint   ck/step-00000004.h5" "format       1" "step         4" "tokens seen  4000" \
+for want in "checkpoint   ck/step-00000004.h5" "format       2" "step         4" "tokens seen  4000" \
             'layout       {"d":2,"t":1,"p":1,"c":1,"e":1,"zero":1}' "seeds        train 44, data 45" \
             "data cursor  4" "extra        writer = ckpt_test" "  model:" \
             "/optimizer/exp_avg_sq/blocks/0/moe/experts/weight  [3, 24, 10]" \

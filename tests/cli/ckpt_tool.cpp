@@ -7,7 +7,10 @@
 //   ckpt_tool check PATH STEP SEED
 //   ckpt_tool flip FILE DATASET ELEMENT
 //   ckpt_tool poison FILE DATASET ELEMENT   (a NaN there, checksum updated to match)
+//   ckpt_tool setattr FILE NAME INTEGER     (overwrites an integer root attribute)
+//   ckpt_tool unlink FILE DATASET           (removes a dataset, as a careless edit would)
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 #include "ckpt_test_util.hpp"
@@ -40,6 +43,26 @@ int check(MPI_Comm comm, const std::vector<std::string>& a, int rank, int ranks)
   return ok ? 0 : 1;
 }
 
+// Edits with the serial HDF5 API, on one rank: the checkpoint code is not involved.
+void edit(const std::string& file, const std::function<herr_t(hid_t)>& change) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) throw std::runtime_error("cannot open " + file + " for writing");
+  const herr_t s = change(f);
+  H5Fclose(f);
+  if (s < 0) throw std::runtime_error("cannot edit " + file);
+}
+
+void set_int_attr(const std::string& file, const std::string& name, long long value) {
+  edit(file, [&](hid_t f) -> herr_t {
+    const hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
+    if (a < 0) return -1;
+    const std::int64_t v = value;
+    const herr_t s = H5Awrite(a, H5T_NATIVE_INT64, &v);
+    H5Aclose(a);
+    return s;
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,11 +81,15 @@ int main(int argc, char** argv) {
       status = check(comm, a, rank, ranks);
     else if (mode == "flip" && a.size() == 3) {
       if (rank == 0) ckpt_test::flip_byte(a[0], a[1], std::stoll(a[2]));
+    } else if (mode == "setattr" && a.size() == 3) {
+      if (rank == 0) set_int_attr(a[0], a[1], std::stoll(a[2]));
+    } else if (mode == "unlink" && a.size() == 2) {
+      if (rank == 0) edit(a[0], [&](hid_t f) { return H5Ldelete(f, a[1].c_str(), H5P_DEFAULT); });
     } else if (mode == "poison" && a.size() == 3) {
       if (rank == 0) ckpt_test::poison_element(a[0], a[1], std::stoll(a[2]));
     } else {
       if (rank == 0) std::cerr << "usage: ckpt_tool write DIR NAME STEP SEED KEEP | check PATH STEP SEED | flip FILE DATASET ELEMENT"
-                                 " | poison FILE DATASET ELEMENT\n";
+                                 " | poison FILE DATASET ELEMENT | setattr FILE NAME INTEGER | unlink FILE DATASET\n";
       status = 2;
     }
   } catch (const std::exception& e) {

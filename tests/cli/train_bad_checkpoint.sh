@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Resuming from a bad checkpoint is a clear error naming the dataset, and nothing is
-# overwritten: a flipped byte (checksum), a deck whose model has another shape, and a
+# overwritten: a flipped byte (checksum), a deck whose model has another width, and a
 # missing checkpoint directory.
 # usage: train_bad_checkpoint.sh WORKDIR EXPECT_ERROR CKPT_TOOL MINI5D_APP DECK
 set -u
@@ -10,7 +10,7 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 common=(checkpoint.dir=ck output.report=)
 "$app" train "$deck" train.steps=3 checkpoint.at_end=true "${common[@]}" > first.out 2>&1 || { cat first.out; exit 1; }
 cp ck/step-00000003.h5 pristine.h5
-"$expect" "ck/step-00000003.h5: /model/blocks/0/attn/qkv/weight has shape [192, 64], the deck needs [96, 32]" \
+"$expect" "ck/step-00000003.h5: model.d_model is 64 in the checkpoint, 32 in the deck" \
   "$app" train "$deck" train.steps=6 model.d_model=32 "${common[@]}" resume=latest || exit 1
 "$expect" "no_such_dir: no such checkpoint file or directory" \
   "$app" train "$deck" train.steps=6 "${common[@]}" resume=no_such_dir || exit 1

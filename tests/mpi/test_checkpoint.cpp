@@ -4,8 +4,10 @@
 // rank, and on fewer ranks (resharding); column-stripe shards that need staging; the
 // checksum catching one flipped byte; clear errors for a wrong shape, a missing
 // dataset, a truncated or foreign file and a missing path; retention of the last K;
-// refusal of blocks that do not cover a tensor. Pass/fail is reduced over the ranks
-// before any assertion, so a failure on one rank never leaves another in a collective.
+// refusal of blocks that do not cover a tensor; the manifest, an edited root attribute
+// named by its checksum, and counters that disagree named by the cross-checks.
+// Pass/fail is reduced over the ranks before any assertion, so a failure on one rank
+// never leaves another in a collective.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <functional>
@@ -370,4 +372,50 @@ TEST_CASE("bandwidth of a 96 MiB checkpoint", "[.bandwidth]") {
     std::cout << size_of(comm) << " ranks, " << w.bytes / (1 << 20) << " MiB: write " << w.bytes / w.seconds / 1e6
               << " MB/s (" << w.seconds << " s), load with checksums " << r.bytes / r.seconds / 1e6 << " MB/s ("
               << r.seconds << " s)\n";
+}
+
+TEST_CASE("root attributes: the manifest lists what was written; an edited step is named", "[checkpoint][mpi]") {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const std::string dir = fresh_dir("meta");
+  const std::string file = save_zero(comm, dir, 3, 5);
+  const CheckpointMeta m = read_checkpoint_meta(comm, file);
+  CHECK(m.format_version == kFormatVersion);
+  CHECK(m.manifest.size() == list_datasets(comm, file).size());
+  bool listed = false;
+  for (const auto& e : m.manifest) listed |= e.path == "/model/blocks/0/moe/experts/weight" && e.shape == std::vector<std::int64_t>{3, 24, 10};
+  CHECK(listed);
+  if (rank_of(comm) == 0) {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hid_t a = H5Aopen(f, "step", H5P_DEFAULT);
+    const std::int64_t step = 2;
+    H5Awrite(a, H5T_NATIVE_INT64, &step);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
+  MPI_Barrier(comm);
+  bool same = false;
+  const auto msg = input_error_of([&] { read_checkpoint_meta(comm, file); }, same);
+  INFO(msg);
+  CHECK(same);
+  CHECK(contains(msg, file + ": root attribute step fails its checksum (changed after the save)"));
+  CHECK(input_error_of([&] { verify_checkpoint(comm, file); }, same) == msg);
+}
+
+TEST_CASE("root attributes that disagree with each other are named, even under a valid checksum", "[checkpoint][mpi]") {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const std::string dir = fresh_dir("cross");
+  auto part = ckpt_test::zero_part(5, size_of(comm), rank_of(comm));
+  CheckpointMeta meta = ckpt_test::meta_for(3, 5, size_of(comm));
+  meta.data_cursor = 2;
+  meta.extra["tokens_per_step"] = "999";
+  save_checkpoint(comm, dir, "step-00000009", meta, part.shards, 0);
+  const std::string file = dir + "/step-00000009.h5";
+  bool same = false;
+  const auto msg = input_error_of([&] { read_checkpoint_meta(comm, file); }, same);
+  INFO(msg);
+  CHECK(same);
+  CHECK(contains(msg, file + ": data_cursor is 2, step 3"));
+  CHECK(contains(msg, file + ": tokens_seen is 3000, step 3 x extra.tokens_per_step 999 is 2997"));
+  CHECK(contains(msg, file + ": the file is named for step 9, its step attribute is 3"));
+  CHECK(std::count(msg.begin(), msg.end(), '\n') == 2);
 }

@@ -9,6 +9,7 @@
 
 #include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/deck.hpp"
+#include "mini5d/core/deck_resume.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/train/trainer.hpp"
 
@@ -223,4 +224,25 @@ TEST_CASE("deck edge cases: nothing set, a second document, an override twice, a
   CHECK(std::count(e.begin(), e.end(), '\n') == int(InputError::kShownProblems));
   CHECK_THAT(e, Contains("... and 980 more problems"));
   std::remove(path.c_str());
+}
+
+TEST_CASE("resume: every field has a class; model and data must match, lr may change", "[deck]") {
+  const auto listed = resume_classified_fields();
+  for (const auto& [section, fields] : deck_sections())
+    for (const auto& f : fields) {
+      INFO(section + "." + f);
+      CHECK(std::count(listed.begin(), listed.end(), section + "." + f) == 1);
+    }
+  const Deck stored = load_deck(kDir + "tiny.yaml");
+  const Deck now = load_deck(kDir + "tiny.yaml", {"model.heads=2", "data.markov_branching=4", "train.lr=0.005",
+                                                  "parallel.d=2", "output.report=", "train.precision=fp64"});
+  const ResumeDiff d = compare_for_resume(stored, now);
+  REQUIRE(d.refused.size() == 3);
+  CHECK(d.refused[0] == "model.heads is 4 in the checkpoint, 2 in the deck");
+  CHECK(d.refused[1] == "train.precision is fp32 in the checkpoint, fp64 in the deck");
+  CHECK(d.refused[2] == "data.markov_branching is 3 in the checkpoint, 4 in the deck");
+  REQUIRE(d.changed.size() == 2);
+  CHECK(d.changed[0] == "resume: parallel.d changed 1 -> 2 (layout)");
+  CHECK(d.changed[1] == "resume: train.lr changed 0.01 -> 0.005");
+  CHECK(compare_for_resume(stored, stored).refused.empty());
 }

@@ -123,6 +123,7 @@ TEST_CASE("retention deletes only the current run's checkpoints", "[reliability]
   auto save = [&](long step, const std::string& run) {
     checkpoint::CheckpointMeta m;
     m.step = step;
+    m.data_cursor = step;  // a consistent checkpoint: load cross-checks the two
     m.run_id = run;
     char name[32];
     std::snprintf(name, sizeof name, "step-%08ld", step);

@@ -4,8 +4,9 @@
 // "/optimizer/exp_avg/wte", ...); each rank names the parts it holds with shard
 // descriptors (core/shard.hpp), so any layout writes the same file and any layout can
 // read it back (resharding is just reading other blocks). Metadata (step, deck, layout,
-// seeds, data cursor) are attributes on the root; each dataset carries a checksum that
-// does not depend on the layout. Saves are atomic: a crash leaves the previous
+// seeds, data cursor, the manifest of datasets) are attributes on the root, covered by
+// a checksum of their own; each dataset carries a checksum that does not depend on the
+// layout. Saves are atomic: a crash leaves the previous
 // checkpoint and the `latest` pointer intact.
 //
 // Every function taking an MPI_Comm is collective over it. Problems with the file (it
@@ -25,7 +26,9 @@
 
 namespace mini5d::checkpoint {
 
-constexpr int kFormatVersion = 1;
+// 2: root attributes covered by meta_checksum, and a manifest of the datasets. Files of
+// version 1 are refused: nothing in them shows whether their step or deck was edited.
+constexpr int kFormatVersion = 2;
 
 // The part of one dataset this rank writes: `data` holds the elements the descriptor's
 // blocks place at their local offsets. Over all ranks the blocks of a dataset must
@@ -43,6 +46,13 @@ struct TensorShardOut {
   float* data = nullptr;
 };
 
+// One dataset as the save wrote it (every dataset is float32).
+struct ManifestEntry {
+  std::string path;
+  std::vector<std::int64_t> shape;
+  bool operator==(const ManifestEntry& o) const { return path == o.path && shape == o.shape; }
+};
+
 // Root attributes. Must be the same on every rank when saving.
 struct CheckpointMeta {
   int format_version = kFormatVersion;  // set by save; checked by load
@@ -54,6 +64,7 @@ struct CheckpointMeta {
   long data_cursor = 0;   // the next step whose sequences the sampler draws
   std::string run_id;     // the run that wrote it (checkpoint/run_identity.hpp); "" if none
   std::map<std::string, std::string> extra;  // free-form, stored as "extra.<key>" attributes
+  std::vector<ManifestEntry> manifest;  // set by save (the datasets it writes); read back by load
 };
 
 // What one save or load moved: `bytes` summed over all ranks (a load counts the
@@ -103,19 +114,24 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
 std::string resolve_checkpoint(const std::string& path);
 
 // `path` as resolve_checkpoint takes it. Throws InputError if the file cannot be read
-// as a mini5d checkpoint of this format version.
+// as a mini5d checkpoint of this format version, or its root attributes fail their
+// checksum or disagree with each other (data_cursor and step, tokens_seen and
+// extra.tokens_per_step, a step-NNNNNNNN.h5 name and step); every reader below checks
+// the same.
 CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path);
 
 // Reads every requested block and verifies the checksum of every dataset any rank
-// asked for. Checks every dataset exists with the descriptor's global shape first and
-// reports all problems at once.
+// asked for. Checks every dataset exists with the descriptor's global shape and is in
+// the file's manifest first and reports all problems at once.
 IoStats load_checkpoint(MPI_Comm comm, const std::string& path,
                         const std::vector<TensorShardOut>& shards);
 
 // Every dataset in the file, in natural order (blocks/2 before blocks/10).
 std::vector<DatasetInfo> list_datasets(MPI_Comm comm, const std::string& path);
 
-// Recomputes the checksum of every dataset in the file.
+// Checks the file holds exactly the datasets of its manifest (each float32, of the
+// manifest's shape, with a checksum attribute; InputError listing every problem), then
+// recomputes the checksum of every dataset: what a resume of the stored deck reads.
 std::vector<VerifyResult> verify_checkpoint(MPI_Comm comm, const std::string& path);
 
 }  // namespace mini5d::checkpoint

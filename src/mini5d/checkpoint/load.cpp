@@ -16,6 +16,7 @@
 #include "mini5d/checkpoint/agreement_names.hpp"
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/h5.hpp"
+#include "mini5d/checkpoint/meta.hpp"
 #include "mini5d/core/error.hpp"
 
 namespace mini5d::checkpoint {
@@ -27,10 +28,12 @@ namespace {
 struct Opened {
   std::string path;  // the resolved file, as messages name it
   H5Handle file;
+  CheckpointMeta meta;  // checked: its checksum and cross-checks passed
 };
 
 // Resolves on rank 0 (one view of `latest` for all), opens collectively, checks the
-// format version. Throws InputError on every rank.
+// format version and the root attributes. Throws InputError on every rank (every rank
+// reads the same attributes, so every rank finds the same problems).
 Opened open_checkpoint(MPI_Comm comm, const std::string& path) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -44,15 +47,21 @@ Opened open_checkpoint(MPI_Comm comm, const std::string& path) {
   raise_if_any(comm, problems, ProblemKind::Input);
   file = bcast_string(comm, file, 0);
   std::string detail;
-  Opened o{file, open_file(comm, file, false, detail)};
+  Opened o{file, open_file(comm, file, false, detail), {}};
   if (!o.file.valid()) problems.push_back(file + ": not a readable HDF5 file (" + detail + ")");
   raise_if_any(comm, problems, ProblemKind::Input);
   std::int64_t version = 0;
   if (!read_attr(o.file.get(), "format_version", version))
     problems.push_back(file + ": not a mini5d checkpoint (no format_version attribute)");
+  else if (version == 1)
+    problems.push_back(file + ": checkpoint format version 1 predates the metadata checksum and the dataset "
+                       "manifest, so its step, deck and completeness cannot be checked; this build reads version " +
+                       std::to_string(kFormatVersion) + " (resume it with the mini5d that wrote it, or start afresh)");
   else if (version != kFormatVersion)
     problems.push_back(file + ": checkpoint format version " + std::to_string(version) +
                        ", this build reads version " + std::to_string(kFormatVersion));
+  raise_if_any(comm, problems, ProblemKind::Input);
+  read_root_attributes(o.file.get(), file, o.meta, problems);
   raise_if_any(comm, problems, ProblemKind::Input);
   return o;
 }
@@ -141,11 +150,14 @@ std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requ
   const auto& paths = q.paths;
   std::vector<std::string> problems;
   std::vector<std::uint64_t> stored(paths.size(), 0);
+  std::set<std::string> listed;
+  for (const auto& e : o.meta.manifest) listed.insert(e.path);
   for (std::size_t i = 0; i < paths.size(); ++i) {
     if (!path_exists(o.file.get(), paths[i])) {
       problems.push_back(o.path + ": missing dataset " + paths[i]);
       continue;
     }
+    if (!listed.count(paths[i])) problems.push_back(o.path + ": dataset " + paths[i] + " is not in the manifest");
     H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
     if (!dset.valid()) {
       problems.push_back(o.path + ": " + paths[i] + " is not a dataset");
@@ -237,30 +249,7 @@ void check_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::stri
 
 CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path) {
   QuietH5Errors quiet;
-  const Opened o = open_checkpoint(comm, path);
-  const hid_t f = o.file.get();
-  CheckpointMeta m;
-  std::int64_t step = 0, tokens = 0, cursor = 0;
-  std::vector<std::string> missing;
-  auto need = [&](bool ok, const char* name) {
-    if (!ok) missing.push_back(o.path + ": missing root attribute " + name);
-  };
-  need(read_attr(f, "step", step), "step");
-  need(read_attr(f, "tokens_seen", tokens), "tokens_seen");
-  need(read_attr(f, "deck", m.deck_yaml), "deck");
-  need(read_attr(f, "layout", m.layout), "layout");
-  need(read_attr(f, "train_seed", m.train_seed), "train_seed");
-  need(read_attr(f, "data_seed", m.data_seed), "data_seed");
-  need(read_attr(f, "data_cursor", cursor), "data_cursor");
-  read_attr(f, "run_id", m.run_id);  // optional: absent before run identities
-  raise_if_any(comm, missing, ProblemKind::Input);
-  m.step = static_cast<long>(step);
-  m.tokens_seen = tokens;
-  m.data_cursor = static_cast<long>(cursor);
-  const std::string prefix = "extra.";
-  for (const auto& a : attribute_names(f))
-    if (a.compare(0, prefix.size(), prefix) == 0) read_attr(f, a, m.extra[a.substr(prefix.size())]);
-  return m;
+  return open_checkpoint(comm, path).meta;
 }
 
 IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vector<TensorShardOut>& shards) {
@@ -302,10 +291,47 @@ std::vector<DatasetInfo> list_datasets(MPI_Comm comm, const std::string& path) {
   return out;
 }
 
+namespace {
+
+// Every dataset of the manifest is there as the save wrote it, and nothing else is:
+// what a resume of the stored deck would find. All problems at once.
+void check_manifest(MPI_Comm comm, const Opened& o, const std::vector<std::string>& present) {
+  std::vector<std::string> problems;
+  std::set<std::string> listed;
+  for (const auto& e : o.meta.manifest) {
+    listed.insert(e.path);
+    if (!path_exists(o.file.get(), e.path)) {
+      problems.push_back(o.path + ": missing dataset " + e.path + " (the manifest lists it)");
+      continue;
+    }
+    H5Handle dset(H5Dopen2(o.file.get(), e.path.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!dset.valid()) {
+      problems.push_back(o.path + ": " + e.path + " is not a dataset");
+      continue;
+    }
+    const auto shape = dataset_shape(dset.get());
+    if (shape != e.shape)
+      problems.push_back(o.path + ": " + e.path + " has shape " + shape_string(shape) + ", the manifest says " +
+                         shape_string(e.shape));
+    H5Handle type(H5Dget_type(dset.get()), H5Tclose);
+    if (H5Tequal(type.get(), H5T_IEEE_F32LE) <= 0)
+      problems.push_back(o.path + ": " + e.path + " is not float32 little-endian");
+    std::uint64_t sum = 0;
+    if (!read_attr(dset.get(), "checksum", sum))
+      problems.push_back(o.path + ": dataset " + e.path + " has no checksum attribute");
+  }
+  for (const auto& p : present)
+    if (!listed.count(p)) problems.push_back(o.path + ": dataset " + p + " is not in the manifest");
+  raise_if_any(comm, problems, ProblemKind::Input);
+}
+
+}  // namespace
+
 std::vector<VerifyResult> verify_checkpoint(MPI_Comm comm, const std::string& path) {
   QuietH5Errors quiet;
   const Opened o = open_checkpoint(comm, path);
   const auto paths = dataset_paths(o.file.get());
+  check_manifest(comm, o, paths);
   std::vector<VerifyResult> out(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) {
     H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);

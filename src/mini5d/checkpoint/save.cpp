@@ -15,6 +15,7 @@
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/commit.hpp"
 #include "mini5d/checkpoint/h5.hpp"
+#include "mini5d/checkpoint/meta.hpp"
 
 namespace mini5d::checkpoint {
 
@@ -86,21 +87,14 @@ std::map<std::string, Target> agree_on_datasets(MPI_Comm comm, const std::vector
   return targets;
 }
 
-void write_meta(hid_t file, const CheckpointMeta& meta) {
-  write_attr(file, "format_version", std::int64_t{kFormatVersion});
-  write_attr(file, "creator", std::string("mini5d ") + MINI5D_VERSION);
-  write_attr(file, "checksum_algorithm",
-             std::string("per dataset: sum over elements of mix64(mix64(flat index) ^ float32 bits) "
-                         "mod 2^64, mix64 = SplitMix64 finaliser"));
-  write_attr(file, "step", std::int64_t{meta.step});
-  write_attr(file, "tokens_seen", std::int64_t{meta.tokens_seen});
-  write_attr(file, "deck", meta.deck_yaml);
-  write_attr(file, "layout", meta.layout);
-  write_attr(file, "train_seed", std::uint64_t{meta.train_seed});
-  write_attr(file, "data_seed", std::uint64_t{meta.data_seed});
-  write_attr(file, "data_cursor", std::int64_t{meta.data_cursor});
-  if (!meta.run_id.empty()) write_attr(file, "run_id", meta.run_id);
-  for (const auto& [k, v] : meta.extra) write_attr(file, "extra." + k, v);
+// The caller's metadata, stamped with this format version and the manifest of what
+// is written: the datasets all ranks agreed on, with their shapes.
+void write_meta(hid_t file, const CheckpointMeta& meta, const std::map<std::string, Target>& targets) {
+  CheckpointMeta m = meta;
+  m.format_version = kFormatVersion;
+  m.manifest.clear();
+  for (const auto& [path, t] : targets) m.manifest.push_back({path, t.shape});
+  write_root_attributes(file, m);
 }
 
 // An upper bound on the file's size: the data, and for the metadata (object headers,
@@ -213,7 +207,7 @@ void write_file(MPI_Comm comm, const std::string& tmp, const CheckpointMeta& met
   if (!file.valid()) problems.push_back(tmp + ": cannot create checkpoint file: " + detail);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   try {
-    write_meta(file.get(), meta);
+    write_meta(file.get(), meta, targets);
   } catch (const std::exception& e) {
     problems.push_back(tmp + ": " + e.what());
   }

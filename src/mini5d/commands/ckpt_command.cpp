@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // See ckpt_command.hpp. `info` shows what a checkpoint holds (metadata, the deck it was
-// trained with, every dataset with its size); `verify` recomputes every checksum, so a
-// file can be checked before a long job bets on it.
+// trained with, every dataset with its size); `verify` checks what a resume checks (the
+// metadata checksum and cross-checks, every dataset of the manifest present with its
+// shape) and recomputes every checksum, so a file can be checked before a long job bets
+// on it.
 #include "mini5d/commands/ckpt_command.hpp"
 
 #include <cstdio>
@@ -33,7 +35,7 @@ void info(MPI_Comm comm, const std::string& path, bool print, std::ostream& out)
   const auto datasets = list_datasets(comm, path);
   if (!print) return;
   out << "checkpoint   " << resolve_checkpoint(path) << "\n"
-      << "format       " << kFormatVersion << "\n"
+      << "format       " << m.format_version << "\n"
       << "step         " << m.step << "\n"
       << "tokens seen  " << m.tokens_seen << "\n"
       << "layout       " << m.layout << "\n"

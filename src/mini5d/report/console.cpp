@@ -122,6 +122,7 @@ void print_checkpoint(std::ostream& os, const CheckpointEvent& e) {
   os << (e.kind == "save" ? "checkpoint saved: " : "resumed from ") << e.path << " at step " << e.step << " ("
      << e.reason << "), " << fmt("%.2f MB", e.bytes * 1e-6) << " in " << fmt("%.3f s", e.seconds) << ", "
      << fmt("%.1f MB/s", e.seconds > 0 ? e.bytes * 1e-6 / e.seconds : 0.0) << "\n";
+  for (const auto& c : e.changes) os << c << "\n";
 }
 
 namespace {

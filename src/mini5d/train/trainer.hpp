@@ -76,6 +76,7 @@ struct CheckpointEvent {
   std::string path, reason;  // reason: "every", "end", "signal SIGTERM", "resume"
   long step = 0;
   double bytes = 0, seconds = 0;  // summed over ranks; wall time of the slowest rank
+  std::vector<std::string> changes;  // a resume: "resume: train.lr changed 0.001 -> 0.0005", one per field
 };
 
 // A phase's time over the ranks, at the end of the run.

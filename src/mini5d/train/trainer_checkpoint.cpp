@@ -3,6 +3,7 @@
 // (step, tokens, deck, layout, seeds, data cursor) and how a resume checks it.
 #include <cstdio>
 
+#include "mini5d/core/deck_resume.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "mini5d/train/training_state.hpp"
@@ -34,11 +35,12 @@ CheckpointEvent Trainer::save(const std::string& reason) {
   meta.data_cursor = next_step_;
   meta.run_id = run_id_;
   meta.extra["global_sequences_per_step"] = std::to_string(global_sequences_per_step());
+  meta.extra["tokens_per_step"] = std::to_string(tokens_per_step());  // load checks tokens_seen against it
   char name[32];
   std::snprintf(name, sizeof name, "step-%08ld", next_step_);
   const auto io = save_training_state(grid_->cart().get(), *zero_, deck_.checkpoint.dir, name, meta,
                                       deck_.checkpoint.keep);
-  CheckpointEvent e{"save", deck_.checkpoint.dir + "/" + name + ".h5", reason, next_step_, io.bytes, io.seconds};
+  CheckpointEvent e{"save", deck_.checkpoint.dir + "/" + name + ".h5", reason, next_step_, io.bytes, io.seconds, {}};
   checkpoints_.push_back(e);
   return e;
 }
@@ -51,20 +53,32 @@ CheckpointEvent Trainer::resume(const std::string& where) {
   if (meta.step > deck_.train.steps)
     throw InputError(path + ": checkpoint is at step " + std::to_string(meta.step) + ", beyond train.steps=" +
                      std::to_string(deck_.train.steps));
-  // The same data only if the sampler is the same: a different data seed or global
-  // batch would silently train on other sequences.
-  if (meta.data_seed != deck_.data.seed)
-    throw InputError(path + ": written with data.seed=" + std::to_string(meta.data_seed) + ", the deck has " +
-                     std::to_string(deck_.data.seed) + " (resume needs the same data)");
+  // The stored deck decides what the weights mean: the model, the data and the
+  // arithmetic must be the same (core/deck_resume.cpp classifies every field).
+  const Deck stored = parse_deck(meta.deck_yaml, path + " (the deck stored in the checkpoint)");
+  const ResumeDiff diff = compare_for_resume(stored, deck_);
+  if (!diff.refused.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& r : diff.refused)
+      lines.push_back(path + ": " + r + " (a resume keeps the model and the data; start a fresh run to change it)");
+    throw InputError::from_list(lines);
+  }
   const auto gs = meta.extra.find("global_sequences_per_step");
   if (gs != meta.extra.end() && gs->second != std::to_string(global_sequences_per_step()))
     throw InputError(path + ": written with a global batch of " + gs->second +
                      " sequences per step, the deck gives " + std::to_string(global_sequences_per_step()) +
                      " (micro_batch x accumulation x d x e must match to resume exactly)");
+  // Implied by the step and the (matching) global batch: a file whose counters
+  // disagree was edited or written by something else.
+  if (meta.tokens_seen != meta.step * tokens_per_step())
+    throw InputError(path + ": tokens_seen is " + std::to_string(meta.tokens_seen) + ", step " +
+                     std::to_string(meta.step) + " x " + std::to_string(tokens_per_step()) +
+                     " tokens per step is " + std::to_string(meta.step * tokens_per_step()) +
+                     " (the checkpoint's counters disagree)");
   const auto io = load_training_state(comm, *zero_, model_->layout(), path);
   next_step_ = meta.step;
   if (!meta.run_id.empty()) run_id_ = meta.run_id;  // the same run, continued
-  CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds};
+  CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds, diff.changed};
   checkpoints_.push_back(e);
   return e;
 }
