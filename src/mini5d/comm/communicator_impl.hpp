@@ -20,7 +20,7 @@ struct Communicator::Addressable {
   static void blocking_reduce_scatter(const Communicator& c, VecU<T> send, VecU<T> recv, double elements,
                                       Traffic t, Call&& call) {
     if (c.size_ == 1) {
-      Kokkos::deep_copy(recv, send);
+      Kokkos::deep_copy(ExecSpace(), recv, send);  // ordered before the next kernel on the instance
       return;
     }
     const double t0 = MPI_Wtime();
@@ -79,7 +79,7 @@ void Communicator::reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<
 template <class T>
 Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t) {
   if (size_ == 1) {
-    Kokkos::deep_copy(recv, send);
+    Kokkos::deep_copy(ExecSpace(), recv, send);  // ordered before the next kernel on the instance
     return {};
   }
   auto p = std::make_unique<Pending>();

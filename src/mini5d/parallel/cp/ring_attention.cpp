@@ -53,8 +53,11 @@ Ten3U<S> RingAttention<S>::part(Vec<S>& block, int which) const {
 
 template <class S>
 void RingAttention<S>::pack(Vec<S>& block, CTen3U<S> k, CTen3U<S> v) const {
-  Kokkos::deep_copy(part(block, 0), k);
-  Kokkos::deep_copy(part(block, 1), v);
+  // Two copies on the rank's instance and one instance fence (MPI sends the block
+  // next), instead of the global fences a deep_copy without an execution space makes.
+  Kokkos::deep_copy(ExecSpace(), part(block, 0), k);
+  Kokkos::deep_copy(ExecSpace(), part(block, 1), v);
+  fence("mini5d::cp::kv_packed");
 }
 
 template <class S>

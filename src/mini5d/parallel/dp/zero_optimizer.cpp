@@ -146,10 +146,15 @@ void ZeroOptimizer::begin_microbatch(bool last) {
 
 void ZeroOptimizer::start_gather(int buffer, int unit) {
   Gathered& g = gathered_[buffer];
+  // Every chunk's own part is copied on the rank's instance, then one instance fence
+  // (MPI reads the parts next), instead of two global fences per chunk.
   for (int c : part_.unit_chunks(unit)) {
-    const Span p = part_.my_part(c), span = part_.chunks()[c].span;
-    // (deep_copy without an execution space is complete on return: MPI may read it.)
-    Kokkos::deep_copy(slice(g.data, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(c), p.size()));
+    const Span p = part_.my_part(c);
+    Kokkos::deep_copy(ExecSpace(), slice(g.data, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(c), p.size()));
+  }
+  fence("mini5d::zero::own_parts_ready");
+  for (int c : part_.unit_chunks(unit)) {
+    const Span span = part_.chunks()[c].span;
     g.reqs.push_back(dp_.start_gather(c, slice(g.data, span.begin, span.size())));
   }
   g.unit = unit;

@@ -21,7 +21,7 @@ void EpComm::alltoallv_rows(CMatU<S> send, const std::vector<int>& send_rows, Ma
   if (size() == 1) {
     if (send_rows[0] != recv_rows[0]) throw std::logic_error("mini5d: ep: a group of one sends to itself");
     if (send_rows[0] > 0)
-      Kokkos::deep_copy(Kokkos::subview(recv, std::make_pair(0, send_rows[0]), Kokkos::ALL()),
+      Kokkos::deep_copy(ExecSpace(), Kokkos::subview(recv, std::make_pair(0, send_rows[0]), Kokkos::ALL()),
                         Kokkos::subview(send, std::make_pair(0, send_rows[0]), Kokkos::ALL()));
     return;
   }

@@ -24,7 +24,9 @@ void TpComm::allreduce(VecU<S> x, comm::Traffic t) {
 template <class S>
 void TpComm::allgather_rows(MatU<S> full, CMatU<S> part) {
   const std::int64_t rows = std::int64_t(part.extent(0)), begin = rows * rank();
-  Kokkos::deep_copy(Kokkos::subview(full, std::make_pair(begin, begin + rows), Kokkos::ALL()), part);
+  // Queued on the rank's instance (no global fence); the instance fence below is what
+  // MPI needs, and at size 1 the next kernel on the instance runs after the copy anyway.
+  Kokkos::deep_copy(ExecSpace(), Kokkos::subview(full, std::make_pair(begin, begin + rows), Kokkos::ALL()), part);
   if (size() == 1) return;
   fence("mini5d::tp::rows_ready");  // MPI reads them next
   group_->allgather(flat(full), comm::Traffic::activations);
@@ -33,7 +35,7 @@ void TpComm::allgather_rows(MatU<S> full, CMatU<S> part) {
 template <class S>
 void TpComm::reduce_scatter_rows(MatU<S> part, MatU<S> full) {
   if (size() == 1) {
-    Kokkos::deep_copy(part, full);
+    Kokkos::deep_copy(ExecSpace(), part, full);  // ordered before the next kernel on the instance
     return;
   }
   fence("mini5d::tp::partial_sums_ready");  // MPI reads them next
@@ -43,7 +45,7 @@ void TpComm::reduce_scatter_rows(MatU<S> part, MatU<S> full) {
 template <class S>
 void TpComm::allgather(VecU<S> all, CVecU<S> mine) {
   const std::int64_t n = std::int64_t(mine.extent(0)), begin = n * rank();
-  Kokkos::deep_copy(Kokkos::subview(all, std::make_pair(begin, begin + n)), mine);
+  Kokkos::deep_copy(ExecSpace(), Kokkos::subview(all, std::make_pair(begin, begin + n)), mine);
   if (size() == 1) return;
   fence("mini5d::tp::part_ready");  // MPI reads it next
   group_->allgather(all, comm::Traffic::activations);
