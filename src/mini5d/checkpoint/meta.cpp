@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "mini5d/checkpoint/h5.hpp"
+#include "mini5d/core/fnv1a.hpp"
 
 namespace mini5d::checkpoint::detail {
 
@@ -18,15 +19,6 @@ namespace {
 // Attributes stay well under HDF5's 64 KiB limit for one object-header message: a
 // long manifest is split at line ends over manifest.0, manifest.1, ...
 constexpr std::size_t kManifestPart = 32768;
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 14695981039346656037ull;  // the FNV-1a 64 offset basis
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 std::string hex(std::uint64_t v) {
   char buf[24];

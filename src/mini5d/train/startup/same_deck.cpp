@@ -8,21 +8,11 @@
 
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/fnv1a.hpp"
 
 namespace mini5d::train {
 
 namespace {
-// FNV-1a, 64-bit: stable across ranks, builds and platforms (std::hash is not promised
-// to be), and a collision between two decks of one job is not a concern.
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
