@@ -21,5 +21,12 @@ for want in "ck/step-00000002.h5: model.heads is 4 in the checkpoint, 2 in the d
 done
 grep -qF "parallel.d" refused.err && { cat refused.err; fail "a layout change was refused"; }
 "$expect_out" "resume: train.lr changed 0.01 -> 0.005" "resume: train.steps changed 2 -> 3" \
-  -- "$app" train "$deck" train.steps=3 train.lr=0.005 "${common[@]}" resume=latest || fail "allowed changes"
+  -- "$app" train "$deck" train.steps=3 train.lr=0.005 checkpoint.dir=ck output.report=resumed.json resume=latest ||
+  fail "allowed changes"
+python3 - resumed.json <<'PY' || fail "the report's resume record lacks the changes"
+import json, sys
+loads = [c for c in json.load(open(sys.argv[1]))["checkpoints"] if c["kind"] == "load"]
+assert len(loads) == 1, loads
+assert sorted(loads[0]["changes"]) == ["resume: train.lr changed 0.01 -> 0.005", "resume: train.steps changed 2 -> 3"], loads
+PY
 echo "ok: model and data changes refused field by field, lr and steps listed"

@@ -147,7 +147,14 @@ void json_outcome(std::ostream& o, const Trainer& tr) {
     const auto& e = tr.checkpoints()[i];
     o << (i ? ", " : "") << "{\"kind\": " << jstr(e.kind) << ", \"path\": " << jstr(e.path) << ", \"reason\": "
       << jstr(e.reason) << ", \"step\": " << e.step << ", \"bytes\": " << jnum(e.bytes) << ", \"seconds\": "
-      << jnum(e.seconds) << "}";
+      << jnum(e.seconds);
+    // A resume's allowed changes (learning rate, steps, layout, ...), as the console printed them.
+    if (e.kind == "load") {
+      o << ", \"changes\": [";
+      for (std::size_t c = 0; c < e.changes.size(); ++c) o << (c ? ", " : "") << jstr(e.changes[c]);
+      o << "]";
+    }
+    o << "}";
   }
   o << "],\n";
 }
