@@ -7,9 +7,11 @@
 // ranks do not cover exactly once is refused before any byte is written. Then each
 // dataset is created collectively and written with one collective H5Dwrite per "round"
 // (one round unless a rank passes several shards of the same dataset).
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "mini5d/checkpoint/agreement_names.hpp"
 #include "mini5d/checkpoint/checkpoint.hpp"
@@ -202,7 +204,7 @@ bool write_dataset(const FileWriter& w, const std::string& path, const Target& t
 // Writes the metadata and every dataset into the temporary file `tmp` and closes it;
 // what went wrong on this rank is added to `problems`.
 void write_file(MPI_Comm comm, const std::string& tmp, const CheckpointMeta& meta,
-                const std::map<std::string, Target>& targets, const Coverage& cov, FailPoint fail,
+                const std::map<std::string, Target>& targets, const Coverage& cov, FailPoints fail,
                 std::vector<std::string>& problems) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -227,16 +229,23 @@ void write_file(MPI_Comm comm, const std::string& tmp, const CheckpointMeta& met
   const FileWriter w{tmp, file.get(), lcpl.get(), dcpl.get(), dxpl.get()};
   std::size_t i = 0;
   for (const auto& [path, t] : targets) {
+    if (fail.has(FailPoint::SlowWrite)) std::this_thread::sleep_for(std::chrono::seconds(1));
     if (!write_dataset(w, path, t, cov.sums[3 * i + 1], cov.rounds[i], problems)) break;
     ++i;
-    if (fail == FailPoint::WriteError && i == (n + 1) / 2 && rank == size - 1)
+    if (fail.has(FailPoint::StallWrite) && i == (n + 1) / 2 && rank == size - 1)
+      std::this_thread::sleep_for(std::chrono::seconds(120));
+    if (fail.has(FailPoint::WriteError) && i == (n + 1) / 2 && rank == size - 1)
       problems.push_back(tmp + ": writing " + path + " failed on rank " + std::to_string(rank) +
                          ": MINI5D_CKPT_FAIL=write_error (injected)");
     // The ranks agree after every dataset: a write that failed on one rank only
     // (a disk that filled up after the reservation) stops them all here together.
     if (any_rank(comm, !problems.empty())) break;
-    if (fail == FailPoint::MidWrite && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
+    if (fail.has(FailPoint::MidWrite) && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
+    if (fail.has(FailPoint::PauseMidWrite) && i == (n + 1) / 2) pause_for_test(comm, tmp + ".paused");
   }
+  if (fail.has(FailPoint::FlushError) && rank == size - 1)
+    problems.push_back(tmp + ": flushing failed on rank " + std::to_string(rank) +
+                       ": MINI5D_CKPT_FAIL=flush_error (injected)");
   // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
   if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 || file.close() < 0)
     problems.push_back(tmp + ": cannot flush and close: " + h5_error_detail());
@@ -258,19 +267,21 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
 
   std::vector<std::string> problems;
   const std::string tmp = temp_file(dir, name);
+  const FailPoints fail = fail_points_from_env();
+  const std::int64_t bound = file_size_bound(meta, targets, bytes);
+  const std::int64_t reservation = fail.has(FailPoint::SmallReserve) ? bound / 4 : bound;
   if (rank == 0) {
     problems = ensure_directory(dir);
-    if (problems.empty()) problems = reserve_space(tmp, file_size_bound(meta, targets, bytes));
+    if (problems.empty()) problems = reserve_space(tmp, reservation, true);
   }
   raise_if_any(comm, problems, ProblemKind::Runtime);
-  const FailPoint fail = fail_point_from_env();
   write_file(comm, tmp, meta, targets, cov, fail, problems);
   // Every rank has closed the file (the handles above): a failed save leaves no
   // temporary behind, and the previous checkpoint and `latest` untouched.
   if (any_rank(comm, !problems.empty()) && rank == 0) discard_temp(tmp);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   MPI_Barrier(comm);  // every rank has closed the file
-  if (fail == FailPoint::AfterWrite) inject_failure(comm, "after writing, before the rename");
+  if (fail.has(FailPoint::AfterWrite)) inject_failure(comm, "after writing, before the rename");
   if (rank == 0) problems = commit(dir, name, keep_last, meta.run_id);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   return {bytes, slowest_seconds(comm, t0)};
