@@ -30,11 +30,11 @@ run() {  # NP, then overrides
 # tmpfs at $mnt is filled, the save goes on; sets status.
 run_filling() {
   local np=$1 step=$2 points=$3; shift 3
-  local marker=$mnt/ck/step-0000000$step.h5.tmp.paused
+  local marker=$mnt/ck/$(printf step-%08d $step).h5.tmp.paused
   MINI5D_CKPT_FAIL=$points run "$np" train.steps="$step" checkpoint.dir=$mnt/ck resume=latest "$@" &
   local pid=$!
-  for _ in $(seq 600); do [[ -e $marker ]] && break; sleep 0.1; done
-  [[ -e $marker ]] || { kill -KILL $pid; wait $pid; fail "-n $np: the save did not pause"; }
+  for _ in $(seq 600); do [[ -e $marker ]] && break; kill -0 $pid 2> /dev/null || break; sleep 0.1; done
+  [[ -e $marker ]] || { kill -KILL $pid 2> /dev/null; wait $pid; fail "-n $np: the save did not pause"; }
   dd if=/dev/zero of=$mnt/fill bs=4k > /dev/null 2>&1  # until No space left on device
   [[ $(df --output=avail -B1 $mnt | tail -1) -lt 8192 ]] || fail "-n $np: the tmpfs did not fill up"
   rm -f "$marker"
@@ -43,7 +43,8 @@ run_filling() {
   rm -f $mnt/fill
 }
 check_latest() {  # DIR STEP: latest names step STEP, it verifies, no temporary is left
-  [[ $(head -1 "$1/latest") == step-0000000$2.h5 ]] || fail "latest is $(head -1 "$1/latest"), expected step-0000000$2.h5"
+  local want=$(printf step-%08d.h5 $2)
+  [[ $(head -1 "$1/latest") == $want ]] || fail "latest is $(head -1 "$1/latest"), expected $want"
   "$app" ckpt verify "$1" > verify.out 2>&1 || { cat verify.out; fail "latest does not verify"; }
   ! ls "$1"/*.tmp "$1"/*.paused > /dev/null 2>&1 || fail "temporary left behind: $(ls "$1"/*.tmp*)"
 }

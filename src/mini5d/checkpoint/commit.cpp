@@ -138,6 +138,7 @@ std::vector<std::string> reserve_space(const std::string& tmp, std::int64_t byte
     }
     char size[32];
     std::snprintf(size, sizeof size, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    if (!create) return {tmp + ": " + why + " (allocating the first " + size + " of the file while it is written; the previous checkpoints are kept)"};
     return {tmp + ": " + why + " (the checkpoint needs up to " + size + "; the previous checkpoints are kept)"};
   }
   return {};

@@ -56,7 +56,7 @@ std::vector<std::string> commit(const std::string& dir, const std::string& name,
 // through (up to 30 s) until the test removes the marker file <name>.h5.tmp.paused that
 // rank 0 creates (the test fills the disk meanwhile); small_reserve reserves a quarter
 // of the room the file needs, so that such a disk runs out under the write. slow_write
-// makes every rank sleep 1 s before each dataset (a large, healthy save); stall_write
+// makes every rank sleep 0.2 s before each dataset (a large, healthy save); stall_write
 // makes the last rank stop for 120 s half-way through (a rank that hangs mid-save).
 enum class FailPoint {
   MidWrite, AfterWrite, WriteError, FlushError, PauseMidWrite, SmallReserve, SlowWrite, StallWrite
