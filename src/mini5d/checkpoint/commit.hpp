@@ -50,8 +50,8 @@ std::vector<std::string> commit(const std::string& dir, const std::string& name,
 
 // MINI5D_CKPT_FAIL, for tests: a comma-separated list of where a save should fail.
 // mid_write and after_write abort the job there; write_error makes the last rank alone
-// report a failed write half-way through (as a disk filling up after the reservation
-// would), flush_error the same just before the file is flushed and closed, which the
+// report a failed write half-way through (an I/O error on one rank), flush_error the
+// same just before the file is flushed and closed, which the
 // ranks must agree on and end cleanly. pause_mid_write makes every rank wait half-way
 // through (up to 30 s) until the test removes the marker file <name>.h5.tmp.paused that
 // rank 0 creates (the test fills the disk meanwhile); small_reserve reserves a quarter
