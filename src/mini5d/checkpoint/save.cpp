@@ -196,7 +196,7 @@ bool cover_layout(const FileWriter& w, std::int64_t end, std::vector<std::string
   if (end <= *w.allocated) return true;
   int rank = 0;
   MPI_Comm_rank(w.comm, &rank);
-  if (rank == 0) {
+  if (rank == 0 && problems.empty()) {  // one line for a disk that is full, not one per try
     auto p = reserve_space(w.tmp, end, false);
     problems.insert(problems.end(), p.begin(), p.end());
   }
