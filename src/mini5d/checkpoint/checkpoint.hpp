@@ -98,13 +98,16 @@ std::string dataset_path(const std::string& root, const std::string& tensor_name
 // newest `keep_last` checkpoints of the same run (meta.run_id; other runs' files are
 // never deleted; 0 keeps all) and stale .tmp files. Creates `dir` if needed. A rank may
 // leave out datasets it holds nothing of. Refuses (an error on every rank, nothing
-// written) data holding NaN or infinite values. The temporary file is created at full
-// size first, so a disk without room fails before any collective write; any failure
-// after that is agreed by every rank after each dataset, the temporary is removed and
-// the previous checkpoints and `latest` stay as they were. Failure injection for tests:
-// the environment variable MINI5D_CKPT_FAIL=mid_write or =after_write aborts the job
-// half-way through the datasets or after the file is complete but before the rename;
-// =write_error makes the last rank alone report a failed write half-way through.
+// written) data holding NaN or infinite values. The temporary file is allocated at full
+// size first, so a disk without room fails before any collective write, and stays
+// allocated while HDF5 writes it, so a disk filling up meanwhile takes none of its room;
+// any failure after that is agreed by every rank after each dataset and before the
+// flush, the temporary is closed on every rank and removed, and the previous
+// checkpoints and `latest` stay as they were. Inside a watchdog scope that measures
+// progress, each dataset and agreement counts as progress. Failure injection for tests:
+// the environment variable MINI5D_CKPT_FAIL (see commit.hpp), e.g. =mid_write or
+// =after_write aborts the job half-way through the datasets or after the file is
+// complete but before the rename.
 IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
                         const CheckpointMeta& meta, const std::vector<TensorShard>& shards,
                         int keep_last);

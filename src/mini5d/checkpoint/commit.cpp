@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/h5.hpp"
@@ -122,21 +123,31 @@ std::vector<std::string> ensure_directory(const std::string& dir) {
   return {};
 }
 
-std::vector<std::string> reserve_space(const std::string& tmp, std::int64_t bytes) {
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return {"cannot create " + tmp + ": " + errno_text()};
-  // posix_fallocate returns the error number instead of setting errno.
+std::vector<std::string> reserve_space(const std::string& tmp, std::int64_t bytes, bool create) {
+  const int fd = ::open(tmp.c_str(), create ? (O_WRONLY | O_CREAT | O_TRUNC) : O_WRONLY, 0644);
+  if (fd < 0) return {"cannot " + std::string(create ? "create " : "open ") + tmp + ": " + errno_text()};
+  // posix_fallocate returns the error number instead of setting errno. Mode 0 keeps
+  // what is written and only adds blocks (and size) where there are none.
   const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
   const bool closed = ::close(fd) == 0;
   if (err != 0 || !closed) {
     const std::string why = err != 0 ? std::strerror(err) : errno_text();
-    std::error_code ec;
-    fs::remove(tmp, ec);
+    if (create) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+    }
     char size[32];
     std::snprintf(size, sizeof size, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    if (!create) return {tmp + ": " + why + " (allocating the first " + size + " of the file while it is written; the previous checkpoints are kept)"};
     return {tmp + ": " + why + " (the checkpoint needs up to " + size + "; the previous checkpoints are kept)"};
   }
   return {};
+}
+
+void release_space(const std::string& tmp) {
+  // Best effort: if even this fails, the close may fail too and the watchdog is what
+  // remains.
+  (void)::truncate(tmp.c_str(), 0);
 }
 
 void discard_temp(const std::string& tmp) {
@@ -157,14 +168,39 @@ std::vector<std::string> commit(const std::string& dir, const std::string& name,
   return {};
 }
 
-FailPoint fail_point_from_env() {
+FailPoints fail_points_from_env() {
+  FailPoints f;
   const char* v = std::getenv("MINI5D_CKPT_FAIL");
-  if (!v) return FailPoint::None;
+  if (!v) return f;
+  static const std::pair<const char*, FailPoint> names[] = {
+      {"mid_write", FailPoint::MidWrite},         {"after_write", FailPoint::AfterWrite},
+      {"write_error", FailPoint::WriteError},     {"flush_error", FailPoint::FlushError},
+      {"pause_mid_write", FailPoint::PauseMidWrite}, {"small_reserve", FailPoint::SmallReserve},
+      {"slow_write", FailPoint::SlowWrite},       {"stall_write", FailPoint::StallWrite}};
   const std::string s = v;
-  if (s == "mid_write") return FailPoint::MidWrite;
-  if (s == "after_write") return FailPoint::AfterWrite;
-  if (s == "write_error") return FailPoint::WriteError;
-  return FailPoint::None;
+  for (std::size_t pos = 0; pos <= s.size();) {
+    const auto comma = std::min(s.find(',', pos), s.size());
+    const std::string item = s.substr(pos, comma - pos);
+    for (const auto& [name, point] : names)
+      if (item == name) f.bits |= 1u << static_cast<unsigned>(point);
+    pos = comma + 1;
+  }
+  return f;
+}
+
+void pause_for_test(MPI_Comm comm, const std::string& marker) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::close(fd);
+  }
+  MPI_Barrier(comm);
+  // Every rank waits here, sleeping, rather than in MPI, whose waits spin.
+  std::error_code ec;
+  for (int i = 0; i < 30 * 50 && fs::exists(marker, ec); ++i) ::usleep(20000);
+  MPI_Barrier(comm);
+  if (rank == 0) fs::remove(marker, ec);
 }
 
 void inject_failure(MPI_Comm comm, const char* where) {

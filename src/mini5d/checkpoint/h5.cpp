@@ -25,7 +25,20 @@ std::string h5_error_detail() {
         return 0;
       },
       &out);
-  return out.empty() ? "unknown HDF5 error" : out;
+  if (out.empty()) return "unknown HDF5 error";
+  // "MPI_File_write_at_all failed: MPI error string is 'Other I/O error , error stack:\n
+  // ...\nADIOI_GEN_WRITECONTIG(80)..: Other I/O error No space left on device'": keep the
+  // call and the last line's error.
+  const auto nl = out.find('\n');
+  if (nl != std::string::npos) {
+    std::string last = out.substr(out.rfind('\n') + 1);
+    if (const auto colon = last.find(": "); colon != std::string::npos) last = last.substr(colon + 2);
+    while (!last.empty() && (last.back() == '\'' || std::isspace(static_cast<unsigned char>(last.back())))) last.pop_back();
+    std::string head = out.substr(0, nl);
+    if (const auto mpi = head.find(": MPI error string is"); mpi != std::string::npos) head.resize(mpi);
+    out = head + ": " + last;
+  }
+  return out;
 }
 
 H5Handle open_file(MPI_Comm comm, const std::string& path, bool create, std::string& detail) {
@@ -193,7 +206,7 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
 }
 
 bool transfer(hid_t dset, hid_t dxpl, Direction dir, const ShardDescriptor* desc, const std::vector<Run>& runs,
-              const float* in, float* out) {
+              const float* in, float* out, std::string* detail) {
   H5Handle fspace(H5Dget_space(dset), H5Sclose);
   const std::int64_t n = desc ? desc->local_elements() : 0;
   if (n == 0) {
@@ -239,6 +252,7 @@ bool transfer(hid_t dset, hid_t dxpl, Direction dir, const ShardDescriptor* desc
         for (std::int64_t i = 0; i < r.length; ++i) out[r.local + i] = staging[k++];
     }
   }
+  if (status < 0 && detail) *detail = h5_error_detail();
   return status >= 0;
 }
 

@@ -62,7 +62,9 @@ class QuietH5Errors {
   void* data_ = nullptr;
 };
 
-// The most specific message on HDF5's error stack; call right after the failing call.
+// The most specific message on HDF5's error stack, on one line (an MPI-IO error's
+// multi-line error stack shortened to its last line, the OS error); call right after
+// the failing call.
 std::string h5_error_detail();
 
 // Opens (or, with `create`, truncates and creates) a file over MPI-IO with collective
@@ -94,9 +96,10 @@ std::string shape_string(const std::vector<std::int64_t>& shape);
 // as the union of hyperslabs; `desc == nullptr` takes part with an empty selection (and
 // no buffer), in the same direction as the other ranks: every rank of a collective call
 // must make the same call. `runs` are shard_runs(*desc) (checked disjoint). Returns
-// false on failure.
+// false on failure, with h5_error_detail() in `detail` if given (taken at once: the
+// closing of the selections clears HDF5's error stack).
 enum class Direction { write, read };
 bool transfer(hid_t dset, hid_t dxpl, Direction dir, const ShardDescriptor* desc, const std::vector<Run>& runs,
-              const float* in, float* out);
+              const float* in, float* out, std::string* detail = nullptr);
 
 }  // namespace mini5d::checkpoint::detail

@@ -7,15 +7,19 @@
 // ranks do not cover exactly once is refused before any byte is written. Then each
 // dataset is created collectively and written with one collective H5Dwrite per "round"
 // (one round unless a rank passes several shards of the same dataset).
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "mini5d/checkpoint/agreement_names.hpp"
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/commit.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/checkpoint/meta.hpp"
+#include "mini5d/comm/watchdog.hpp"
 
 namespace mini5d::checkpoint {
 
@@ -98,12 +102,13 @@ void write_meta(hid_t file, const CheckpointMeta& meta, const std::map<std::stri
 }
 
 // An upper bound on the file's size: the data, and for the metadata (object headers,
-// B-trees, the attributes, the deck text) a generous allowance per dataset and per file.
+// B-trees, the attributes, the deck text) a generous allowance per dataset and per file,
+// with room for the slack cover_layout allocates beyond the last dataset.
 std::int64_t file_size_bound(const CheckpointMeta& meta, const std::map<std::string, Target>& targets,
                              double data_bytes) {
   std::int64_t extra = 0;
   for (const auto& [k, v] : meta.extra) extra += static_cast<std::int64_t>(k.size() + v.size());
-  return static_cast<std::int64_t>(data_bytes) + 1024 * static_cast<std::int64_t>(targets.size() + 1) + 16384 +
+  return static_cast<std::int64_t>(data_bytes) + 1024 * static_cast<std::int64_t>(targets.size() + 1) + 65536 +
          static_cast<std::int64_t>(meta.deck_yaml.size() + meta.layout.size()) + extra;
 }
 
@@ -159,15 +164,45 @@ double check_coverage(MPI_Comm comm, const std::string& dir, const std::string& 
 }
 
 // The open temporary file and the property lists every dataset is created and
-// written with.
+// written with; `allocated`: how much of the file rank 0 has allocated (fallocate).
+// (H5Fget_eoa and H5Fget_filesize fail on an MPI-IO file being written: HDF5 1.10.)
 struct FileWriter {
+  MPI_Comm comm;
   std::string tmp;
   hid_t file, lcpl, dcpl, dxpl;
+  std::int64_t* allocated;
+  std::int64_t* laid_out;  // the end of the last dataset's data
 };
 
+// Room for metadata HDF5 places beside a dataset's data or at the end of the file
+// (object headers, the last blocks of its 2 KiB metadata and small-data aggregators).
+constexpr std::int64_t kLayoutSlack = 8192;
+
+// Allocates the file up to `end` (where HDF5 has laid it out: a dataset's data, placed
+// when the dataset is created, and the metadata beside it), so that no write inside
+// HDF5 can fail for want of room. A write that fails on one rank inside a collective
+// H5Dwrite or H5Fflush leaves that rank in another of HDF5's and ROMIO's collectives than
+// the others: the ranks cannot agree there, so they agree here, before. `end` is the
+// same on every rank (allocation in the file is collective), and a reservation that
+// covers it makes this a no-op without communication. False once the ranks agree that
+// something failed.
+bool cover_layout(const FileWriter& w, std::int64_t end, std::vector<std::string>& problems) {
+  if (end <= *w.allocated) return true;
+  int rank = 0;
+  MPI_Comm_rank(w.comm, &rank);
+  if (rank == 0 && problems.empty()) {  // one line for a disk that is full, not one per try
+    auto p = reserve_space(w.tmp, end, false);
+    problems.insert(problems.end(), p.begin(), p.end());
+  }
+  if (any_rank(w.comm, !problems.empty())) return false;
+  *w.allocated = end;
+  return true;
+}
+
 // Creates one dataset collectively and writes every rank's blocks of it, one collective
-// write per round. False when the dataset could not be created: creation is collective
-// and deterministic, so every rank fails here together and none waits in the writes.
+// write per round. False when the dataset could not be created (creation is collective
+// and deterministic, so every rank fails here together and none waits in the writes) or
+// its room could not be allocated (agreed by every rank).
 bool write_dataset(const FileWriter& w, const std::string& path, const Target& t, std::uint64_t checksum, int rounds,
                    std::vector<std::string>& problems) {
   const std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
@@ -183,31 +218,34 @@ bool write_dataset(const FileWriter& w, const std::string& path, const Target& t
   } catch (const std::exception& e) {
     problems.push_back(w.tmp + ": " + path + ": " + e.what());
   }
+  // Contiguous and allocated at creation: the data's place in the file is known now.
+  const haddr_t offset = H5Dget_offset(dset.get());
+  if (offset != HADDR_UNDEF)
+    *w.laid_out = std::max<std::int64_t>(*w.laid_out, static_cast<std::int64_t>(offset + H5Dget_storage_size(dset.get())));
+  if (!cover_layout(w, *w.laid_out + kLayoutSlack, problems)) return false;
   for (int r = 0; r < rounds; ++r) {
     const bool have = r < static_cast<int>(t.mine.size());
     static const std::vector<Run> none;
+    std::string why;
     if (!transfer(dset.get(), w.dxpl, Direction::write, have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
-                  have ? t.mine[r]->data : nullptr, nullptr))
-      problems.push_back(w.tmp + ": writing " + path + " failed: " + h5_error_detail());
+                  have ? t.mine[r]->data : nullptr, nullptr, &why))
+      problems.push_back(w.tmp + ": writing " + path + " failed: " + why);
   }
   return true;
 }
 
-// Writes the metadata and every dataset into the temporary file `tmp` and closes it;
-// what went wrong on this rank is added to `problems`.
-void write_file(MPI_Comm comm, const std::string& tmp, const CheckpointMeta& meta,
-                const std::map<std::string, Target>& targets, const Coverage& cov, FailPoint fail,
-                std::vector<std::string>& problems) {
+// Writes the metadata and every dataset into the open file, of which rank 0 has
+// allocated `allocated` bytes; what went wrong on this rank is added to `problems`.
+// False once the ranks agree that something failed (on any rank).
+bool write_contents(MPI_Comm comm, const std::string& tmp, hid_t file, std::int64_t allocated,
+                    const CheckpointMeta& meta, const std::map<std::string, Target>& targets, const Coverage& cov,
+                    FailPoints fail, std::vector<std::string>& problems) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const std::size_t n = targets.size();
-  std::string detail;
-  H5Handle file = open_file(comm, tmp, true, detail);
-  if (!file.valid()) problems.push_back(tmp + ": cannot create checkpoint file: " + detail);
-  raise_if_any(comm, problems, ProblemKind::Runtime);
   try {
-    write_meta(file.get(), meta, targets);
+    write_meta(file, meta, targets);
   } catch (const std::exception& e) {
     problems.push_back(tmp + ": " + e.what());
   }
@@ -218,22 +256,67 @@ void write_file(MPI_Comm comm, const std::string& tmp, const CheckpointMeta& met
   H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
   H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
   H5Handle dxpl = collective_transfer();
-  const FileWriter w{tmp, file.get(), lcpl.get(), dcpl.get(), dxpl.get()};
+  std::int64_t laid_out = 0;
+  const FileWriter w{comm, tmp, file, lcpl.get(), dcpl.get(), dxpl.get(), &allocated, &laid_out};
   std::size_t i = 0;
   for (const auto& [path, t] : targets) {
+    if (fail.has(FailPoint::SlowWrite)) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     if (!write_dataset(w, path, t, cov.sums[3 * i + 1], cov.rounds[i], problems)) break;
     ++i;
-    if (fail == FailPoint::WriteError && i == (n + 1) / 2 && rank == size - 1)
+    if (fail.has(FailPoint::StallWrite) && i == (n + 1) / 2 && rank == size - 1)
+      std::this_thread::sleep_for(std::chrono::seconds(120));
+    if (fail.has(FailPoint::WriteError) && i == (n + 1) / 2 && rank == size - 1)
       problems.push_back(tmp + ": writing " + path + " failed on rank " + std::to_string(rank) +
                          ": MINI5D_CKPT_FAIL=write_error (injected)");
-    // The ranks agree after every dataset: a write that failed on one rank only
-    // (a disk that filled up after the reservation) stops them all here together.
-    if (any_rank(comm, !problems.empty())) break;
-    if (fail == FailPoint::MidWrite && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
+    // The ranks agree after every dataset: a write that failed on one rank only (an I/O
+    // error; not for want of room, see cover_layout) stops them all here together.
+    if (any_rank(comm, !problems.empty())) return false;
+    comm::watchdog::progress();
+    if (fail.has(FailPoint::MidWrite) && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
+    if (fail.has(FailPoint::PauseMidWrite) && i == (n + 1) / 2) {
+      pause_for_test(comm, tmp + ".paused");
+      comm::watchdog::progress();
+    }
   }
-  // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
-  if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 || file.close() < 0)
-    problems.push_back(tmp + ": cannot flush and close: " + h5_error_detail());
+  if (fail.has(FailPoint::FlushError) && rank == size - 1)
+    problems.push_back(tmp + ": flushing failed on rank " + std::to_string(rank) +
+                       ": MINI5D_CKPT_FAIL=flush_error (injected)");
+  // The flush writes the metadata: its room too, and every problem so far, agreed before it.
+  return cover_layout(w, laid_out + 2 * kLayoutSlack, problems) && !any_rank(comm, !problems.empty());
+}
+
+// Writes the temporary file `tmp` (reserved with `reservation` bytes) and closes it on
+// every rank, also when something failed; what went wrong on this rank is added to
+// `problems`.
+void write_file(MPI_Comm comm, const std::string& tmp, std::int64_t reservation, const CheckpointMeta& meta,
+                const std::map<std::string, Target>& targets, const Coverage& cov, FailPoints fail,
+                std::vector<std::string>& problems) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string detail;
+  H5Handle file = open_file(comm, tmp, true, detail);
+  if (!file.valid()) problems.push_back(tmp + ": cannot create checkpoint file: " + detail);
+  raise_if_any(comm, problems, ProblemKind::Runtime);
+  // H5Fcreate truncated the file, which freed the room reserved before it: reserve it
+  // again, in the file HDF5 now writes to (see reserve_space).
+  if (rank == 0) problems = reserve_space(tmp, reservation, false);
+  bool ok = !any_rank(comm, !problems.empty()) &&
+            write_contents(comm, tmp, file.get(), reservation, meta, targets, cov, fail, problems);
+  comm::watchdog::progress();
+  if (ok) {
+    // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) problems.push_back(tmp + ": cannot flush: " + h5_error_detail());
+    ok = !any_rank(comm, !problems.empty());
+    comm::watchdog::progress();
+  }
+  if (!ok) {
+    // The file is discarded: empty it first, so that the close, which writes what the
+    // flush did not, finds room on a full disk and ends the same way on every rank.
+    // A file left open would be closed by HDF5 inside MPI_Finalize, which crashes.
+    if (rank == 0) release_space(tmp);
+    MPI_Barrier(comm);
+  }
+  if (file.close() < 0) problems.push_back(tmp + ": cannot close: " + h5_error_detail());
 }
 
 }  // namespace
@@ -249,22 +332,27 @@ IoStats save_checkpoint(MPI_Comm comm, const std::string& dir, const std::string
   const auto targets = agree_on_datasets(comm, shards);
   const Coverage cov = reduce_coverage(comm, targets);
   const double bytes = check_coverage(comm, dir, name, targets, cov);
+  comm::watchdog::progress();
 
   std::vector<std::string> problems;
   const std::string tmp = temp_file(dir, name);
+  const FailPoints fail = fail_points_from_env();
+  const std::int64_t bound = file_size_bound(meta, targets, bytes);
+  const std::int64_t reservation = fail.has(FailPoint::SmallReserve) ? bound / 4 : bound;
   if (rank == 0) {
     problems = ensure_directory(dir);
-    if (problems.empty()) problems = reserve_space(tmp, file_size_bound(meta, targets, bytes));
+    if (problems.empty()) problems = reserve_space(tmp, reservation, true);
   }
   raise_if_any(comm, problems, ProblemKind::Runtime);
-  const FailPoint fail = fail_point_from_env();
-  write_file(comm, tmp, meta, targets, cov, fail, problems);
+  comm::watchdog::progress();
+  write_file(comm, tmp, reservation, meta, targets, cov, fail, problems);
   // Every rank has closed the file (the handles above): a failed save leaves no
   // temporary behind, and the previous checkpoint and `latest` untouched.
   if (any_rank(comm, !problems.empty()) && rank == 0) discard_temp(tmp);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   MPI_Barrier(comm);  // every rank has closed the file
-  if (fail == FailPoint::AfterWrite) inject_failure(comm, "after writing, before the rename");
+  if (fail.has(FailPoint::AfterWrite)) inject_failure(comm, "after writing, before the rename");
+  comm::watchdog::progress();
   if (rank == 0) problems = commit(dir, name, keep_last, meta.run_id);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   return {bytes, slowest_seconds(comm, t0)};

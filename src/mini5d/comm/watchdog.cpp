@@ -21,7 +21,8 @@ struct State {
   int depth = 0;
   const std::string* axis = nullptr;
   const char* op = nullptr;
-  Clock::time_point since{};
+  bool by_progress = false;
+  Clock::time_point since{};  // the scope's opening, or its last progress()
   std::atomic<long> step{0};
   std::atomic<double> timeout_s{0};
   int rank = 0;
@@ -47,7 +48,7 @@ void watch() {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.0f", waited);
       line = "mini5d: rank " + std::to_string(s.rank) + ": fatal: step " + std::to_string(s.step.load()) +
-             ": the " + *s.axis + " " + s.op + " has not completed after " + secs +
+             ": the " + *s.axis + " " + s.op + (s.by_progress ? " has made no progress for " : " has not completed after ") + secs +
              " s (parallel.collective_timeout_s=" + std::to_string(int(limit)) +
              "): another rank is hung or gone; ending the job";
     }
@@ -71,7 +72,7 @@ void start(double timeout_s, int world_rank) {
 
 void set_step(long step) { state().step = step; }
 
-Scope::Scope(const std::string& axis, const char* op) {
+Scope::Scope(const std::string& axis, const char* op, bool by_progress) {
   auto& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.started) return;
@@ -79,8 +80,15 @@ Scope::Scope(const std::string& axis, const char* op) {
   if (s.depth++ == 0) {
     s.axis = &axis;
     s.op = op;
+    s.by_progress = by_progress;
     s.since = Clock::now();
   }
+}
+
+void progress() {
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.depth > 0 && s.by_progress) s.since = Clock::now();
 }
 
 Scope::~Scope() {

@@ -7,6 +7,11 @@
 // parallel.collective_timeout_s it prints one line naming the rank, step, axis and
 // operation, and ends the process, which makes the launcher end the job.
 //
+// A checkpoint save is many collectives (one or more per dataset) and its length grows
+// with the model, so its scope measures progress instead: the save calls progress()
+// after each dataset and each agreement, and only a save that has made no progress for
+// the timeout (a rank that stopped, the others waiting for it) ends the job.
+//
 // The thread calls no MPI function (MPI is initialised without thread support): it
 // leaves the job with _Exit, and mpiexec (or srun) kills the other ranks.
 #pragma once
@@ -22,9 +27,11 @@ void set_step(long step);
 
 // Marks this rank as inside a blocking operation for its lifetime. `axis` and `op`
 // must outlive the scope (string literals, or a communicator's axis name).
+// With `by_progress`, the timeout counts from the scope's last progress() instead of
+// from its opening, and the message says "has made no progress for".
 class Scope {
  public:
-  Scope(const std::string& axis, const char* op);
+  Scope(const std::string& axis, const char* op, bool by_progress = false);
   ~Scope();
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -32,6 +39,10 @@ class Scope {
  private:
   bool counted_ = false;  // the watchdog was running when the scope opened
 };
+
+// The rank moved on inside its outermost scope (a dataset written, the ranks agreed):
+// restarts that scope's clock. No effect outside a scope or without the watchdog.
+void progress();
 
 // For tests: MINI5D_FAULT_SLEEP="rank=R,step=S,seconds=T" makes world rank R sleep T
 // seconds before step S's first collective, so that the others wait in it.

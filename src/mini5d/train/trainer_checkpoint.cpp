@@ -21,7 +21,9 @@ std::string layout_json(const Deck& d) {
 
 CheckpointEvent Trainer::save(const std::string& reason) {
   static const std::string kAxis = "checkpoint";
-  comm::watchdog::Scope saving(kAxis, "save");  // HDF5's collectives, which the comm layer does not see
+  // HDF5's collectives, which the comm layer does not see. A large checkpoint takes long
+  // while healthy: the timeout counts from the save's last progress (a dataset written).
+  comm::watchdog::Scope saving(kAxis, "save", true);
   zero_->settle();  // the weights of this step, not half-gathered ones
   checkpoint::CheckpointMeta meta;
   meta.step = next_step_;
