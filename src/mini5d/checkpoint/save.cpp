@@ -108,6 +108,9 @@ std::int64_t file_size_bound(const CheckpointMeta& meta, const std::map<std::str
                              double data_bytes) {
   std::int64_t extra = 0;
   for (const auto& [k, v] : meta.extra) extra += static_cast<std::int64_t>(k.size() + v.size());
+  // The manifest attributes, a line per dataset (path, dtype, shape), bounded generously:
+  // with thousands of datasets they outgrow the fixed allowance.
+  for (const auto& [path, t] : targets) extra += static_cast<std::int64_t>(2 * path.size() + 32 + 21 * t.shape.size());
   return static_cast<std::int64_t>(data_bytes) + 1024 * static_cast<std::int64_t>(targets.size() + 1) + 65536 +
          static_cast<std::int64_t>(meta.deck_yaml.size() + meta.layout.size()) + extra;
 }
