@@ -21,3 +21,23 @@ in_mount_namespace() {
   "${ns[@]}" true 2>/dev/null || { echo "SKIP: cannot create a mount namespace (unshare) for a small tmpfs"; exit 77; }
   MINI5D_IN_NS=1 exec "${ns[@]}" bash "$@"
 }
+
+# save_test_setup WORKDIR SCRIPT ARGS...: the start of a checkpoint-save test on a small
+# tmpfs (args WORKDIR MPIEXEC NP_FLAG MINI5D_APP DECK): a fresh WORKDIR, the script
+# again inside a private mount namespace, then in WORKDIR; sets work, mpiexec, npflag,
+# app and deck, and defines fail (prints the run's output and ends the test) and
+# run NP OVERRIDES... (the deck at -n NP with a global batch of 16, a save every 4 steps
+# keeping one; output in run.out and run.err; killed after 60 s: 137).
+save_test_setup() {
+  local script=$1; shift
+  work=$1 mpiexec=$2 npflag=$3 app=$4 deck=$5
+  if [[ ${MINI5D_IN_NS:-} != 1 ]]; then rm -rf "$work" && mkdir -p "$work" || exit 1; fi
+  in_mount_namespace "$script" "$@"
+  cd "$work" || exit 1
+  fail() { echo "FAIL: $*"; tail -3 run.out; cat run.err; exit 1; }
+  run() {
+    local np=$1; shift
+    timeout -s KILL 60 "$mpiexec" "$npflag" "$np" "$app" train "$deck" parallel.d="$np" train.micro_batch=$((16 / np)) \
+      checkpoint.every=4 checkpoint.keep=1 output.report= output.log_every=4 "$@" > run.out 2> run.err
+  }
+}

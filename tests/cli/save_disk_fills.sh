@@ -15,17 +15,8 @@
 # Skips (77) where no tmpfs can be mounted.
 # usage: save_disk_fills.sh WORKDIR MPIEXEC NP_FLAG MINI5D_APP DECK
 set -u
-work=$1 mpiexec=$2 npflag=$3 app=$4 deck=$5
 source "$(dirname "$0")/lib.sh"
-if [[ ${MINI5D_IN_NS:-} != 1 ]]; then rm -rf "$work" && mkdir -p "$work" || exit 1; fi
-in_mount_namespace "$0" "$@"
-cd "$work" || exit 1
-fail() { echo "FAIL: $*"; tail -3 run.out; cat run.err; exit 1; }
-run() {  # NP, then overrides
-  local np=$1; shift
-  timeout -s KILL 60 "$mpiexec" "$npflag" "$np" "$app" train "$deck" parallel.d="$np" train.micro_batch=$((16 / np)) \
-    checkpoint.every=4 checkpoint.keep=1 output.report= output.log_every=4 "$@" > run.out 2> run.err
-}
+save_test_setup "$0" "$@"
 # run_filling NP STEP FAILPOINTS OVERRIDES...: the save of step STEP pauses half-way, the
 # tmpfs at $mnt is filled, the save goes on; sets status.
 run_filling() {

@@ -9,17 +9,8 @@
 # Skips (77) where no tmpfs can be mounted.
 # usage: save_disk_full.sh WORKDIR MPIEXEC NP_FLAG MINI5D_APP DECK
 set -u
-work=$1 mpiexec=$2 npflag=$3 app=$4 deck=$5
 source "$(dirname "$0")/lib.sh"
-if [[ ${MINI5D_IN_NS:-} != 1 ]]; then rm -rf "$work" && mkdir -p "$work" || exit 1; fi
-in_mount_namespace "$0" "$@"
-cd "$work" || exit 1
-fail() { echo "FAIL: $*"; tail -3 run.out; cat run.err; exit 1; }
-run() {  # NP, then overrides
-  local np=$1; shift
-  timeout -s KILL 60 "$mpiexec" "$npflag" "$np" "$app" train "$deck" parallel.d="$np" train.micro_batch=$((16 / np)) \
-    train.steps=12 checkpoint.every=4 checkpoint.keep=1 output.report= output.log_every=4 "$@" > run.out 2> run.err
-}
+save_test_setup "$0" "$@"
 check_kept() {  # DIR: latest still names step 4, it verifies, no temporary is left
   [[ $(head -1 "$1/latest") == step-00000004.h5 ]] || fail "latest is $(head -1 "$1/latest"), expected step-00000004.h5"
   "$app" ckpt verify "$1" > verify.out 2>&1 || { cat verify.out; fail "latest does not verify"; }
@@ -29,7 +20,7 @@ for np in 2 1; do
   mkdir -p full$np
   # The tiny deck's checkpoint is 1.3 MB: room for one, not two.
   mount -t tmpfs -o size=1600k tmpfs full$np 2>/dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
-  run $np checkpoint.dir=full$np/ck
+  run $np train.steps=12 checkpoint.dir=full$np/ck
   status=$?
   [[ $status -eq 1 ]] || fail "-n $np: exit status $status, expected 1 (137: it hung)"
   want="mini5d: error: full$np/ck/step-00000008.h5.tmp: No space left on device (the checkpoint needs up to "
@@ -40,7 +31,7 @@ for np in 2 1; do
 done
 rm -rf ck
 run 2 checkpoint.dir=ck train.steps=4 || fail "the first save for the write_error case"
-MINI5D_CKPT_FAIL=write_error run 2 checkpoint.dir=ck resume=latest
+MINI5D_CKPT_FAIL=write_error run 2 train.steps=12 checkpoint.dir=ck resume=latest
 status=$?
 [[ $status -eq 1 ]] || fail "write_error: exit status $status, expected 1 (137: it hung)"
 [[ $(wc -l < run.err) -eq 1 ]] && grep -q "^mini5d: error: ck/step-00000008.h5.tmp: writing .* failed on rank 1: MINI5D_CKPT_FAIL=write_error" run.err ||
