@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Validity rules of a layout. They follow docs/parallelism.md so that every plan the planner
-// prints is one the runtime accepts; the redundancy rules only keep the search from
+// Validity rules of a layout: the runtime's shape rules, and what only a search needs
+// (the cluster, the global batch); the redundancy rules only keep the search from
 // listing the same plan twice under different names.
 #include "mini5d/plan/layout.hpp"
 
 #include <sstream>
+
+#include "mini5d/core/layout_shape_rules.hpp"
 
 namespace mini5d::plan {
 
@@ -87,40 +89,22 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   if (l.ranks() != cl.devices())
     why("d*t*p*c*e = " + std::to_string(l.ranks()) + " but the cluster has " +
         std::to_string(cl.devices()) + " devices");
-  if (m.heads % l.t) why(T + " does not divide heads=" + std::to_string(m.heads));
-  if (m.ffn % l.t) why(T + " does not divide ffn=" + std::to_string(m.ffn));
-  if (m.vocab % l.t) why(T + " does not divide vocab=" + std::to_string(m.vocab));
+  // The shape rules are the runtime's own (core/layout_shape_rules), so every plan
+  // printed is one mini5d accepts; a model with one expert is dense here.
+  const LayoutShape shape{l.d, l.t, l.p, l.c, l.e, l.virtual_stages, l.sp,
+                          l.schedule == Schedule::interleaved, l.accumulation};
+  const ModelShape shape_of_m{m.heads, m.ffn, m.vocab, m.layers, m.seq, m.moe() ? m.experts : 0};
+  for (auto& s : layout_shape_problems(shape_of_m, shape)) why(s);
   if (!opt.allow_cross_node_tp && cl.devices_per_node % l.t)
     why(T + " does not fit inside a node of " + std::to_string(cl.devices_per_node) +
         " devices (tensor groups must not cross nodes)");
-  const long long pv = 1LL * l.p * l.virtual_stages;
-  if (m.layers % pv)
-    why("p*virtual_stages=" + std::to_string(pv) + " does not divide layers=" +
-        std::to_string(m.layers));
-  if (l.c > 1 && m.seq % (2LL * l.c))
-    why("c=" + std::to_string(l.c) + ": seq=" + std::to_string(m.seq) +
-        " is not a multiple of 2c (zig-zag ring attention)");
-  if (l.sp && (m.seq % l.c || (m.seq / l.c) % l.t))
-    why("sequence parallelism: seq/c=" + std::to_string(m.seq / l.c) +
-        " is not a multiple of " + T);
-  if (l.e > 1 && !m.moe()) why("e=" + std::to_string(l.e) + " needs a mixture-of-experts model");
-  if (m.moe() && m.experts % l.e)
-    why("e=" + std::to_string(l.e) + " does not divide experts=" + std::to_string(m.experts));
-  // mini5d splits the experts over e x t (each tensor rank routes its own
-  // sequence-parallel rows): e*t divides the experts, and SP is on.
-  if (m.moe() && l.t > 1 && m.experts % l.e == 0 && m.experts % (1LL * l.e * l.t) != 0)
-    why("e*t=" + std::to_string(l.e * l.t) + " does not divide experts=" + std::to_string(m.experts) +
-        " (experts are split over e x t)");
-  if (m.moe() && l.t > 1 && !l.sp) why("t > 1 with experts needs sequence parallelism");
   if (m.moe() && (m.top_k < 1 || m.top_k > m.experts))
     why("top_k must be in 1..experts");
   if (l.zero < 0 || l.zero > 3) why("ZeRO stage must be 0..3");
-  if (l.virtual_stages > 1 && l.p == 1) why("virtual stages need p > 1");
-  if (l.schedule == Schedule::interleaved && l.accumulation % l.p)
-    why("interleaved 1F1B needs micro-batches per step (" + std::to_string(l.accumulation) +
-        ") to be a multiple of p=" + std::to_string(l.p));
-  if ((l.schedule == Schedule::interleaved) != (l.virtual_stages > 1))
-    why("the interleaved schedule and virtual_stages > 1 go together");
+  // The runtime also runs chunks without interleaving; the planner's schedule model
+  // knows virtual stages only in the interleaved schedule.
+  if (l.virtual_stages > 1 && l.schedule != Schedule::interleaved)
+    why("the planner models virtual_stages > 1 only with the interleaved schedule");
   const long long batch = 1LL * l.micro_batch * l.accumulation * l.d * l.e;
   if (tr.global_batch > 0 && batch != tr.global_batch)
     why("micro_batch*accumulation*d*e = " + std::to_string(batch) + " != global batch " +

@@ -248,6 +248,9 @@ StepStats Trainer::step(long s) {
     mine.loss = grid_->coord(grid::Axis::t) == 0 ? loss_sum : 0.0;
     mine.norm_squares = share.owned;
     mine.nonfinite = std::isfinite(loss_sum) && share.finite ? 0.0 : 1.0;
+    const int sig = stop_signal();
+    mine.sigterm = sig == SIGTERM ? 1.0 : 0.0;
+    mine.sigusr1 = sig == SIGUSR1 ? 1.0 : 0.0;
     if (deck_.model.experts > 0) {
       // Each rank routed its own rows.
       const auto& ms = model_->moe_stats();
@@ -260,6 +263,9 @@ StepStats Trainer::step(long s) {
     comms_->world().allreduce_host(packed.data(), int(packed.size()));
     const StepScalars sum = StepScalars::unpack(packed);
     st.loss = sum.loss / tokens;
+    // Ranks may see a signal at slightly different times: one that any rank has seen
+    // stops every rank after this step (SIGTERM before SIGUSR1, as the larger number).
+    agreed_stop_ = sum.sigterm > 0 ? SIGTERM : sum.sigusr1 > 0 ? SIGUSR1 : 0;
     st.grad_norm = std::sqrt(sum.norm_squares);
     st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
     // One verdict on every rank: a stage that sees a NaN another does not must not
@@ -319,8 +325,13 @@ bool Trainer::state_is_finite() {
   return bad == 0;
 }
 
-bool Trainer::stop_requested() {
-  // Ranks may see the signal at slightly different times; the largest agrees.
+bool Trainer::stop_requested(bool after_save) {
+  // The step's all-reduce carried every rank's signal. A save takes long enough for one
+  // to arrive after it, so after a save the ranks agree once more (the largest wins).
+  if (!after_save) {
+    stopped_by_ = agreed_stop_;
+    return stopped_by_ != 0;
+  }
   double sig = stop_signal();
   comms_->world().allreduce_host(&sig, 1, comm::Communicator::Op::max);
   stopped_by_ = int(sig);
@@ -362,7 +373,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     }
     if (ck.every > 0 && next_step_ % ck.every == 0 && !save_if_finite("every " + std::to_string(ck.every) + " steps"))
       break;
-    if (stop_requested()) {
+    if (stop_requested(last_saved == next_step_)) {
       if (last_saved != next_step_) save_if_finite(std::string("signal ") + (stopped_by_ == SIGTERM ? "SIGTERM" : "SIGUSR1"));
       break;
     }

@@ -214,7 +214,9 @@ class Trainer {
   std::unique_ptr<data::Source> build_source() const;
   void refuse_if_memory_short();
   StepStats step(long s);
-  bool stop_requested();  // collective: has any rank received a stop signal?
+  // Has any rank received a stop signal? As of the last step's scalars; after a save,
+  // collective: the ranks agree again.
+  bool stop_requested(bool after_save);
   bool state_is_finite();  // collective: weights and moments free of NaN and infinity?
   Deck deck_;
   std::string run_id_;
@@ -223,6 +225,7 @@ class Trainer {
   std::string halted_;
   long next_step_ = 0;
   int stopped_by_ = 0;
+  int agreed_stop_ = 0;  // the signal the last step's scalars carried (0: none)
   std::vector<CheckpointEvent> checkpoints_;
   std::unique_ptr<grid::ProcessGrid> grid_;
   std::unique_ptr<parallel::AxisComms> comms_;  // every accounted communicator of the run

@@ -37,6 +37,20 @@ bool test_all(std::vector<comm::Request>& reqs) {
   return done;
 }
 
+// Each unit's replicated runs: its slice of the flat buffer (stage 0-1) or of the shard.
+std::vector<tp::ReplicatedGrads::Runs> replicated_by_unit(const std::vector<Span>& spans, const ZeroPartition& part,
+                                                          const model::ParamLayout& layout, bool flat) {
+  std::vector<tp::ReplicatedGrads::Runs> out(std::size_t(part.units()));
+  const auto& units = layout.units();
+  for (const Span& s : spans)
+    for (int u = 0; u < part.units(); ++u) {
+      const std::int64_t begin = flat ? units[u].offset : part.unit_shard_offset(u);
+      const std::int64_t size = flat ? units[u].size : part.unit_part_size(u);
+      if (s.begin >= begin && s.end <= begin + size) out[std::size_t(u)].emplace_back(s.begin, s.end);
+    }
+  return out;
+}
+
 std::vector<std::pair<std::int64_t, std::int64_t>> runs(const std::vector<Span>& spans) {
   std::vector<std::pair<std::int64_t, std::int64_t>> r;
   for (const Span& s : spans) r.emplace_back(s.begin, s.end);
@@ -114,6 +128,8 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   for (std::size_t i = 0; i < pieces.size(); ++i) h(i) = pieces[i];
   Kokkos::deep_copy(norm_pieces_, h);
   table_mem_ = mem::Charge(mem::Category::workspace, mem::view_bytes(norm_pieces_));
+  if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !replicated_.empty())
+    tp_grads_ = tp::ReplicatedGrads(*tp_, replicated_by_unit(replicated_, part_, layout, stage_ <= 1));
   model_.set_hooks(this);
 }
 
@@ -126,7 +142,7 @@ ZeroOptimizer::~ZeroOptimizer() {
 }
 
 void ZeroOptimizer::begin_step() {
-  tp_reduced_ = false;
+  tp_grads_.begin_step();
   if (stage_ >= 2)
     kernels::fill("mini5d::dp::zero_grad_shard", grad_shard_, 0.0f);
   else
@@ -210,11 +226,17 @@ void ZeroOptimizer::after_backward(int unit) {
   if (stage_ <= 1 && !last_) return;  // gradients keep accumulating locally
   fence("mini5d::optim::unit_grads_ready");  // MPI reads the unit's gradients next
   if (stage_ <= 1) {
+    const std::size_t from = inflight_.size();
     for (int c : part_.unit_chunks(unit)) {
       const Span span = part_.chunks()[c].span;
       for (std::int64_t at = 0; at < span.size(); at += bucket_)
         inflight_.push_back(
             dp_.start_allreduce(c, slice(model_.grads, u.offset + span.begin + at, std::min(bucket_, span.size() - at))));
+    }
+    if (tp_grads_.active()) {
+      tp_grads_.expect(unit);
+      reducing_.push_back({unit, from, inflight_.size()});
+      start_replicated_sums();
     }
     return;
   }
@@ -227,11 +249,27 @@ void ZeroOptimizer::after_backward(int unit) {
                                               slice(s.part, at, part_.my_part(c).size())));
   }
   s.posted = true;
+  s.last = last_;
+  if (last_) tp_grads_.expect(unit);
   next_slot_ = 1 - next_slot_;
+}
+
+void ZeroOptimizer::start_replicated_sums() {
+  // A unit's own all-reduces done (test() also progresses them): its replicated
+  // gradients are final, and their sum over t can start.
+  auto done = [&](const Reducing& r) {
+    bool all = true;
+    for (std::size_t i = r.from; i < r.to; ++i) all = inflight_[i].test() && all;
+    if (all) tp_grads_.ready(r.unit, grad_buffer());
+    return all;
+  };
+  reducing_.erase(std::remove_if(reducing_.begin(), reducing_.end(), done), reducing_.end());
 }
 
 void ZeroOptimizer::progress() {
   for (auto& r : inflight_) r.test();
+  if (!reducing_.empty()) start_replicated_sums();
+  tp_grads_.progress();
   for (auto& r : weight_gathers_) r.test();
   for (auto& g : gathered_) test_all(g.reqs);
   for (auto& s : slots_)
@@ -244,6 +282,7 @@ void ZeroOptimizer::drain(Slot& s) {
   const std::int64_t n = part_.unit_part_size(s.unit);
   kernels::add_into<float>(slice(grad_shard_, part_.unit_shard_offset(s.unit), n), slice(s.part, 0, n));
   s.posted = false;
+  if (s.last) tp_grads_.ready(s.unit, grad_buffer());
 }
 
 VecU<float> ZeroOptimizer::grad_buffer() const {
@@ -253,16 +292,12 @@ VecU<float> ZeroOptimizer::grad_buffer() const {
 void ZeroOptimizer::finish_reductions() {
   for (auto& r : inflight_) r.wait();
   inflight_.clear();
+  reducing_.clear();  // all done: finish() below starts what has not started
   for (auto& s : slots_) drain(s);
   // With sequence parallelism each tensor-parallel rank saw its own tokens: the
-  // gradients of the tensors they all hold (LayerNorms, row-parallel biases, wpe) are
-  // partial sums until added over the group. The order (group after the data-parallel
-  // reduction) does not matter for a sum.
-  if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !tp_reduced_) {
-    tp_reduced_ = true;  // once per step (settle() and saves come here again)
-    fence("mini5d::optim::replicated_grads_ready");  // MPI reads them next
-    for (const Span& s : replicated_) tp_->allreduce<float>(slice(grad_buffer(), s.begin, s.size()), comm::Traffic::grads);
-  }
+  // gradients of the tensors they all hold are partial sums until added over the
+  // group (once per step: settle() and saves come here again).
+  tp_grads_.finish(grad_buffer());
 }
 
 void ZeroOptimizer::poison_gradients() {

@@ -32,6 +32,7 @@
 #include "mini5d/parallel/dp/dp_comm.hpp"
 #include "mini5d/parallel/dp/zero_partition.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
+#include "mini5d/parallel/tp/replicated_grads.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
 
 namespace mini5d::dp {
@@ -117,10 +118,12 @@ class ZeroOptimizer : public model::UnitHooks {
     std::vector<comm::Request> reqs;  // one per chunk
     int unit = -1;        // the unit whose gradients the slot holds
     bool posted = false;  // its reduce-scatter is in flight, its part not yet added
+    bool last = false;    // of the step's last micro-batch: the unit's shard is final once added
   };
   void drain(Slot& s);  // completes s's reduce-scatter and adds its part to the shard
   void need_weights(int unit);          // stage 3: unit gathered and bound
   void start_gather(int buffer, int unit);
+  void start_replicated_sums();         // stage 0-1: for each unit whose reduction is done
 
   VecU<float> grad_buffer() const;  // the reduced gradients: flat (stage 0-1) or this rank's shard
 
@@ -134,13 +137,22 @@ class ZeroOptimizer : public model::UnitHooks {
   Kokkos::View<kernels::NormPiece*, MemSpace> norm_pieces_;
   bool owns_dense_ = true, owns_replicated_ = true, owns_experts_ = true;
   ep::EpComm* ep_;
-  bool tp_reduced_ = true;        // the step's replicated gradients are summed over t
+  // The replicated tensors' gradients summed over t, a message per unit started once
+  // the unit's gradients are final (inactive without sequence parallelism at t > 1).
+  tp::ReplicatedGrads tp_grads_;
   dp::ZeroPartition part_;
   dp::DataParallelComm dp_;
   std::unique_ptr<AdamW<float>> adamw_;
   bool last_ = true;
   std::int64_t bucket_;
   std::vector<comm::Request> inflight_;  // stage 0-1 all-reduces
+  // Stage 0-1, last micro-batch: units whose all-reduces are inflight_[from, to) and
+  // whose replicated sums over t wait for them.
+  struct Reducing {
+    int unit;
+    std::size_t from, to;
+  };
+  std::vector<Reducing> reducing_;
   std::vector<comm::Request> weight_gathers_;  // stage 1-2: per chunk, after an update
   Vec<float> weight_shard_;              // stage 3
   Vec<float> grad_shard_;                // stage 2-3

@@ -22,6 +22,10 @@ class TpComm {
   // Sums x over the group, in place.                           collective over the group
   template <class S> void allreduce(MatU<S> x);
   template <class S> void allreduce(VecU<S> x, comm::Traffic t = comm::Traffic::activations);
+  // The same, posted: x is summed once the request completes (nothing to do at t = 1).
+  comm::Request start_allreduce(VecU<float> x, comm::Traffic t) {
+    return size() > 1 ? group_->iallreduce(x, t) : comm::Request();
+  }
   // full [N, C] <- the rows of every rank (this rank's `part` [N/t, C] among them).
   //                                                            collective over the group
   template <class S> void allgather_rows(MatU<S> full, CMatU<S> part);
