@@ -109,8 +109,12 @@ endfunction()
 # mini5d_cli_test(<test> <command>...)
 # Registers a test of the app from the command line (usually a script in tests/cli
 # driving it), label `cli`, 60 s unless set otherwise after; MINI5D_NO_BIND=1 so that
-# tests running side by side do not pin their ranks to the same cores.
+# tests running side by side do not pin their ranks to the same cores. Each runs in a
+# folder of its own: tests side by side would otherwise meet in the default checkpoint
+# directory and report path, which a run locks (and then refuses the other run).
 function(mini5d_cli_test name)
-  add_test(NAME ${name} COMMAND ${ARGN})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/work/${name})
+  file(MAKE_DIRECTORY ${dir})
+  add_test(NAME ${name} COMMAND ${ARGN} WORKING_DIRECTORY ${dir})
   set_tests_properties(${name} PROPERTIES TIMEOUT 60 ENVIRONMENT "${mini5d_test_env};MINI5D_NO_BIND=1" LABELS cli)
 endfunction()
