@@ -84,52 +84,14 @@ const LinkTier* tier_ptr(const ClusterDesc& cl, int i) {
   return i < 0 ? nullptr : &cl.tiers[std::size_t(i)];
 }
 
-StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-                     const Layout& l, int stage, const TimeOptions& o) {
-  StageCost sc;
+// The communication of one stage per micro-batch, exposed and in all, by axis; the
+// block's GEMM times say how much of it the compute can hide.
+void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                       const Layout& l, int stage, const TimeOptions& o, const BlockGemms& g) {
   const double a = activation_elem_bytes(tr.precision);
   const double B = l.micro_batch, T = double(m.seq), D = double(m.d_model);
   const double blocks = double(m.layers) / l.p;
   const double imb = m.moe() ? o.moe_imbalance : 1.0;
-
-  // GEMMs costed by shape (compute_model.hpp).
-  const BlockGemms g = block_forward_gemms(m, l, cl, tr.precision, imb);
-  const MemoryBoundBytes mb = block_memory_bytes(m, tr, cl, l, o);
-  const DeviceDesc& dev = cl.device;
-  const double elem_fwd = mb.elementwise_fwd / dev.elementwise_bw() + mb.softmax_fwd / dev.softmax_bw();
-  const double elem_bwd = mb.elementwise_bwd / dev.elementwise_bw() + mb.softmax_bwd / dev.softmax_bw();
-
-  // Besides its GEMM calls (whose cost gemm_time includes), each block runs ~9
-  // memory-bound kernels forward and ~18 backward (plus one attention step per ring
-  // hop); their fixed cost is what makes cutting a small model finely unprofitable.
-  // With measured memory-bound rates (device.memory_bound) it is the fixed part per
-  // block `mini5d calibrate` fitted instead (a third of it forward).
-  const double k_fwd = dev.memory_bound_measured ? dev.memory_bound_fixed / 3
-                                                 : (9 + 3.0 * (l.c - 1)) * dev.kernel_overhead;
-  const double k_bwd = 2 * k_fwd;
-  const double blk_fwd = g.linear + g.attention + elem_fwd + k_fwd;
-  sc.attn_fwd = blocks * g.attention;
-  sc.fwd = blocks * blk_fwd;
-  // The backward runs two GEMMs per forward one (input and weight gradients), each of
-  // its own shape (the same operand sizes, so the roofline charges twice the forward).
-  sc.bwd = blocks * (g.linear_bwd + g.attention_bwd + elem_bwd + k_bwd);
-  sc.gemm = blocks * (g.linear + g.linear_bwd);
-  sc.attention_gemm = blocks * (g.attention + g.attention_bwd);
-  sc.memory = blocks * (elem_fwd + elem_bwd);
-  sc.launch = blocks * (k_fwd + k_bwd);
-  if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
-  // Full recomputation reruns every block's forward but an MoE layer's (model/block.hpp).
-  if (l.recompute == Recompute::full) sc.recompute = sc.fwd - blocks * g.experts;
-  if (stage == l.p - 1) {
-    const double head_mem = head_memory_bytes(m, tr, l, o) / dev.elementwise_bw();
-    const double head_fwd = head_gemm_time(m, l, cl.device, tr.precision);
-    const double head_bwd = head_gemm_time(m, l, cl.device, tr.precision, true);
-    sc.fwd += head_fwd + head_mem / 3;
-    sc.bwd += head_bwd + head_mem * 2 / 3;
-    sc.gemm += head_fwd + head_bwd;
-    sc.memory += head_mem;
-  }
-
   // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
   // forward is recomputed, +1 for an MoE block, whose experts are not rerun); the
   // vocab-parallel embedding/head add one each.
@@ -186,6 +148,53 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
                exposed_time(ag + rs, sc.bwd, o.overlap_efficiency);
     sc.zero3_total = 2 * ag + rs;
   }
+}
+
+StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
+                     const Layout& l, int stage, const TimeOptions& o) {
+  StageCost sc;
+  const double blocks = double(m.layers) / l.p;
+  const double imb = m.moe() ? o.moe_imbalance : 1.0;
+
+  // GEMMs costed by shape (compute_model.hpp).
+  const BlockGemms g = block_forward_gemms(m, l, cl, tr.precision, imb);
+  const MemoryBoundBytes mb = block_memory_bytes(m, tr, cl, l, o);
+  const DeviceDesc& dev = cl.device;
+  const double elem_fwd = mb.elementwise_fwd / dev.elementwise_bw() + mb.softmax_fwd / dev.softmax_bw();
+  const double elem_bwd = mb.elementwise_bwd / dev.elementwise_bw() + mb.softmax_bwd / dev.softmax_bw();
+
+  // Besides its GEMM calls (whose cost gemm_time includes), each block runs ~9
+  // memory-bound kernels forward and ~18 backward (plus one attention step per ring
+  // hop); their fixed cost is what makes cutting a small model finely unprofitable.
+  // With measured memory-bound rates (device.memory_bound) it is the fixed part per
+  // block `mini5d calibrate` fitted instead (a third of it forward).
+  const double k_fwd = dev.memory_bound_measured ? dev.memory_bound_fixed / 3
+                                                 : (9 + 3.0 * (l.c - 1)) * dev.kernel_overhead;
+  const double k_bwd = 2 * k_fwd;
+  const double blk_fwd = g.linear + g.attention + elem_fwd + k_fwd;
+  sc.attn_fwd = blocks * g.attention;
+  sc.fwd = blocks * blk_fwd;
+  // The backward runs two GEMMs per forward one (input and weight gradients), each of
+  // its own shape (the same operand sizes, so the roofline charges twice the forward).
+  sc.bwd = blocks * (g.linear_bwd + g.attention_bwd + elem_bwd + k_bwd);
+  sc.gemm = blocks * (g.linear + g.linear_bwd);
+  sc.attention_gemm = blocks * (g.attention + g.attention_bwd);
+  sc.memory = blocks * (elem_fwd + elem_bwd);
+  sc.launch = blocks * (k_fwd + k_bwd);
+  if (l.recompute == Recompute::selective) sc.recompute = sc.attn_fwd;
+  // Full recomputation reruns every block's forward but an MoE layer's (model/block.hpp).
+  if (l.recompute == Recompute::full) sc.recompute = sc.fwd - blocks * g.experts;
+  if (stage == l.p - 1) {
+    const double head_mem = head_memory_bytes(m, tr, l, o) / dev.elementwise_bw();
+    const double head_fwd = head_gemm_time(m, l, cl.device, tr.precision);
+    const double head_bwd = head_gemm_time(m, l, cl.device, tr.precision, true);
+    sc.fwd += head_fwd + head_mem / 3;
+    sc.bwd += head_bwd + head_mem * 2 / 3;
+    sc.gemm += head_fwd + head_bwd;
+    sc.memory += head_mem;
+  }
+
+  add_communication(sc, m, tr, cl, l, stage, o, g);
   return sc;
 }
 

@@ -214,7 +214,6 @@ StepStats Trainer::step(long s) {
   Kokkos::Timer timer;
   const auto comm_before = comm_by_axis();
   const auto events_before = prof::kokkos_events();
-  const auto& tc = deck_.train;
   const double tokens = double(tokens_per_step());
   // Gradient of the mean over every token of the global batch: each rank scales its
   // own tokens by 1/global tokens, and the reduction sums the ranks.
@@ -241,55 +240,7 @@ StepStats Trainer::step(long s) {
   st.step = s + 1;
   {
     Phase p("mini5d::train::optimizer", phases_.optimizer);
-    // The step's scalars in one all-reduce over every rank. Every tensor-parallel rank
-    // computed the same loss: the first one counts it.
-    const auto share = zero_->norm_share();
-    StepScalars mine;
-    mine.loss = grid_->coord(grid::Axis::t) == 0 ? loss_sum : 0.0;
-    mine.norm_squares = share.owned;
-    mine.nonfinite = std::isfinite(loss_sum) && share.finite ? 0.0 : 1.0;
-    const int sig = stop_signal();
-    mine.sigterm = sig == SIGTERM ? 1.0 : 0.0;
-    mine.sigusr1 = sig == SIGUSR1 ? 1.0 : 0.0;
-    if (deck_.model.experts > 0) {
-      // Each rank routed its own rows.
-      const auto& ms = model_->moe_stats();
-      mine.expert_load.assign(std::size_t(deck_.model.experts), 0.0);
-      for (std::size_t e = 0; e < mine.expert_load.size() && e < ms.load.size(); ++e) mine.expert_load[e] = ms.load[e];
-      mine.dropped = ms.dropped;
-      mine.aux = ms.aux;
-    }
-    std::vector<double> packed = mine.pack();
-    comms_->world().allreduce_host(packed.data(), int(packed.size()));
-    const StepScalars sum = StepScalars::unpack(packed);
-    st.loss = sum.loss / tokens;
-    // Ranks may see a signal at slightly different times: one that any rank has seen
-    // stops every rank after this step (SIGTERM before SIGUSR1, as the larger number).
-    agreed_stop_ = sum.sigterm > 0 ? SIGTERM : sum.sigusr1 > 0 ? SIGUSR1 : 0;
-    st.grad_norm = std::sqrt(sum.norm_squares);
-    st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
-    // One verdict on every rank: a stage that sees a NaN another does not must not
-    // update alone.
-    const bool bad = sum.nonfinite > 0 || !std::isfinite(st.loss) || !std::isfinite(st.grad_norm);
-    verdict_ = guard_->judge(bad, st.loss, st.grad_norm);
-    if (verdict_ == StepGuard::Verdict::Apply) {
-      zero_->update(st.lr, s + 1, kernels::clip_factor(st.grad_norm, tc.grad_clip));
-    } else {
-      // A skipped step and the step that stops the run leave the state untouched.
-      st.skipped = verdict_ == StepGuard::Verdict::Skip;
-      st.note = guard_->why();
-    }
-    if (deck_.model.experts > 0) {
-      st.expert_load = sum.expert_load;
-      double mx = 0, all = 0;
-      for (double l : st.expert_load) {
-        mx = std::max(mx, l);
-        all += l;
-      }
-      st.imbalance = all > 0 ? mx / (all / deck_.model.experts) : 0;
-      st.dropped = sum.dropped;
-      st.aux_loss = sum.aux / tokens;
-    }
+    reduce_and_update(st, s, loss_sum, tokens);
   }
   fence("mini5d::train::step_done");  // the step's timer stops after its kernels
   st.seconds = timer.seconds();
@@ -308,6 +259,59 @@ StepStats Trainer::step(long s) {
     st.exposed_by_axis[axis] = now.exposed - was.exposed;
   }
   return st;
+}
+
+void Trainer::reduce_and_update(StepStats& st, long s, double loss_sum, double tokens) {
+  const auto& tc = deck_.train;
+  // The step's scalars in one all-reduce over every rank. Every tensor-parallel rank
+  // computed the same loss: the first one counts it.
+  const auto share = zero_->norm_share();
+  StepScalars mine;
+  mine.loss = grid_->coord(grid::Axis::t) == 0 ? loss_sum : 0.0;
+  mine.norm_squares = share.owned;
+  mine.nonfinite = std::isfinite(loss_sum) && share.finite ? 0.0 : 1.0;
+  const int sig = stop_signal();
+  mine.sigterm = sig == SIGTERM ? 1.0 : 0.0;
+  mine.sigusr1 = sig == SIGUSR1 ? 1.0 : 0.0;
+  if (deck_.model.experts > 0) {
+    // Each rank routed its own rows.
+    const auto& ms = model_->moe_stats();
+    mine.expert_load.assign(std::size_t(deck_.model.experts), 0.0);
+    for (std::size_t e = 0; e < mine.expert_load.size() && e < ms.load.size(); ++e) mine.expert_load[e] = ms.load[e];
+    mine.dropped = ms.dropped;
+    mine.aux = ms.aux;
+  }
+  std::vector<double> packed = mine.pack();
+  comms_->world().allreduce_host(packed.data(), int(packed.size()));
+  const StepScalars sum = StepScalars::unpack(packed);
+  st.loss = sum.loss / tokens;
+  // Ranks may see a signal at slightly different times: one that any rank has seen
+  // stops every rank after this step (SIGTERM before SIGUSR1, as the larger number).
+  agreed_stop_ = sum.sigterm > 0 ? SIGTERM : sum.sigusr1 > 0 ? SIGUSR1 : 0;
+  st.grad_norm = std::sqrt(sum.norm_squares);
+  st.lr = optim::learning_rate(s, tc.steps, tc.warmup, tc.lr, tc.min_lr);
+  // One verdict on every rank: a stage that sees a NaN another does not must not
+  // update alone.
+  const bool bad = sum.nonfinite > 0 || !std::isfinite(st.loss) || !std::isfinite(st.grad_norm);
+  verdict_ = guard_->judge(bad, st.loss, st.grad_norm);
+  if (verdict_ == StepGuard::Verdict::Apply) {
+    zero_->update(st.lr, s + 1, kernels::clip_factor(st.grad_norm, tc.grad_clip));
+  } else {
+    // A skipped step and the step that stops the run leave the state untouched.
+    st.skipped = verdict_ == StepGuard::Verdict::Skip;
+    st.note = guard_->why();
+  }
+  if (deck_.model.experts > 0) {
+    st.expert_load = sum.expert_load;
+    double mx = 0, all = 0;
+    for (double l : st.expert_load) {
+      mx = std::max(mx, l);
+      all += l;
+    }
+    st.imbalance = all > 0 ? mx / (all / deck_.model.experts) : 0;
+    st.dropped = sum.dropped;
+    st.aux_loss = sum.aux / tokens;
+  }
 }
 
 long Trainer::skipped_steps() const {
@@ -385,37 +389,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   total_seconds_ = timer.seconds();
   if (pipeline()) summarise_pipeline();
   summarise_traffic(traffic_before, next_step_ - first_step);
-  // Min / mean / max of each phase over the ranks: a slow rank shows up here.
-  double mine[5] = {phases_.data, phases_.forward, phases_.backward, phases_.reduce, phases_.optimizer};
-  double lo[5], hi[5], sum[5];
-  std::copy(mine, mine + 5, lo);
-  std::copy(mine, mine + 5, hi);
-  std::copy(mine, mine + 5, sum);
-  comms_->world().allreduce_host(lo, 5, comm::Communicator::Op::min);
-  comms_->world().allreduce_host(hi, 5, comm::Communicator::Op::max);
-  comms_->world().allreduce_host(sum, 5, comm::Communicator::Op::sum);
-  auto as_phases = [](const double* v, double scale) {
-    return PhaseTimes{v[0] * scale, v[1] * scale, v[2] * scale, v[3] * scale, v[4] * scale};
-  };
-  spread_ = {as_phases(lo, 1.0), as_phases(sum, 1.0 / grid_->size()), as_phases(hi, 1.0)};
-  // Every rank's memory peaks (ranks of one ZeRO group differ when a unit does not
-  // divide evenly; later axes make stages differ more).
-  std::vector<double> mine_peaks(mem::kCategories), all(std::size_t(mem::kCategories) * grid_->size());
-  for (int c = 0; c < mem::kCategories; ++c) mine_peaks[c] = double(mem::ledger().of(mem::Category(c)).peak);
-  comms_->world().allgather_host(mine_peaks.data(), mem::kCategories, all.data());
-  peaks_.assign(grid_->size(), {});
-  for (int r = 0; r < grid_->size(); ++r)
-    peaks_[r].assign(all.begin() + r * mem::kCategories, all.begin() + (r + 1) * mem::kCategories);
-  // Ring attention's work per rank: the balance zig-zag buys (and contiguous loses).
-  if (const auto* ring = model_->ring()) {
-    const auto& rs = ring->stats();
-    const double mine_ring[2] = {rs.forward_calls ? double(rs.forward_blocks) / double(rs.forward_calls) : 0.0,
-                                 rs.compute_seconds};
-    std::vector<double> every(2 * std::size_t(grid_->size()));
-    comms_->world().allgather_host(mine_ring, 2, every.data());
-    ring_.assign(grid_->size(), {});
-    for (int r = 0; r < grid_->size(); ++r) ring_[r] = {every[2 * r], every[2 * r + 1]};
-  }
+  summarise_ranks();
 }
 
 }  // namespace mini5d::train

@@ -214,6 +214,9 @@ class Trainer {
   std::unique_ptr<data::Source> build_source() const;
   void refuse_if_memory_short();
   StepStats step(long s);
+  // The step's scalars reduced, the guard's verdict and (if it applies) the update.
+  void reduce_and_update(StepStats& st, long s, double loss_sum, double tokens);
+  void summarise_ranks();  // collective: spread_, peaks_, ring_ (train/run_summary.cpp)
   // Has any rank received a stop signal? As of the last step's scalars; after a save,
   // collective: the ranks agree again.
   bool stop_requested(bool after_save);
