@@ -6,24 +6,14 @@
 # moved equal to the planner's prediction on every rank.
 # usage: compare_losses.py REFERENCE.json LAYOUT.json
 # Prints one summary line; exits 1 with a "FAIL:" line otherwise.
-import json
+import os
 import math
 import sys
 
 TOLERANCE = 1e-5
 
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        fail(f"{path}: {e}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from reports import fail, load  # noqa: E402
 
 
 def rel(a, b):

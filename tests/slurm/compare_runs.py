@@ -8,21 +8,11 @@
 # With --gaps a part may begin later (a start killed before it wrote its report),
 # but still right after the checkpoint it loaded.
 # Prints one summary line; exits 1 with a "FAIL:" line otherwise.
-import json
+import os
 import sys
 
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        fail(f"{path}: {e}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from reports import fail, load  # noqa: E402
 
 
 args = sys.argv[1:]
