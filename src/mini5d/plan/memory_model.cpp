@@ -174,7 +174,7 @@ double in_flight_microbatches(Schedule sch, int p, int m, int v, int stage) {
 }
 
 double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
-                         const MemoryOptions& o) {
+                         const MemoryOptions& o, int stage) {
   const ActShape s = act_shape(m, l, prec, o.moe_imbalance);
   const double a = s.elem_bytes, N = local_tokens(s), rr = rep(s);
   const StateBytesPerParam pb = state_bytes_per_param(prec);
@@ -188,7 +188,18 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
     if (l.zero >= 2) b += 2 * one.total() * pb.grad * (1.0 + 1.0 / l.dense_group());
     if (l.zero >= 3) b += 2 * one.total() * pb.weight;
   }
-  if (l.t > 1 && l.sp) b += a * N * s.d_model;                      // all-gather target
+  if (l.t > 1 && l.sp) {
+    b += a * N * s.d_model;  // all-gather target
+    // The gradients of the tensors every tensor rank holds, packed for their sum over t
+    // (parallel/tp/replicated_grads.hpp): the stage's whole copy at ZeRO 0-1, the
+    // rank's part of it from ZeRO 2 on (1/G of it, up to the partition's rounding).
+    const ParamCounts c = count_params(m);
+    double rep = double(m.layers) / l.p * (c.attn_replicated + c.router + (m.moe() ? 0.0 : c.mlp_replicated));
+    if (stage == 0) rep += c.position_embedding;
+    if (stage == l.p - 1) rep += c.final_norm;
+    if (l.zero >= 2) rep /= l.dense_group();
+    b += rep * pb.grad;
+  }
   if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive
   // Ring attention: the K/V block in hand and the one arriving, and the same for the
   // travelling dK/dV in the backward (parallel/cp/ring_attention.hpp).
@@ -217,7 +228,7 @@ MemoryBreakdown stage_memory(const ModelDesc& m, const TrainDesc& tr, const Clus
   mb.activations = per_mb * in_flight_microbatches(l.schedule, l.p, l.accumulation,
                                                    l.virtual_stages, stage);
   mb.workspace = workspace_bytes(s, l.recompute);
-  mb.comm_buffers = comm_buffer_bytes(m, l, tr.precision, o);
+  mb.comm_buffers = comm_buffer_bytes(m, l, tr.precision, o, stage);
   mb.reserved = cl.device.reserved;
   return mb;
 }

@@ -83,8 +83,10 @@ struct MemoryOptions {
   double moe_imbalance = 1.0;
 };
 
+// Of pipeline stage `stage` (the tensor-parallel replicated gradients' packed buffer
+// depends on which ends of the model the stage holds).
 double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
-                         const MemoryOptions& o);
+                         const MemoryOptions& o, int stage = 0);
 
 struct MemoryBreakdown {
   int stage = 0;  // the pipeline stage this is for (the fullest one)

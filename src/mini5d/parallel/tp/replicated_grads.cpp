@@ -19,7 +19,8 @@ ReplicatedGrads::ReplicatedGrads(TpComm& tp, const std::vector<Runs>& by_unit) :
   for (std::size_t i = 0; i < host_runs_.size(); ++i) h(i) = host_runs_[i];
   Kokkos::deep_copy(runs_, h);
   packed_ = Vec<float>("mini5d::tp::replicated_grads", std::size_t(at));
-  mem_ = mem::Charge(mem::Category::comm_buffers, mem::view_bytes(packed_) + mem::view_bytes(runs_));
+  mem_ = mem::Charge(mem::Category::comm_buffers, mem::view_bytes(packed_));
+  table_mem_ = mem::Charge(mem::Category::workspace, mem::view_bytes(runs_));
   reqs_.resize(by_unit.size());
   expected_.assign(by_unit.size(), 0);
   packed_units_.assign(by_unit.size(), 0);

@@ -61,7 +61,7 @@ class ReplicatedGrads {
   std::vector<int> order_;  // expected units, in the order announced
   std::size_t posted_ = 0;  // order_[0, posted_) are posted
   bool finished_ = true;
-  mem::Charge mem_;
+  mem::Charge mem_, table_mem_;
 };
 
 }  // namespace mini5d::tp
