@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
+#include <set>
 #include <cmath>
 
 #include "mini5d/comm/accounts.hpp"
@@ -83,7 +84,8 @@ TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
   //    kept) and reduce-scatters dx: 10 [N, D] payloads per block instead of 4;
   //  the vocab-parallel loss: every rank's N row maxima gathered (t*N) and an
   //    all-reduce of 2N sums;
-  //  gradients (SP only): one all-reduce of every replicated tensor per step.
+  //  gradients (SP only): every replicated tensor once per step, packed into one
+  //    all-reduce per unit that holds any (the embeddings, every block, the head).
   for (bool sp : {false, true}) {
     Group g(2);
     comm::accounts().clear();
@@ -96,12 +98,23 @@ TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
     const double want = sp ? (1 + 10 * L + 1 + 2 + 1) * nd + loss : (1 + 4 * L + 1) * nd + loss;
     const double got = comm::accounts().bytes("tp", comm::Traffic::activations);
     double replicated = 0;
-    for (const auto& ts : tr.model().layout().tensors())
-      if (ts.replicated) replicated += double(ts.size()) * f;
+    std::set<int> units;
+    const auto& layout = tr.model().layout();
+    for (const auto& ts : layout.tensors()) {
+      if (!ts.replicated) continue;
+      replicated += double(ts.size()) * f;
+      for (int u = 0; u < int(layout.units().size()); ++u)
+        if (ts.offset >= layout.units()[u].offset && ts.offset < layout.units()[u].offset + layout.units()[u].size)
+          units.insert(u);
+    }
     const double grads = comm::accounts().bytes("tp", comm::Traffic::grads);
+    const auto& tp_axis = comm::accounts().axes().at("tp");
+    const auto grad_calls = tp_axis.by_traffic.count("grads") ? tp_axis.by_traffic.at("grads").calls : 0;
     INFO("sp=" << sp);
     CHECK(got == want);
     CHECK(grads == (sp ? replicated : 0.0));
+    CHECK(units.size() == std::size_t(L + 2));
+    CHECK(grad_calls == (sp ? long(units.size()) : 0L));
     CHECK(world_max(std::abs(got - want)) == 0);
   }
 }
