@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "mini5d/core/diag.hpp"
+#include "mini5d/core/fault_spec.hpp"
 
 namespace mini5d::comm::watchdog {
 
@@ -99,14 +100,9 @@ Scope::~Scope() {
 }
 
 void maybe_injected_sleep(long step) {
-  static const char* spec = std::getenv("MINI5D_FAULT_SLEEP");
-  if (!spec) return;
-  int rank = -1;
-  long at = -1;
-  double seconds = 0;
-  if (std::sscanf(spec, "rank=%d,step=%ld,seconds=%lf", &rank, &at, &seconds) != 3) return;
-  if (rank == state().rank && step == at)
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  static const std::optional<FaultSpec> spec = fault_spec("MINI5D_FAULT_SLEEP", true);
+  if (spec && spec->rank == state().rank && spec->step == step)
+    std::this_thread::sleep_for(std::chrono::duration<double>(spec->seconds));
 }
 
 }  // namespace mini5d::comm::watchdog
