@@ -107,18 +107,22 @@ TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
 }
 
 TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]") {
-  for (int t : {1, 2, 4})
-    for (bool sp : {true, false})
-      for (const char* r : {"none", "selective", "full"}) {
-        if (t == 1 && !sp) continue;
-        const Layout l = tp_layout(1, t, 0, sp, r);
-        Group g(t);
-        train::Trainer tr(tiny(l, 0), g.comm);
-        const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
-        INFO(l.name());
-        CHECK(got.activations == want.activations);
-        CHECK(got.workspace == want.workspace);
-      }
+  // Both attention cores: blockwise (the default: a log-sum-exp per query row, tile
+  // buffers) and full (the seq x seq probabilities and their gradient).
+  for (const char* att : {"blockwise", "full"})
+    for (int t : {1, 2, 4})
+      for (bool sp : {true, false})
+        for (const char* r : {"none", "selective", "full"}) {
+          if (t == 1 && !sp) continue;
+          const Layout l = tp_layout(1, t, 0, sp, r);
+          Group g(t);
+          train::Trainer tr(tiny(l, 0, {std::string("model.attention=") + att}), g.comm);
+          const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+          INFO(l.name() << " model.attention=" << att);
+          CHECK(got.activations == want.activations);
+          CHECK(got.workspace == want.workspace);
+          CHECK(got.activations > 0);
+        }
 }
 
 TEST_CASE("a checkpoint saved at d2 x t2 resumes at t = 1, t = 4 and d = 4", "[tp][mpi][checkpoint]") {
