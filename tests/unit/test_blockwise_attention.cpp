@@ -20,13 +20,12 @@
 #include "mini5d/model/gpt.hpp"
 
 using namespace mini5d;
-using test::grad_error;
 using test::Tensor;
 namespace k = mini5d::kernels;
 
 namespace {
-constexpr double kBound = 1e-6;  // finite differences (grad_check.hpp)
-constexpr double kSame = 1e-12;  // the two cores differ only in summation order
+// Bounds: finite differences (grad_check.hpp), and the rounding of two summation orders.
+constexpr double kFd = 1e-6, kRounding = 1e-12;
 
 const k::GemmPath kPaths[] = {k::GemmPath::blas_loop, k::GemmPath::teams};
 
@@ -70,14 +69,14 @@ void check_against_full(int block) {
       return test::dot(a.y.flat, R.flat);
     };
     loss();
-    CHECK(test::scaled_difference(a.y.flat, y_ref.flat) < kSame);
+    CHECK(test::scaled_difference(a.y.flat, y_ref.flat) < kRounding);
     a.backward(dq, dk, dv, R);
-    CHECK(test::scaled_difference(dq.flat, dq_ref.flat) < kSame);
-    CHECK(test::scaled_difference(dk.flat, dk_ref.flat) < kSame);
-    CHECK(test::scaled_difference(dv.flat, dv_ref.flat) < kSame);
-    CHECK(grad_error(a.q.flat, dq.flat, loss) < kBound);
-    CHECK(grad_error(a.kk.flat, dk.flat, loss) < kBound);
-    CHECK(grad_error(a.v.flat, dv.flat, loss) < kBound);
+    CHECK(test::scaled_difference(dq.flat, dq_ref.flat) < kRounding);
+    CHECK(test::scaled_difference(dk.flat, dk_ref.flat) < kRounding);
+    CHECK(test::scaled_difference(dv.flat, dv_ref.flat) < kRounding);
+    CHECK(test::grad_error(a.q.flat, dq.flat, loss) < kFd);
+    CHECK(test::grad_error(a.kk.flat, dk.flat, loss) < kFd);
+    CHECK(test::grad_error(a.v.flat, dv.flat, loss) < kFd);
   }
 }
 }  // namespace
