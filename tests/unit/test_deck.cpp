@@ -255,4 +255,9 @@ TEST_CASE("resume: every field has a class; model and data must match, lr may ch
   CHECK(d.changed[0] == "resume: parallel.d changed 1 -> 2 (layout)");
   CHECK(d.changed[1] == "resume: train.lr changed 0.01 -> 0.005");
   CHECK(compare_for_resume(stored, stored).refused.empty());
+  // The attention core is how the model is computed, not which model: like a layout.
+  const ResumeDiff att = compare_for_resume(stored, load_deck(kDir + "tiny.yaml", {"model.attention=full"}));
+  CHECK(att.refused.empty());
+  REQUIRE(att.changed.size() == 1);
+  CHECK(att.changed[0] == "resume: model.attention changed blockwise -> full (layout)");
 }
