@@ -40,8 +40,10 @@ def linear(out, inp):
 dense = []
 for out, inp in ((3 * D, D), (D, D), (F, D), (D, F)):
     dense += linear(out, inp)
+# Forward QK^T, PV; backward dP, dV, dQ, dK and (blockwise attention, the default) the
+# scores again.
 attention = [("NT", T, T, 16, BH), ("NN", T, 16, T, BH), ("NT", T, T, 16, BH), ("TN", T, 16, T, BH),
-             ("NN", T, 16, T, BH), ("TN", T, 16, T, BH)]
+             ("NN", T, 16, T, BH), ("TN", T, 16, T, BH), ("NT", T, T, 16, BH)]
 head = linear(V, D)
 def seconds(calls):
     s = 0

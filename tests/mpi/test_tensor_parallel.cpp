@@ -3,8 +3,9 @@
 // (docs/parallelism.md): layout invariance against the single-rank run (losses and pre-clip gradient
 // norms, step by step, on the tiny deck as it is and with clipping off and weight decay
 // on), for t = 2 and 4 with SP on and off, d2 x t2 at ZeRO 0-3, and recompute
-// selective and full at t = 1 and 2; the tp bytes of a step against the analytic bill;
-// the activation memory the model allocates against the planner's formulas; and a
+// selective and full at t = 1 and 2, and with model.attention=full (the default core is
+// blockwise); the tp bytes of a step against the analytic bill; the activation memory
+// the model allocates against the planner's formulas, for both cores; and a
 // checkpoint saved at d2 x t2 resumed at t = 1, t = 4 and d = 4.
 #include <mpi.h>
 
@@ -35,17 +36,20 @@ Layout tp_layout(int d, int t, int zero, bool sp, const std::string& recompute =
   return l;
 }
 
-// Runs each layout (on groups of its rank count) and compares it with one rank.
-void check_invariance(const std::vector<Layout>& layouts, long steps) {
+// Runs each layout (on groups of its rank count) and compares it with one rank, both
+// with the deck overrides `extra` on top of each configuration's.
+void check_invariance(const std::vector<Layout>& layouts, long steps, const std::vector<std::string>& extra = {}) {
   // The shared oracle (tests/mpi/invariance.hpp) with its bounds, as for data
   // parallelism: the ranks sum partial products in another order than one rank (fp32
   // rounding); a layout bug (a lost or doubled shard, a missing reduction) is far above.
   for (const auto& c : test::configs()) {
-    train::Trainer ref(tiny(Layout{}, steps, c.overrides), MPI_COMM_SELF);
+    std::vector<std::string> overrides = c.overrides;
+    overrides.insert(overrides.end(), extra.begin(), extra.end());
+    train::Trainer ref(tiny(Layout{}, steps, overrides), MPI_COMM_SELF);
     ref.run();
     for (const auto& l : layouts) {
       Group g(l.ranks());
-      train::Trainer tr(tiny(l, steps, c.overrides), g.comm);
+      train::Trainer tr(tiny(l, steps, overrides), g.comm);
       tr.run();
       test::check_invariant(ref, tr, l.name(), c.name);
     }
@@ -70,6 +74,13 @@ TEST_CASE("layout invariance: recompute selective and full at t = 1 and 2", "[tp
     layouts.push_back(tp_layout(1, 2, 0, false, r));
   }
   check_invariance(layouts, 10);
+}
+
+TEST_CASE("layout invariance with full attention: t = 2 and 4, selective at t = 2", "[tp][mpi][attention]") {
+  // The reference core (model.attention=full, the seq x seq probabilities) against its
+  // own one-rank run; the default blockwise core runs in every other case here.
+  check_invariance({tp_layout(1, 2, 0, true), tp_layout(1, 4, 0, false), tp_layout(1, 2, 0, true, "selective")}, 10,
+                   {"model.attention=full"});
 }
 
 TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
@@ -120,18 +131,22 @@ TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
 }
 
 TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]") {
-  for (int t : {1, 2, 4})
-    for (bool sp : {true, false})
-      for (const char* r : {"none", "selective", "full"}) {
-        if (t == 1 && !sp) continue;
-        const Layout l = tp_layout(1, t, 0, sp, r);
-        Group g(t);
-        train::Trainer tr(tiny(l, 0), g.comm);
-        const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
-        INFO(l.name());
-        CHECK(got.activations == want.activations);
-        CHECK(got.workspace == want.workspace);
-      }
+  // Both attention cores: blockwise (the default: a log-sum-exp per query row, tile
+  // buffers) and full (the seq x seq probabilities and their gradient).
+  for (const char* att : {"blockwise", "full"})
+    for (int t : {1, 2, 4})
+      for (bool sp : {true, false})
+        for (const char* r : {"none", "selective", "full"}) {
+          if (t == 1 && !sp) continue;
+          const Layout l = tp_layout(1, t, 0, sp, r);
+          Group g(t);
+          train::Trainer tr(tiny(l, 0, {std::string("model.attention=") + att}), g.comm);
+          const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+          INFO(l.name() << " model.attention=" << att);
+          CHECK(got.activations == want.activations);
+          CHECK(got.workspace == want.workspace);
+          CHECK(got.activations > 0);
+        }
 }
 
 TEST_CASE("a checkpoint saved at d2 x t2 resumes at t = 1, t = 4 and d = 4", "[tp][mpi][checkpoint]") {

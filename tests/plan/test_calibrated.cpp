@@ -138,9 +138,14 @@ TEST_CASE("the product list is the runtime's: ops, causal blocks and the backwar
   CHECK((c.linear_bwd[0].ta == 'N' && c.linear_bwd[0].tb == 'N' && c.linear_bwd[0].n == 64 && c.linear_bwd[0].k == 192));
   CHECK((c.linear_bwd[1].ta == 'T' && c.linear_bwd[1].m == 192 && c.linear_bwd[1].n == 64 && c.linear_bwd[1].k == N));
   // T = 160 in blocks of 64: 64, 64, 32 queries against keys up to 64, 128, 160, per
-  // (batch, head): two products forward, four backward per block.
+  // (batch, head): two products forward, four backward per block, and with blockwise
+  // attention (the default) a fifth: the block's scores again, as it keeps no P.
   REQUIRE(c.attention_fwd.size() == 6);
-  REQUIRE(c.attention_bwd.size() == 12);
+  REQUIRE(c.attention_bwd.size() == 15);
+  CHECK((c.attention_bwd[4].ta == 'N' && c.attention_bwd[4].tb == 'T' && c.attention_bwd[4].n == 64));
+  ModelDesc full = m;
+  full.blockwise_attention = false;
+  CHECK(block_gemm_calls(full, l, sw, 1.0).attention_bwd.size() == 12);
   CHECK(c.attention_fwd[4].m == 32);
   CHECK(c.attention_fwd[4].n == 160);
   CHECK(c.attention_fwd[4].count == 2 * 4);

@@ -135,6 +135,9 @@ TEST_CASE("bad model files get one clear line", "[plan][inputs]") {
         "m.yaml: train.recompute: 'some' is not valid (valid: none, selective, full)");
   CHECK(model_error(replace(good, "ffn: 256}", "ffn: 256, experts: 4, top_k: 5}")) ==
         "m.yaml: model.top_k: 5 is out of range (experts per token; valid: 1..4)");
+  CHECK(model_error(replace(good, "ffn: 256}", "ffn: 256, attention: flash}")) ==
+        "m.yaml: model.attention: 'flash' is not valid (valid: blockwise, full)");
+  CHECK(model_error(replace(good, "ffn: 256}", "ffn: 256, attention: full}")).empty());
 }
 
 TEST_CASE("misspelt fields are errors naming the valid ones", "[plan][inputs]") {

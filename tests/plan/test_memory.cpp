@@ -54,9 +54,10 @@ TEST_CASE("activation bytes of one block on a hand-computed case", "[plan][memor
   // B=2, T=8 (N=16 tokens), d=16, h=4, f=64, V=32, fp32. What Gpt keeps per block:
   //   ln1 256, ln1 mean/rstd 32, qkv 768, q/k/v 768, probs 2*4*8*8 = 512, y 256,
   //   att_merged 256, res2 256, ln2 256, ln2 mean/rstd 32, fc 1024, gelu 1024, res3 256
-  //   = 5696 floats = 22784 bytes.
+  //   = 5696 floats = 22784 bytes (full attention: model.attention=full).
   ActShape s;
   s.micro_batch = 2, s.seq = 8, s.d_model = 16, s.heads = 4, s.ffn = 64, s.vocab = 32;
+  s.blockwise = false;
   CHECK(block_activation_bytes(s, Recompute::none) == 22784);
   // selective drops q, k, v, y (1024) and probs (512): 4160 floats.
   CHECK(block_activation_bytes(s, Recompute::selective) == 16640);
@@ -77,6 +78,53 @@ TEST_CASE("activation bytes of one block on a hand-computed case", "[plan][memor
   // (2 x 4 heads x 4 rows) instead of probabilities: 2080 + 512 + 32 = 2624.
   s.t = 1, s.sp = false, s.c = 2;
   CHECK(block_activation_bytes(s, Recompute::none) == 2624 * 4);
+  // Blockwise at c = 1 keeps a log-sum-exp per query row too: 5696 - 512 + 64 = 5248
+  // floats; selective drops q, k, v, y (1024) and the lse (64): 4160 floats, as with
+  // full attention (what selective keeps does not depend on the core).
+  s.c = 1, s.blockwise = true;
+  CHECK(block_activation_bytes(s, Recompute::none) == 5248 * 4);
+  CHECK(block_activation_bytes(s, Recompute::selective) == 16640);
+}
+
+TEST_CASE("blockwise attention: no seq x seq term in the activations or the work buffers", "[plan][memory]") {
+  // A long-sequence case: B = 1, T = 32768, 32 heads, d 4096, bf16 activations (2 bytes).
+  ActShape s;
+  s.micro_batch = 1, s.seq = 32768, s.d_model = 4096, s.heads = 32, s.ffn = 16384, s.vocab = 50257;
+  s.elem_bytes = 2;
+  const double BH = 32, T = 32768, a = 2, tile = kAttentionTile;
+  ActShape full = s;
+  full.blockwise = false;
+  // What the core keeps besides q, k, v, y: B*H*T*T probabilities, or B*H*T lse.
+  CHECK(attention_prob_elems(full) == BH * T * T);
+  CHECK(attention_prob_elems(s) == BH * T);
+  // The attention-probability bytes: B*H*T^2*a (64 GiB a block) in full, 0 in blockwise.
+  const double probs = a * BH * T * T;
+  CHECK(probs == 64.0 * (1 << 30));
+  for (const Recompute r : {Recompute::none, Recompute::selective}) {
+    const double kept_diff = block_activation_bytes(full, r) - block_activation_bytes(s, r);
+    CHECK(kept_diff == (r == Recompute::none ? probs - a * BH * T : 0.0));
+  }
+  // The work buffers: full's dP [B*H, T, T] against two 64 x 64 tiles and a row sum.
+  CHECK(workspace_bytes(full, Recompute::none) - workspace_bytes(s, Recompute::none) ==
+        probs - a * (2 * BH * tile * tile + BH * T));
+  // No T^2 anywhere: doubling T doubles blockwise's kept bytes exactly (full's grow by
+  // the extra 3*B*H*T^2 probabilities), and its work buffers but for the fixed tiles.
+  ActShape s2 = s, full2 = full;
+  s2.seq = full2.seq = 2 * T;
+  CHECK(block_activation_bytes(s2, Recompute::none) == 2 * block_activation_bytes(s, Recompute::none));
+  CHECK(workspace_bytes(s2, Recompute::none) ==
+        2 * workspace_bytes(s, Recompute::none) - a * 2 * BH * tile * tile);
+  CHECK(block_activation_bytes(full2, Recompute::none) - 2 * block_activation_bytes(full, Recompute::none) ==
+        2 * probs);
+}
+
+TEST_CASE("model.attention in a model file: blockwise by default, full on request", "[plan][memory]") {
+  ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  CHECK(in.model.blockwise_attention);
+  Layout l;
+  CHECK(act_shape(in.model, l, Precision::fp32).blockwise);
+  in.model.blockwise_attention = false;
+  CHECK_FALSE(act_shape(in.model, l, Precision::fp32).blockwise);
 }
 
 TEST_CASE("in-flight micro-batches per schedule", "[plan][memory]") {

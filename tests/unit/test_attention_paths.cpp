@@ -170,7 +170,7 @@ struct OnlineRig {
   }
   static constexpr int kBlocks = 3;
   k::BlockRows blocks(int i) const {
-    const k::BlockRows all[kBlocks] = {{0, 0, n, true}, {n, 0, n, false}, {n, n, n, true}};
+    const k::BlockRows all[kBlocks] = {{0, 0, n, n, true}, {n, 0, n, n, false}, {n, n, n, n, true}};
     return all[i];
   }
   void forward() {

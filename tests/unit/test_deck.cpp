@@ -47,7 +47,8 @@ TEST_CASE("shipped decks load with the documented sizes", "[deck]") {
   CHECK(gpt2.model.seq == 1024);
 }
 
-TEST_CASE("the long-context deck: over its activation budget at c = 1, within it at c = 2 and 4", "[deck][cp]") {
+TEST_CASE("the long-context deck: over its activation budget at c = 1 with full attention, within it blockwise "
+          "and at c = 2 and 4", "[deck][cp]") {
   const Deck lc = load_deck(kDir + "long-context.yaml");
   CHECK(lc.model.seq == 8192);
   CHECK(lc.parallel.c == 4);
@@ -55,8 +56,17 @@ TEST_CASE("the long-context deck: over its activation budget at c = 1, within it
   CHECK(unsupported_features(lc).empty());
   CHECK(train::activation_budget_problem(lc).empty());
   CHECK(train::activation_budget_problem(load_deck(kDir + "long-context.yaml", {"parallel.c=2"})).empty());
-  CHECK_THAT(train::activation_budget_problem(load_deck(kDir + "long-context.yaml", {"parallel.c=1"})),
+  CHECK_THAT(train::activation_budget_problem(load_deck(kDir + "long-context.yaml", {"parallel.c=1", "model.attention=full"})),
              Contains("train.activation_budget_mib=256: the predicted activation memory per rank is 1664.3 MiB"));
+  CHECK_THAT(train::activation_budget_problem(load_deck(kDir + "long-context.yaml", {"parallel.c=1", "model.attention=full"})),
+             Contains("set model.attention=blockwise"));
+  // Blockwise at c = 1 (the default) keeps no seq x seq term: 92.4 MiB kept + 36.2 MiB
+  // of work buffers, within the budget.
+  const Deck one = load_deck(kDir + "long-context.yaml", {"parallel.c=1"});
+  CHECK(train::activation_budget_problem(one).empty());
+  const auto b = train::predicted_activation_memory(one);
+  CHECK(b.activations == 96927744);
+  CHECK(b.workspace == 37912576);
   // The prediction at c = 4 is under a fifth of the budget.
   const auto p = train::predicted_activation_memory(lc);
   CHECK((p.activations + p.workspace) / (1024.0 * 1024.0) < 50);
@@ -81,7 +91,7 @@ TEST_CASE("bad decks: one message per problem, with file, line, field and range"
   CHECK_THAT(error_of("modle:\n  vocab: 3\n"),
              Contains("t.yaml:1: modle: unknown section (valid: model, parallel, train, data, checkpoint, output)"));
   CHECK_THAT(error_of("model:\n  vocab: 64\n  d_modle: 3\n"),
-             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, d_model, layers, heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings)"));
+             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, d_model, layers, heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings, attention)"));
   CHECK_THAT(error_of("model:\n  layers: abc\n"),
              Contains("t.yaml:2: model.layers: expected an integer in [1, 1024], got \"abc\""));
   CHECK_THAT(error_of("model:\n  layers: 2.5\n"),
@@ -245,4 +255,9 @@ TEST_CASE("resume: every field has a class; model and data must match, lr may ch
   CHECK(d.changed[0] == "resume: parallel.d changed 1 -> 2 (layout)");
   CHECK(d.changed[1] == "resume: train.lr changed 0.01 -> 0.005");
   CHECK(compare_for_resume(stored, stored).refused.empty());
+  // The attention core is how the model is computed, not which model: like a layout.
+  const ResumeDiff att = compare_for_resume(stored, load_deck(kDir + "tiny.yaml", {"model.attention=full"}));
+  CHECK(att.refused.empty());
+  REQUIRE(att.changed.size() == 1);
+  CHECK(att.changed[0] == "resume: model.attention changed blockwise -> full (layout)");
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Finite-difference checks, in fp64, of the composed model: a one-block model (every
 // tensor of a block plus the embeddings and head around it) and a two-block model
-// (gradients crossing a block boundary through the residual stream). Every parameter
-// is checked, tensor by tensor. Bound: relative error < 1e-6 per tensor.
+// (gradients crossing a block boundary through the residual stream), with the default
+// blockwise attention core, and the one-block model again with full attention. Every
+// parameter is checked, tensor by tensor. Bound: relative error < 1e-6 per tensor.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -18,8 +19,9 @@ namespace {
 // difference, eps * loss / h, is relatively larger than in the kernel tests; h = 1e-5
 // keeps it near 1e-7 while the O(h^2) truncation stays far below.
 constexpr double kStep = 1e-5;
-void check_model(int layers) {
-  const ModelConfig m = test::fd_model(11, 5, 12, layers);
+void check_model(int layers, const char* attention = "blockwise") {
+  ModelConfig m = test::fd_model(11, 5, 12, layers);
+  m.attention = attention;
   const int B = 2, N = B * m.seq;
   model::Gpt<double> gpt(m, B);
   gpt.init_params(42);
@@ -52,6 +54,7 @@ void check_model(int layers) {
 
 TEST_CASE("one transformer block: every parameter gradient", "[model][grad]") { check_model(1); }
 TEST_CASE("whole two-block model: every parameter gradient", "[model][grad]") { check_model(2); }
+TEST_CASE("one block with full attention: every parameter gradient", "[model][grad]") { check_model(1, "full"); }
 
 // The embedding's backward reads the forward's token ids again. A caller that passes a
 // temporary (as a test or a new driver easily does) must still get the right gradient:

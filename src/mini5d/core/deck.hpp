@@ -23,6 +23,7 @@ struct ModelConfig {
   int moe_every = 1;           // with experts > 0: block l is MoE when (l + 1) % moe_every == 0
   double capacity_factor = 0;  // 0: dropless; > 0: tokens over an expert's capacity are dropped
   std::string tie_embeddings = "false";
+  std::string attention = "blockwise";  // c = 1 core: blockwise (keeps lse) | full (keeps P)
 };
 
 struct ParallelConfig {

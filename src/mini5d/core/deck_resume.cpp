@@ -26,6 +26,9 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
       {"parallel.schedule", C::Layout}, {"parallel.ranks_per_node", C::Layout}, {"parallel.gpu_aware_mpi", C::Layout},
       {"parallel.sp", C::Layout}, {"parallel.bucket_mb", C::Layout}, {"parallel.collective_timeout_s", C::Run},
       {"parallel.force_placement", C::Layout},
+      // How the attention core is computed, not what it computes: the parameters and the
+      // model are the same (the results differ only by rounding), like a layout.
+      {"model.attention", C::Layout},
       // The optimiser's schedule and hyper-parameters: changing them on resume is a
       // legitimate (reported) choice. train.seed only draws the initial weights, which
       // a resume replaces with the file's.

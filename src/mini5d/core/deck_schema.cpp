@@ -77,6 +77,7 @@ const std::vector<Field>& schema() {
       int_field("model", "moe_every", &Deck::model, &ModelConfig::moe_every, 1, 1024, "with experts > 0, every N-th block (blocks N-1, 2N-1, ...) has a mixture-of-experts MLP; 1: every block"),
       real_field("model", "capacity_factor", &Deck::model, &ModelConfig::capacity_factor, 0, 1e6, "0: dropless routing (layout-invariant); > 0: each rank sends an expert at most ceil(factor * tokens * top_k / experts) tokens per micro-batch and drops (counts) the rest"),
       text_field("model", "tie_embeddings", &Deck::model, &ModelConfig::tie_embeddings, {"false", "true"}, "share the token embedding with the LM head"),
+      text_field("model", "attention", &Deck::model, &ModelConfig::attention, {"blockwise", "full"}, "attention core at parallel.c=1: blockwise (tiles of 64 rows with an online softmax; keeps the output and a log-sum-exp per query row, the backward rebuilds the probabilities tile by tile) or full (keeps the seq x seq probabilities; the reference); at c > 1 ring attention is blockwise either way"),
       int_field("parallel", "d", &Deck::parallel, &ParallelConfig::d, 1, 1 << 20, "data-parallel degree"),
       int_field("parallel", "t", &Deck::parallel, &ParallelConfig::t, 1, 1 << 20, "tensor-parallel degree"),
       int_field("parallel", "p", &Deck::parallel, &ParallelConfig::p, 1, 1 << 20, "pipeline-parallel degree"),

@@ -14,10 +14,12 @@
 //   dv += p^T dy,  ds = p * (dy v^T - delta) * scale,  dq += ds k,  dk += ds^T q.
 //
 // Tensors are [B*H, rows, hd] (one (batch, head) matrix per index, as in attention.hpp);
-// a block is rows [q0, q0 + n) of q against rows [k0, k0 + n) of k and v. A block is
-// either full (every key precedes every query) or diagonal (the same chunk: causal
-// within it, key j visible to query i iff j <= i). Blocks wholly in the future are
-// never passed here.
+// a block is rows [q0, q0 + n) of q against rows [k0, k0 + nk) of k and v. A block is
+// either full (every key precedes every query) or diagonal (the same rows: causal
+// within it, key j visible to query i iff j <= i; n = nk). Blocks wholly in the future
+// are never passed here. Users: ring attention (parallel/cp/ring_attention.*, one block
+// per pair of chunks) and blockwise attention at c = 1 (blockwise_attention.hpp, one
+// block per pair of causal tiles; the last tile may be short, hence n != nk).
 //
 // The row kernels are team kernels, a team per (batch, head, row): threads over the
 // row's consecutive columns (of s, or of y's hd elements), the row maximum and sums as
@@ -41,38 +43,49 @@ KOKKOS_INLINE_FUNCTION S online_softmax_floor() {
   return S(-1e30);
 }
 
-// One (batch, head) matrix of a block's [B*H, n, n] work buffer.
+// The leading [n, nk] of one (batch, head) matrix of a block's [B*H, rows, cols] work
+// buffer (row stride cols: the BLAS's leading dimension).
 template <class S>
-KOKKOS_INLINE_FUNCTION MatU<S> block_matrix(Ten3U<S> s, int bh) {
-  return Kokkos::subview(s, bh, Kokkos::ALL(), Kokkos::ALL());
+KOKKOS_INLINE_FUNCTION MatU<S> block_matrix(Ten3U<S> s, int bh, int n, int nk) {
+  return Kokkos::subview(s, bh, Kokkos::make_pair(0, n), Kokkos::make_pair(0, nk));
 }
 template <class S>
-KOKKOS_INLINE_FUNCTION CMatU<S> block_matrix(CTen3U<S> s, int bh) {
-  return Kokkos::subview(s, bh, Kokkos::ALL(), Kokkos::ALL());
+KOKKOS_INLINE_FUNCTION CMatU<S> block_matrix(CTen3U<S> s, int bh, int n, int nk) {
+  return Kokkos::subview(s, bh, Kokkos::make_pair(0, n), Kokkos::make_pair(0, nk));
 }
 
 struct BlockRows {
-  int q0 = 0, k0 = 0, n = 0;  // query rows, key rows, rows per chunk
-  bool diagonal = false;      // causal within the block
+  int q0 = 0, k0 = 0;       // first query row, first key row
+  int n = 0, nk = 0;        // query rows, key rows
+  bool diagonal = false;    // causal within the block
 };
 
-// The profile's work for one block (kernels/profile.hpp): one [n, hd] x [hd, n]-sized
-// product per (batch, head), reading two row blocks and the n x n scores; and the
+// The profile's work for one block (kernels/profile.hpp): one [n, hd] x [hd, nk]-sized
+// product per (batch, head), reading two row blocks and the n x nk scores; and the
 // element-wise row pass over the scores.
 template <class S>
-prof::Scope block_gemm_scope(int BH, int n, int hd) {
-  const double bh = BH, nn = double(n) * n;
-  return prof::Scope(prof::Family::attention_gemm, 2.0 * bh * nn * hd, double(sizeof(S)) * bh * (2.0 * n * hd + nn));
+prof::Scope block_gemm_scope(int BH, const BlockRows& b, int hd) {
+  const double bh = BH, nn = double(b.n) * b.nk;
+  return prof::Scope(prof::Family::attention_gemm, 2.0 * bh * nn * hd,
+                     double(sizeof(S)) * bh * (double(b.n + b.nk) * hd + nn));
 }
 template <class S>
-prof::Scope block_rows_scope(int BH, int n, double flops_per_score) {
-  const double scores = double(BH) * n * n;
+prof::Scope block_rows_scope(int BH, const BlockRows& b, double flops_per_score) {
+  const double scores = double(BH) * b.n * b.nk;
   return prof::Scope(prof::Family::attention, flops_per_score * scores, 2.0 * double(sizeof(S)) * scores);
+}
+// The per-row passes (start, finish, delta): `per_row` elements read or written per
+// query row of y [B*H, rows, hd].
+template <class S>
+prof::Scope row_pass_scope(CTen3U<S> y, double per_row) {
+  const double rows = double(y.extent(0)) * y.extent(1);
+  return prof::Scope(prof::Family::attention, rows * per_row, double(sizeof(S)) * rows * per_row);
 }
 
 // m = floor, l = 0, y = 0.
 template <class S>
 void online_softmax_init(Ten3U<S> y, MatU<S> m, MatU<S> l) {
+  const auto ps = row_pass_scope<S>(y, double(y.extent(2)) + 2);
   fill("mini5d::kernels::online_softmax_init_y", y, S(0));
   fill("mini5d::kernels::online_softmax_init_m", m, online_softmax_floor<S>());
   fill("mini5d::kernels::online_softmax_init_l", l, S(0));
@@ -84,12 +97,12 @@ void online_softmax_init(Ten3U<S> y, MatU<S> m, MatU<S> l) {
 // entries it reads), zeros on the masked columns, y's row rescaled, then m and l.
 template <class S>
 void online_softmax_rows(Ten3U<S> s, Ten3U<S> y, MatU<S> m, MatU<S> l, BlockRows b, S scale) {
-  const int BH = int(s.extent(0)), n = b.n, hd = int(y.extent(2)), q0 = b.q0;
+  const int BH = int(s.extent(0)), n = b.n, nk = b.nk, hd = int(y.extent(2)), q0 = b.q0;
   const bool diag = b.diagonal;
   Kokkos::parallel_for(
       "mini5d::kernels::online_softmax_block", teams(std::int64_t(BH) * n), KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / n, i = tm.league_rank() % n;
-        const int row = q0 + i, cols = diag ? i + 1 : n;
+        const int row = q0 + i, cols = diag ? i + 1 : nk;
         const S m_old = m(bh, row);
         const S smax = team_max<S>(tm, cols, [&](const int j) { return s(bh, i, j) * scale; });
         const S mx = smax > m_old ? smax : m_old;
@@ -99,7 +112,7 @@ void online_softmax_rows(Ten3U<S> s, Ten3U<S> y, MatU<S> m, MatU<S> l, BlockRows
           s(bh, i, j) = e;
           return e;
         });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, cols, n), [&](const int j) { s(bh, i, j) = S(0); });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, cols, nk), [&](const int j) { s(bh, i, j) = S(0); });
         Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, hd), [&](const int d) { y(bh, row, d) *= alpha; });
         // Every thread read m_old before the reductions, which end with the team in step.
         Kokkos::single(Kokkos::PerTeam(tm), [&]() {
@@ -109,26 +122,26 @@ void online_softmax_rows(Ten3U<S> s, Ten3U<S> y, MatU<S> m, MatU<S> l, BlockRows
       });
 }
 
-// One block of the forward recurrence; s is a [B*H, n, n] work buffer.
+// One block of the forward recurrence; s is a [B*H, >= n, >= nk] work buffer.
 template <class S>
 void online_softmax_block(Ten3U<S> y, MatU<S> m, MatU<S> l, Ten3U<S> s, CTen3U<S> q, CTen3U<S> k,
                           CTen3U<S> v, BlockRows b) {
-  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
+  const int BH = int(q.extent(0)), n = b.n, nk = b.nk, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
   {
-    const auto ps = block_gemm_scope<S>(BH, n, hd);
+    const auto ps = block_gemm_scope<S>(BH, b, hd);
     batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, nk), block_matrix<S>(s, bh, n, nk)};
     });
   }
   {
-    const auto ps = block_rows_scope<S>(BH, n, 4.0);  // scale, max, exp, sum
+    const auto ps = block_rows_scope<S>(BH, b, 4.0);  // scale, max, exp, sum
     online_softmax_rows<S>(s, y, m, l, b, scale);
   }
   const CTen3U<S> sc = s;
-  const auto ps = block_gemm_scope<S>(BH, n, hd);
+  const auto ps = block_gemm_scope<S>(BH, b, hd);
   batched_gemm<S>("mini5d::kernels::online_softmax_values", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(sc, bh), head_rows<S>(v, bh, k0, n),
+    return GemmOperands<S>{block_matrix<S>(sc, bh, n, nk), head_rows<S>(v, bh, k0, nk),
                            head_rows<S>(y, bh, q0, n)};
   });
 }
@@ -138,6 +151,7 @@ void online_softmax_block(Ten3U<S> y, MatU<S> m, MatU<S> l, Ten3U<S> s, CTen3U<S
 template <class S>
 void online_softmax_finish(Ten3U<S> y, MatU<S> lse, CMatU<S> m, CMatU<S> l) {
   const int rows = int(y.extent(1)), hd = int(y.extent(2));
+  const auto ps = row_pass_scope<S>(y, 2.0 * hd + 3);  // y read and written; m, l, lse
   Kokkos::parallel_for(
       "mini5d::kernels::online_softmax_finish", teams(std::int64_t(y.extent(0)) * rows),
       KOKKOS_LAMBDA(const TeamMember& tm) {
@@ -153,6 +167,7 @@ void online_softmax_finish(Ten3U<S> y, MatU<S> lse, CMatU<S> m, CMatU<S> l) {
 template <class S>
 void online_softmax_delta(MatU<S> delta, CTen3U<S> dy, CTen3U<S> y) {
   const int rows = int(y.extent(1)), hd = int(y.extent(2));
+  const auto ps = row_pass_scope<S>(y, 2.0 * hd + 1);  // dy and y read; delta
   Kokkos::parallel_for(
       "mini5d::kernels::online_softmax_delta", teams(std::int64_t(y.extent(0)) * rows),
       KOKKOS_LAMBDA(const TeamMember& tm) {
@@ -162,20 +177,20 @@ void online_softmax_delta(MatU<S> delta, CTen3U<S> dy, CTen3U<S> y) {
       });
 }
 
-// In place on the block's scores s and dp = dy v^T [B*H, n, n]: s = p = exp(s * scale -
+// In place on the block's scores s and dp = dy v^T [B*H, n, nk]: s = p = exp(s * scale -
 // lse), dp = p * (dp - delta) * scale, zeros on the masked columns. Element-wise along
 // the row: a team per (bh, row i), threads over its consecutive columns.
 template <class S>
 void online_softmax_rows_backward(Ten3U<S> s, Ten3U<S> dp, CMatU<S> lse, CMatU<S> delta, BlockRows b, S scale) {
-  const int BH = int(s.extent(0)), n = b.n, q0 = b.q0;
+  const int BH = int(s.extent(0)), n = b.n, nk = b.nk, q0 = b.q0;
   const bool diag = b.diagonal;
   Kokkos::parallel_for(
       "mini5d::kernels::online_softmax_block_backward", teams(std::int64_t(BH) * n),
       KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / n, i = tm.league_rank() % n;
-        const int row = q0 + i, cols = diag ? i + 1 : n;
+        const int row = q0 + i, cols = diag ? i + 1 : nk;
         const S lse_r = lse(bh, row), delta_r = delta(bh, row);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, n), [&](const int j) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, nk), [&](const int j) {
           const S p = j < cols ? kmath::exp_fast(s(bh, i, j) * scale - lse_r) : S(0);
           s(bh, i, j) = p;
           dp(bh, i, j) = j < cols ? p * (dp(bh, i, j) - delta_r) * scale : S(0);
@@ -184,42 +199,42 @@ void online_softmax_rows_backward(Ten3U<S> s, Ten3U<S> dp, CMatU<S> lse, CMatU<S
 }
 
 // One block of the backward: accumulates into dq (query rows), dk and dv (key rows).
-// s and dp are [B*H, n, n] work buffers.
+// s and dp are [B*H, >= n, >= nk] work buffers.
 template <class S>
 void online_softmax_block_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> s, Ten3U<S> dp, CTen3U<S> dy,
                                    CMatU<S> lse, CMatU<S> delta, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v,
                                    BlockRows b) {
-  const int BH = int(q.extent(0)), n = b.n, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
+  const int BH = int(q.extent(0)), n = b.n, nk = b.nk, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
   {
-    const auto ps = block_gemm_scope<S>(BH, n, hd);
+    const auto ps = block_gemm_scope<S>(BH, b, hd);
     batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, n), block_matrix<S>(s, bh)};
+      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, nk), block_matrix<S>(s, bh, n, nk)};
     });
   }
   {
-    const auto ps = block_gemm_scope<S>(BH, n, hd);
+    const auto ps = block_gemm_scope<S>(BH, b, hd);
     batched_gemm<S>("mini5d::kernels::online_softmax_dprobs", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-      return GemmOperands<S>{head_rows<S>(dy, bh, q0, n), head_rows<S>(v, bh, k0, n), block_matrix<S>(dp, bh)};
+      return GemmOperands<S>{head_rows<S>(dy, bh, q0, n), head_rows<S>(v, bh, k0, nk), block_matrix<S>(dp, bh, n, nk)};
     });
   }
   {
-    const auto ps = block_rows_scope<S>(BH, n, 5.0);  // exp, two multiplies, a subtract, the mask
+    const auto ps = block_rows_scope<S>(BH, b, 5.0);  // exp, two multiplies, a subtract, the mask
     online_softmax_rows_backward<S>(s, dp, lse, delta, b, scale);
   }
   const CTen3U<S> sc = s, dpc = dp;
-  const auto ps = block_gemm_scope<S>(BH, n, 3 * hd);  // dV, dQ and dK: three products
+  const auto ps = block_gemm_scope<S>(BH, b, 3 * hd);  // dV, dQ and dK: three products
   batched_gemm<S>("mini5d::kernels::online_softmax_dvalues", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(sc, bh), head_rows<S>(dy, bh, q0, n),
-                           head_rows<S>(dv, bh, k0, n)};
+    return GemmOperands<S>{block_matrix<S>(sc, bh, n, nk), head_rows<S>(dy, bh, q0, n),
+                           head_rows<S>(dv, bh, k0, nk)};
   });
   batched_gemm<S>("mini5d::kernels::online_softmax_dqueries", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(dpc, bh), head_rows<S>(k, bh, k0, n),
+    return GemmOperands<S>{block_matrix<S>(dpc, bh, n, nk), head_rows<S>(k, bh, k0, nk),
                            head_rows<S>(dq, bh, q0, n)};
   });
   batched_gemm<S>("mini5d::kernels::online_softmax_dkeys", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(dpc, bh), head_rows<S>(q, bh, q0, n),
-                           head_rows<S>(dk, bh, k0, n)};
+    return GemmOperands<S>{block_matrix<S>(dpc, bh, n, nk), head_rows<S>(q, bh, q0, n),
+                           head_rows<S>(dk, bh, k0, nk)};
   });
 }
 

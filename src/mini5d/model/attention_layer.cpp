@@ -2,6 +2,7 @@
 #include "mini5d/model/attention_layer.hpp"
 
 #include "mini5d/kernels/attention.hpp"
+#include "mini5d/kernels/blockwise_attention.hpp"
 #include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mini5d/parallel/tp/column_linear.hpp"
 #include "mini5d/parallel/tp/row_linear.hpp"
@@ -13,13 +14,16 @@ namespace k = mini5d::kernels;
 namespace {
 k::AttentionShape shape_of(const Dims& d) { return {d.batch, d.seq, d.heads, d.head_dim}; }
 
-// q, k, v from qkv, then the causal core: on this rank's whole sequences, or ring
-// attention over the c ring when the sequence is split (context parallelism).
+// q, k, v from qkv, then the causal core: on this rank's whole sequences (blockwise,
+// or full with its T x T probabilities: model.attention), or ring attention over the c
+// ring when the sequence is split (context parallelism).
 template <class S>
 void core_only(Context<S>& ctx, CoreActs<S>& c, CMatU<S> qkv) {
   k::attention_split_heads<S>(c.q, c.k, c.v, qkv, shape_of(ctx.dims));
   if (ctx.ring)
     ctx.ring->forward(c.y, c.lse, c.q, c.k, c.v);
+  else if (ctx.dims.blockwise)
+    k::blockwise_attention_forward<S>(c.y, c.lse, c.q, c.k, c.v, ctx.ws.tiles);
   else
     k::attention_forward<S>(c.y, c.p, c.q, c.k, c.v);
 }
@@ -49,13 +53,17 @@ void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const Att
   k::attention_split_heads_grad<S>(ws.dy, ws.datt_merged, s);
   ctx.hooks->progress();
   if (ctx.recompute == Recompute::selective) {
-    // The core's activations were not kept: rebuild q, k, v and the probabilities
-    // from the kept qkv (Korthikanti et al. 2022).
-    // (With ring attention the K/V blocks go around the ring again.)
+    // The core's activations were not kept: rebuild q, k, v, y and the probabilities
+    // (full attention) or the log-sum-exps (blockwise, ring) from the kept qkv
+    // (Korthikanti et al. 2022). (With ring attention the K/V blocks go around the ring
+    // again.)
     core_only<S>(ctx, a.core, a.qkv);
   }
   if (ctx.ring)
     ctx.ring->backward(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v);
+  else if (ctx.dims.blockwise)
+    k::blockwise_attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k,
+                                       a.core.v, ws.tiles);
   else
     k::attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dp, ws.dy, a.core.p, a.core.q, a.core.k, a.core.v);
   ctx.hooks->progress();

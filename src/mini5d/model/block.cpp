@@ -80,10 +80,10 @@ void CoreActs<S>::allocate(Alloc& al, const Dims& d) {
   q = al.ten<S>("mini5d::model::q", BH, T, hd);
   k = al.ten<S>("mini5d::model::k", BH, T, hd);
   v = al.ten<S>("mini5d::model::v", BH, T, hd);
-  if (d.cp > 1)
-    lse = al.mat<S>("mini5d::model::att_lse", BH, T);  // ring attention keeps no probabilities
-  else
+  if (d.keeps_probs())
     p = al.ten<S>("mini5d::model::att_probs", BH, T, T);
+  else
+    lse = al.mat<S>("mini5d::model::att_lse", BH, T);  // blockwise and ring attention keep no probabilities
   y = al.ten<S>("mini5d::model::att_y", BH, T, hd);
 }
 

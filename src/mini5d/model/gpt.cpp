@@ -9,6 +9,7 @@
 
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
+#include "mini5d/plan/memory_model.hpp"
 
 namespace mini5d::model {
 
@@ -24,6 +25,7 @@ Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp:
   Dims d;
   d.batch = batch;
   d.cp = cps.c;
+  d.blockwise = cfg.attention == "blockwise";
   d.seq = cfg.seq / cps.c;
   d.pos = cps.positions(cp_rank, cfg.seq);
   d.tokens = batch * d.seq;
@@ -54,7 +56,17 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   w.dk = a.ten<S>("mini5d::model::dk", BH, T, hd);
   w.dv = a.ten<S>("mini5d::model::dv", BH, T, hd);
   w.dy = a.ten<S>("mini5d::model::dy", BH, T, hd);
-  if (d.cp == 1) w.dp = a.ten<S>("mini5d::model::dp", BH, T, T);  // ring attention has its own
+  // Full attention's probability gradient, or blockwise attention's tile buffers (ring
+  // attention has its own).
+  if (d.keeps_probs()) w.dp = a.ten<S>("mini5d::model::dp", BH, T, T);
+  if (d.cp == 1 && d.blockwise) {
+    // The planner sizes these buffers with its own copy of the tile (no Kokkos there).
+    static_assert(plan::kAttentionTile == kernels::kAttBlock, "plan::kAttentionTile follows kernels::kAttBlock");
+    const int tile = kernels::blockwise_tile(T);
+    w.tiles.s = a.ten<S>("mini5d::model::tile_scores", BH, tile, tile);
+    w.tiles.dp = a.ten<S>("mini5d::model::tile_dscores", BH, tile, tile);
+    w.tiles.l = a.mat<S>("mini5d::model::tile_row_sum", BH, T);
+  }
   if (split) w.gathered = a.mat<S>("mini5d::tp::gathered", N, D);
   w.ones = a.vec<S>("mini5d::model::ones", N);
   kernels::fill("mini5d::model::ones", w.ones, S(1));

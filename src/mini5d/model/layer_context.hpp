@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/kernels/blockwise_attention.hpp"
 #include "mini5d/kernels/positions.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/model/unit_hooks.hpp"
@@ -38,6 +39,7 @@ struct Dims {
   int batch = 1, seq = 1;         // seq: tokens of a sequence on this rank (T/c)
   int tokens = 1;                 // N = batch * seq
   int cp = 1;                     // context-parallel degree c
+  bool blockwise = true;          // c = 1 core: blockwise (model.attention), else full
   kernels::Positions pos;         // global position of each of the seq local tokens
   int rows = 1, row_begin = 0;    // token rows held outside tensor-parallel regions
   int d_model = 1, head_dim = 1;
@@ -45,6 +47,9 @@ struct Dims {
   int ffn = 1;                    // this rank's MLP width (F / t)
   int vocab = 1, vocab_begin = 0; // this rank's vocabulary rows
   int att_rows() const { return batch * heads; }  // (batch, head) matrices
+  // The core keeps the T x T probabilities: full attention on whole sequences. Blockwise
+  // (c = 1) and ring attention (c > 1) keep a log-sum-exp per query row instead.
+  bool keeps_probs() const { return cp == 1 && !blockwise; }
 };
 
 // Allocates uninitialised views and adds up their bytes (for the memory ledger).
@@ -68,8 +73,8 @@ struct Alloc {
 };
 
 // What the attention core keeps: q, k, v and y as [B*H, T, hd], and probabilities
-// [B*H, T, T] (c = 1) or, for ring attention (c > 1), the log-sum-exp of each query
-// row [B*H, T] (T: local tokens).
+// [B*H, T, T] (full attention) or, for blockwise (c = 1) and ring attention (c > 1),
+// the log-sum-exp of each query row [B*H, T] (T: local tokens).
 template <class S>
 struct CoreActs {
   Ten3<S> q, k, v, p, y;
@@ -104,7 +109,8 @@ struct Workspace {
   Mat<S> dres, dln;                  // [rows, D]: dL/d(residual stream), dL/d(LayerNorm output)
   Mat<S> dqkv, datt_merged;          // [N, 3D/t], [N, D/t]
   Mat<S> dfc, dfc_gelu;              // [N, F/t]
-  Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients (dp: c = 1 only)
+  Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients (dp: full attention only)
+  kernels::BlockwiseWork<S> tiles;   // blockwise attention's tile buffers (c = 1 only)
   Mat<S> gathered;                   // [N, D]: sequence-parallel gathers (SP only)
   Vec<S> ones;                       // [N] ones (bias gradients)
   CoreActs<S> core;                  // selective recompute: the recomputed core

@@ -92,6 +92,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
     model.emplace_back("top_k", std::to_string(s.top_k));
   }
   if (s.tie_embeddings) model.emplace_back("tie_embeddings", "true");
+  if (!s.blockwise_attention) model.emplace_back("attention", "full");
   section(os, "model", model);
   os << "parallel:            # degrees of the five axes; their product is the rank count\n";
   const DeckSection par = {{"d", std::to_string(sl.d)},

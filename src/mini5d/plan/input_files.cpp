@@ -41,6 +41,10 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
       f.integer("model.moe_every", 1, 1024, "blocks per MoE block", false, 1) != 1)
     f.fail("model.moe_every", "only 1 (every block has experts) is modelled by mini5d-plan");
   m.tie_embeddings = f.flag("model.tie_embeddings", false);
+  const std::string att = f.text("model.attention", "blockwise");
+  if (att != "blockwise" && att != "full")
+    f.fail("model.attention", "'" + att + "' is not valid (valid: blockwise, full)");
+  m.blockwise_attention = att == "blockwise";
   if (m.d_model % m.heads)
     f.fail("model.heads", std::to_string(m.heads) + " does not divide d_model=" +
                               std::to_string(m.d_model) + " (valid: a divisor of d_model)");

@@ -4,7 +4,7 @@
 // the field and the valid range, thrown as InputError; the CLI prints it and exits 2.
 //
 // A deck is read as a model description: model.{vocab,d_model,layers,heads,seq,ffn}
-// and optional model.{experts,top_k,tie_embeddings,name}; the global batch is
+// and optional model.{experts,top_k,tie_embeddings,attention,name}; the global batch is
 // train.global_batch if present, else micro_batch * accumulation * d * e from the
 // deck; train.precision (fp32|bf16|fp64) defaults to fp32, which is what mini5d runs.
 // An unknown section or field is an error naming it and listing the valid ones (a

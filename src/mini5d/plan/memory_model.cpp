@@ -59,6 +59,7 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   s.experts = m.moe() ? double(m.experts) : 0.0;
   s.top_k = double(m.top_k);
   s.imbalance = m.moe() ? imbalance : 1.0;
+  s.blockwise = m.blockwise_attention;
   return s;
 }
 
@@ -75,26 +76,33 @@ double mlp_elems(const ActShape& s) {
          + k * imb * N * s.d_model * r * 2     // dispatched inputs, expert outputs
          + k * imb * 2 * N * s.ffn / t;        // expert fc, gelu(fc)
 }
-// What the attention core keeps per query row besides q, k, v, y: its probabilities
-// against all T keys (c = 1), or, with ring attention (c > 1), one log-sum-exp.
-double core_row_elems(const ActShape& s) {
-  const double rows = s.micro_batch * (s.heads / s.t) * (s.seq / s.c);
-  return s.c > 1 ? rows : rows * s.seq;
-}
-// The backward's attention work buffers: dP [B, h/t, T, T] at c = 1; for ring
-// attention two per-block buffers of (T/2c)^2 per head (scores and their gradient) and
-// the running max and sum per query row (parallel/cp/ring_attention.hpp).
+bool keeps_probs(const ActShape& s) { return s.c == 1 && !s.blockwise; }
+// The backward's attention work buffers: dP [B, h/t, T, T] for full attention; for
+// blockwise attention two tiles of min(64, T)^2 per head (scores and their gradient)
+// and a running sum per query row (the row maximum is kept in the lse:
+// kernels/blockwise_attention.hpp); for ring attention two per-block buffers of
+// (T/2c)^2 per head and the running max and sum per query row
+// (parallel/cp/ring_attention.hpp).
 double core_work_elems(const ActShape& s) {
   const double bh = s.micro_batch * (s.heads / s.t);
-  if (s.c == 1) return bh * s.seq * s.seq;
+  if (keeps_probs(s)) return bh * s.seq * s.seq;
+  if (s.c == 1) {
+    const double tile = std::min(kAttentionTile, s.seq);
+    return 2 * bh * tile * tile + bh * s.seq;
+  }
   const double chunk = s.seq / (2.0 * s.c);
   return 2 * bh * chunk * chunk + 2 * bh * (s.seq / s.c);
 }
 }  // namespace
 
+double attention_prob_elems(const ActShape& s) {
+  const double rows = s.micro_batch * (s.heads / s.t) * (s.seq / s.c);
+  return keeps_probs(s) ? rows * s.seq : rows;
+}
+
 double attention_core_bytes(const ActShape& s) {
   const double N = local_tokens(s), t = s.t;
-  return s.elem_bytes * (4 * N * s.d_model / t + core_row_elems(s));
+  return s.elem_bytes * (4 * N * s.d_model / t + attention_prob_elems(s));
 }
 
 double moe_kept_bytes(const ActShape& s) {

@@ -14,10 +14,14 @@
 //     none:      a*[ 4*N*d*r + 4*N*r            (ln1, res2, ln2, res3; LN mean/rstd)
 //                  + (3+1)*N*d/t + 2*N*f/t       (qkv, att_merged; fc, gelu(fc))
 //                  + (3+1)*N*d/t                 (q, k, v, y head-major copies)
-//                  + B*(h/t)*T*T ]               (softmax probabilities; c = 1)
-//                 with c > 1 (ring attention) B*(h/t)*(T/c) log-sum-exps replace them
+//                  + B*(h/t)*T*T ]               (softmax probabilities; full attention)
+//                 blockwise attention (c = 1, model.attention) and ring attention
+//                 (c > 1) keep B*(h/t)*(T/c) log-sum-exps instead: no T*T term
 //                 with experts the MLP terms are moe_kept_bytes + moe_routed_bytes
-//     selective: none minus the attention core (q, k, v, y, probabilities)
+//     selective: none minus the attention core (q, k, v, y, probabilities or lse),
+//                rebuilt in the backward: with full attention this drops the T*T term;
+//                blockwise and ring attention have none to drop, so it saves 4*N*d/t
+//                plus the lse for one more core forward
 //     full:      a*N*d*r                          (the block's output = next input)
 #pragma once
 #include "mini5d/plan/cluster_desc.hpp"
@@ -53,7 +57,11 @@ struct ActShape {
   bool sp = false;
   double elem_bytes = 4;
   double experts = 0, top_k = 1, imbalance = 1;  // experts > 1: MoE MLP
+  bool blockwise = true;  // c = 1 attention core: blockwise (model.attention), else full
 };
+// Rows of blockwise attention's square tiles (kernels::kAttBlock; the runtime checks
+// they agree), or T when the sequence is shorter.
+constexpr double kAttentionTile = 64;
 ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double imbalance = 1);
 
 // Stored by one block for one micro-batch until its backward.
@@ -67,6 +75,9 @@ double moe_kept_bytes(const ActShape& s);
 double moe_routed_bytes(const ActShape& s);
 // The part of block_activation_bytes(none) that selective recomputation drops.
 double attention_core_bytes(const ActShape& s);
+// What the core keeps per block besides q, k, v, y, in elements: the probabilities
+// B*(h/t)*(T/c)*T of full attention, else one log-sum-exp per query row.
+double attention_prob_elems(const ActShape& s);
 // Embedding output (first stage) and final LayerNorm + logits (last stage).
 double embedding_activation_bytes(const ActShape& s);
 double head_activation_bytes(const ActShape& s);

@@ -26,6 +26,7 @@ struct ModelDesc {
   long long experts = 0;  // 0 or 1: dense
   long long top_k = 1;
   bool tie_embeddings = false;
+  bool blockwise_attention = true;  // model.attention: blockwise (default) | full
   bool moe() const { return experts > 1; }
 };
 

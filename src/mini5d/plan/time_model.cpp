@@ -27,7 +27,8 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
   // Memory-bound kernels (LayerNorm, GELU, residual adds, permutes) stream the stored
   // activations elementwise_passes times per forward+backward (a third forward). The
   // softmax is counted apart, over every score the rank's T/c queries meet (stored as
-  // probabilities at c = 1, made block by block by ring attention at c > 1): forward
+  // probabilities by full attention at c = 1, made tile by tile by blockwise attention
+  // and block by block by ring attention; the stored part is attention_prob_elems): forward
   // reads the scores and writes the probabilities (2 passes), backward reads dP and P
   // and writes dS (3). Attention dropout (software.attention_dropout) adds reading P,
   // writing the dropped P and a 1-byte mask forward, and the masked gradient backward.
@@ -43,7 +44,7 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
     }
   }
   const double scores = a * bh * score_area;
-  const double stored_scores = l.c > 1 ? a * bh * (T / l.c) : a * bh * (T / l.c) * T;
+  const double stored_scores = a * attention_prob_elems(as);
   const double other = block_activation_bytes(as, Recompute::none) - stored_scores;
   const double drop = cl.software.attention_dropout ? 2 + 1 / a : 0.0;
   MemoryBoundBytes b;

@@ -76,7 +76,8 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   const auto acts_want = tr.predicted_activation_memory(), acts_got = tr.measured_activation_memory();
   os << "  activations per rank (predicted / measured, TP " << d.parallel.t
      << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "")
-     << (d.parallel.c > 1 ? ", CP " + std::to_string(d.parallel.c) + " ring attention" : "") << ", recompute "
+     << (d.parallel.c > 1 ? ", CP " + std::to_string(d.parallel.c) + " ring attention" : ", " + d.model.attention + " attention")
+     << ", recompute "
      << d.train.recompute << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
   if (const Pipeline* pl = tr.pipeline()) {

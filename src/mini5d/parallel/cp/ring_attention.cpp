@@ -23,7 +23,7 @@ void for_each_block(const std::array<int, 2>& mine, const std::array<int, 2>& th
     for (int b = 0; b < 2; ++b) {
       const BlockKind kind = block_kind(mine[a], theirs[b]);
       if (kind == BlockKind::skip) continue;
-      run(kernels::BlockRows{a * chunk, b * chunk, chunk, kind == BlockKind::diagonal});
+      run(kernels::BlockRows{a * chunk, b * chunk, chunk, chunk, kind == BlockKind::diagonal});
       after();
     }
 }

@@ -39,14 +39,17 @@ std::string activation_budget_problem(const Deck& deck) {
   }
   const double mib = 1024.0 * 1024.0, total = (p.activations + p.workspace) / mib;
   if (total <= budget) return "";
-  char line[512];
+  // Full attention at c = 1 is the one core that keeps seq x seq probabilities.
+  const bool full = deck.parallel.c == 1 && deck.model.attention == "full";
+  char line[640];
   std::snprintf(line, sizeof line,
                 "%s: train.activation_budget_mib=%g: the predicted activation memory per rank is %.1f MiB "
-                "(kept %.1f + work buffers %.1f) at parallel.c=%d, parallel.t=%d, train.micro_batch=%d; raise "
+                "(kept %.1f + work buffers %.1f) at parallel.c=%d, parallel.t=%d, train.micro_batch=%d; %sraise "
                 "parallel.c (ring attention splits the sequence and keeps no seq x seq probabilities) or lower "
                 "train.micro_batch",
                 deck.origin.c_str(), budget, total, p.activations / mib, p.workspace / mib, deck.parallel.c,
-                deck.parallel.t, deck.train.micro_batch);
+                deck.parallel.t, deck.train.micro_batch,
+                full ? "set model.attention=blockwise (keeps no seq x seq probabilities), " : "");
   return line;
 }
 
