@@ -26,10 +26,11 @@ struct Layout {
   int layers = 0;                         // 0: the deck's
   std::optional<bool> sp;                 // sequence parallelism; unset: the deck's
   std::string recompute, schedule;        // empty: the deck's
+  std::string stages;                     // parallel.stage_layers, "3,5"; empty: the deck's
 
   Layout() = default;
   // From a spec of space-separated items: d2 t2 p2 c2 e2 (degrees), zero1, m4, v2,
-  // layers4, sp or nosp, recompute=<mode>, schedule=<name>; name() writes the same, or
+  // layers4, sp or nosp, recompute=<mode>, schedule=<name>, stages=3,5; name() writes the same, or
   // "1 rank" where nothing is set. Implicit, so that a list of layouts reads as a list
   // of specs.
   Layout(const char* spec) {
@@ -52,6 +53,7 @@ struct Layout {
     if (sp) add(*sp ? "sp" : "nosp");
     if (!recompute.empty()) add("recompute=" + recompute);
     if (!schedule.empty()) add("schedule=" + schedule);
+    if (!stages.empty()) add("stages=" + stages);
     return n.empty() ? "1 rank" : n;
   }
 
@@ -63,8 +65,8 @@ struct Layout {
     }
     const auto eq = item.find('=');
     const std::string key = item.substr(0, eq);
-    if (eq != std::string::npos && (key == "recompute" || key == "schedule")) {
-      (key == "recompute" ? recompute : schedule) = item.substr(eq + 1);
+    if (eq != std::string::npos && (key == "recompute" || key == "schedule" || key == "stages")) {
+      (key == "recompute" ? recompute : key == "schedule" ? schedule : stages) = item.substr(eq + 1);
       return;
     }
     const auto digit = item.find_first_of("0123456789");
@@ -101,6 +103,7 @@ inline Deck layout_deck(const std::string& path, const Layout& l, long steps,
   if (l.sp) o.push_back(std::string("parallel.sp=") + (*l.sp ? "true" : "false"));
   if (!l.recompute.empty()) o.push_back("train.recompute=" + l.recompute);
   if (!l.schedule.empty()) o.push_back("parallel.schedule=" + l.schedule);
+  if (!l.stages.empty()) o.push_back("parallel.stage_layers=" + l.stages);
   o.insert(o.end(), extra.begin(), extra.end());
   return load_deck(path, o);
 }

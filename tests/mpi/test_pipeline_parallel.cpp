@@ -6,7 +6,9 @@
 // schedules, d2 x p2 at ZeRO 1, 2 and 3, t2 x p2, and (on 8 ranks) d2 x t2 x p2; schedules
 // with m = 1, m < p and m = p that must not deadlock; activation memory and
 // micro-batches in flight against the planner; the trace's events against the
-// generator's action counts; and a checkpoint saved at p = 2 resumed at p = 1 and 4.
+// generator's action counts; a checkpoint saved at p = 2 resumed at p = 1 and 4; and
+// uneven stages (parallel.stage_layers, and the automatic split): invariance, memory
+// against the planner, and a checkpoint of an even split resumed in uneven ones.
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -18,6 +20,7 @@
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
 #include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
 #include "layouts.hpp"
@@ -214,6 +217,44 @@ TEST_CASE("a checkpoint saved at p = 2 resumes at p = 1 and p = 4", "[pp][mpi][n
   two.p = 2;
   four.p = 4;
   test::check_reshard(test::input_deck("tiny.yaml"), one, two, {one, four}, 4, 2, "pp_reshard");
+}
+
+TEST_CASE("uneven stages: invariance at p = 2 with 3+5 blocks and at p = 4 v = 2, memory equal the planner's",
+          "[pp][mpi][np4]") {
+  // 3+5: the head's stage holds the most blocks; the interleaved split gives rank 0's two
+  // chunks 1 and 2 blocks and rank 3's 2 and 1, so chunks of one rank differ.
+  Layout a = pipeline();
+  a.p = 2, a.layers = 8, a.stages = "3,5";
+  Layout b = pipeline();
+  b.p = 4, b.v = 2, b.layers = 10, b.schedule = "interleaved", b.stages = "1,1,1,2,2,1,1,1";
+  Layout c = pipeline();  // the automatic split of 5 blocks over 2 stages
+  c.p = 2, c.layers = 5;
+  check_invariance({a, b, c}, 3);
+  for (const Layout& l : {a, b, c}) {
+    Group g(l.ranks());
+    train::Trainer tr(tiny(l, 1), g.comm);
+    tr.run();
+    const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+    INFO(l.name() << ": activations " << got.activations << ", planner " << want.activations);
+    CHECK(test::all_ranks(got.activations == want.activations));
+    // The chunks this rank holds are the split's.
+    const auto split = train::pipeline_split(tr.deck());
+    const int stage = tr.grid().coord(grid::Axis::p);
+    bool same = true;
+    for (std::size_t j = 0; j < tr.model().chunks().size(); ++j)
+      same = same && tr.model().chunks()[j].blocks == split[std::size_t(int(j) * l.p + stage)];
+    CHECK(test::all_ranks(same));
+  }
+}
+
+TEST_CASE("a checkpoint saved with an even split resumes with uneven ones", "[pp][mpi][np4][checkpoint]") {
+  Layout one = pipeline();
+  one.layers = 8;
+  Layout even = one, uneven = one, interleaved = one;
+  even.p = 2;
+  uneven.p = 2, uneven.stages = "5,3";
+  interleaved.p = 2, interleaved.v = 2, interleaved.schedule = "interleaved", interleaved.stages = "1,3,3,1";
+  test::check_reshard(test::input_deck("tiny.yaml"), one, even, {uneven, interleaved}, 4, 2, "pp_uneven_reshard");
 }
 
 TEST_CASE("layout invariance: d2 x t2 x p2 on 8 ranks", "[pp][mpi][np8]") {

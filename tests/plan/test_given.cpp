@@ -48,13 +48,13 @@ TEST_CASE("--layout specs parse with the runtime's defaults", "[plan][given]") {
   CHECK(fixed.accumulation == 3);  // kept, so that check_layout can refuse it
 
   CHECK(spec_error("t=8,q=2") ==
-        "--layout: unknown key 'q' (valid: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule)");
+        "--layout: unknown key 'q' (valid: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages)");
   CHECK(spec_error("t=2.5") == "--layout: t=2.5 is not valid (valid: an integer in [1, 1048576])");
   CHECK(spec_error("zero=4") == "--layout: zero=4 is not valid (valid: an integer in [0, 3])");
   CHECK(spec_error("recompute=most") ==
         "--layout: recompute=most is not valid (valid: none, selective, full)");
   CHECK(spec_error("t8") ==
-        "--layout: 't8' is not key=value (keys: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule)");
+        "--layout: 't8' is not key=value (keys: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages)");
 }
 
 TEST_CASE("a given layout is ranked among every fitting plan", "[plan][given]") {

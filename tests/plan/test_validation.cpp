@@ -33,6 +33,7 @@ SearchOptions megatron_2021() {
   SearchOptions o;
   o.zero_stages = {0};
   o.recomputes = {Recompute::full};
+  o.uneven_stages = false;  // Megatron-LM of 2021 cut the depth evenly
   o.allow_sp = false;
   o.max_c = 1;
   o.top = 1;

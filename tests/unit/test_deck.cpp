@@ -76,6 +76,20 @@ TEST_CASE("inputs/default.yaml is the built-in default deck", "[deck]") {
   CHECK(load_deck(kDir + "default.yaml").to_yaml() == default_deck().to_yaml());
 }
 
+TEST_CASE("parallel.stage_layers reads a YAML list or the command line's 3,5 and writes them back", "[deck]") {
+  const Deck listed = parse_deck("parallel:\n  p: 2\n  stage_layers: [3, 5]\n", "t.yaml");
+  CHECK(listed.parallel.stage_layers.counts == std::vector<long long>{3, 5});
+  CHECK_THAT(listed.to_yaml(), Contains("  stage_layers: [3,5]\n"));
+  CHECK_THAT(listed.to_json(), Contains("\"stage_layers\": [3,5]"));
+  CHECK(parse_deck(listed.to_yaml(), "round trip").parallel.stage_layers.counts == listed.parallel.stage_layers.counts);
+  const Deck cli = parse_deck("parallel:\n  p: 2\n", "t.yaml", {"parallel.stage_layers=3,5"});
+  CHECK(cli.parallel.stage_layers.counts == std::vector<long long>{3, 5});
+  const Deck balanced = parse_deck("parallel:\n  stage_layers: balanced\n", "t.yaml");
+  CHECK(balanced.parallel.stage_layers.balanced);
+  CHECK_THAT(balanced.to_json(), Contains("\"stage_layers\": \"balanced\""));
+  CHECK_THAT(default_deck().to_yaml(), Contains("  stage_layers: auto\n"));
+}
+
 TEST_CASE("a deck survives to_yaml and back", "[deck]") {
   const Deck d = load_deck(kDir + "small.yaml", {"train.lr=0.00123", "data.path=x y"});
   CHECK(parse_deck(d.to_yaml(), "round trip").to_yaml() == d.to_yaml());
@@ -102,6 +116,12 @@ TEST_CASE("bad decks: one message per problem, with file, line, field and range"
              Contains("t.yaml:2: data.source: expected one of markov, text, tokens, got \"parquet\""));
   CHECK_THAT(error_of("model:\n  heads: [1, 2]\n"),
              Contains("t.yaml:2: model.heads: expected an integer in [1, 1024], got a list"));
+  CHECK_THAT(error_of("parallel:\n  stage_layers: [2, x]\n"),
+             Contains("t.yaml:2: parallel.stage_layers: expected auto, balanced or a list of positive integers such as "
+                      "[3, 5], got \"2,x\" (\"x\" is not a positive integer)"));
+  CHECK_THAT(error_of("parallel:\n  stage_layers: [2, [3]]\n"),
+             Contains("t.yaml:2: parallel.stage_layers: expected auto, balanced or a list of positive integers such as "
+                      "[3, 5], got a list"));
   CHECK_THAT(error_of("model: 3\n"), Contains("t.yaml:1: model: expected a map of fields"));
   CHECK_THAT(error_of("model:\n  vocab: [\n"), Contains("t.yaml:") && Contains("not valid YAML"));
   CHECK_THAT(error_of("model:\n  d_model: 64\n  heads: 5\n"),

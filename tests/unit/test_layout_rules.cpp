@@ -34,8 +34,18 @@ TEST_CASE("each layout rule names its field, value and what it must divide", "[g
   // Without sequence parallelism the sequence is not split.
   CHECK(grid::layout_problems(parse_deck("model:\n  vocab: 16\n  seq: 30\nparallel:\n  t: 4\n  sp: false\n", "l.yaml"), 4)
             .empty());
-  CHECK(only_problem(kModel + "parallel:\n  p: 4\n", 4) ==
-        "l.yaml: parallel.p=4: p*virtual_stages=4 must divide model.layers=6");
+  // Any split of the blocks with at least one per virtual stage: 6 on 4 stages is fine.
+  CHECK(grid::layout_problems(parse_deck(kModel + "parallel:\n  p: 4\n", "l.yaml"), 4).empty());
+  CHECK(only_problem(kModel + "parallel:\n  p: 4\n  virtual_stages: 2\n", 4) ==
+        "l.yaml: parallel.p=4: p*virtual_stages=8 must not exceed model.layers=6 (each virtual stage holds at least "
+        "one block)");
+  CHECK(grid::layout_problems(parse_deck(kModel + "parallel:\n  p: 2\n  stage_layers: [1, 5]\n", "l.yaml"), 2).empty());
+  CHECK(only_problem(kModel + "parallel:\n  p: 2\n  stage_layers: [2, 3]\n", 2) ==
+        "l.yaml: parallel.stage_layers: expected p*virtual_stages=2 positive block counts summing to model.layers=6, "
+        "got 2 summing to 5");
+  CHECK(only_problem(kModel + "parallel:\n  p: 2\n  stage_layers: 1,1,4\n", 2) ==
+        "l.yaml: parallel.stage_layers: expected p*virtual_stages=2 positive block counts summing to model.layers=6, "
+        "got 3 summing to 6");
   CHECK(grid::layout_problems(parse_deck(kModel + "parallel:\n  p: 3\n  virtual_stages: 2\n", "l.yaml"), 3).empty());
   CHECK(only_problem(kModel + "parallel:\n  virtual_stages: 2\n", 1) ==
         "l.yaml: parallel.virtual_stages=2: interleaving needs parallel.p > 1");
@@ -58,10 +68,12 @@ TEST_CASE("each layout rule names its field, value and what it must divide", "[g
 
 TEST_CASE("a deck breaking several rules gets every message", "[grid]") {
   const auto p = grid::layout_problems(
-      parse_deck("model:\n  vocab: 18\n  heads: 4\n  layers: 6\n  seq: 32\nparallel:\n  t: 8\n  p: 4\n", "l.yaml"), 3);
+      parse_deck("model:\n  vocab: 18\n  heads: 4\n  layers: 6\n  seq: 32\nparallel:\n  t: 8\n  p: 8\n", "l.yaml"), 3);
   REQUIRE(p.size() == 4);
-  CHECK(p[0] == "l.yaml: the layout d*t*p*c*e = 32 ranks, but mpiexec started 3");
+  CHECK(p[0] == "l.yaml: the layout d*t*p*c*e = 64 ranks, but mpiexec started 3");
   CHECK(p[1] == "l.yaml: parallel.t=8: must divide model.heads=4");
   CHECK(p[2] == "l.yaml: parallel.t=8: must divide model.vocab=18");
-  CHECK(p[3] == "l.yaml: parallel.p=4: p*virtual_stages=4 must divide model.layers=6");
+  CHECK(p[3] ==
+        "l.yaml: parallel.p=8: p*virtual_stages=8 must not exceed model.layers=6 (each virtual stage holds at least "
+        "one block)");
 }

@@ -20,6 +20,7 @@
 #include "mini5d/core/deck_schema.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/printable.hpp"
+#include "mini5d/core/stage_split.hpp"
 
 namespace mini5d {
 
@@ -39,6 +40,11 @@ namespace {
 std::string check_value(const Field& f, const std::string& v) {
   const std::string want = "expected " + range_text(f) + ", got \"" + printable(v) + "\"";
   if (f.kind == Kind::Text) return "";
+  if (f.kind == Kind::Counts) {
+    StageLayers counts;
+    const std::string why = parse_stage_layers(v, counts);
+    return why.empty() ? "" : want + " (" + why + ")";
+  }
   if (f.kind == Kind::Choice) {
     for (const auto& c : f.choices)
       if (c == v) return "";
@@ -178,6 +184,19 @@ void read_fields(const YAML::Node& fields, const std::string& sname, const std::
     if (!seen.insert(f->key()).second) {
       r.problems.push_back(fat + ": " + f->key() + ": given twice");
       continue;
+    }
+    // A list field's YAML list reads as the command line's "3,5".
+    if (f->kind == Kind::Counts && kv.second.IsSequence()) {
+      std::string joined;
+      bool scalars = true;
+      for (const auto& item : kv.second) {
+        scalars = scalars && item.IsScalar();
+        if (scalars) joined += (joined.empty() ? "" : ",") + item.Scalar();
+      }
+      if (scalars) {
+        apply(r.deck, *f, joined, fat, r.problems, r.from);
+        continue;
+      }
     }
     if (!kv.second.IsScalar()) {
       r.from.failed.insert(f->key());

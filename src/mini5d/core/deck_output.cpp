@@ -47,6 +47,7 @@ std::string Deck::to_yaml() const {
     }
     std::string v = f.get(*this);
     if (f.kind == Kind::Text || f.kind == Kind::Choice) v = yaml_quote(v);
+    if (f.kind == Kind::Counts && v != "auto" && v != "balanced") v = "[" + v + "]";
     out += "  " + f.name + ": " + v + "\n";
   }
   return out;
@@ -62,7 +63,9 @@ std::string Deck::to_json() const {
       out += ", ";
     }
     std::string v = f.get(*this);
-    if (f.kind == Kind::Text || f.kind == Kind::Choice) v = json_quote(v);
+    const bool counts = f.kind == Kind::Counts && v != "auto" && v != "balanced";
+    if (counts) v = "[" + v + "]";
+    else if (f.kind == Kind::Text || f.kind == Kind::Choice || f.kind == Kind::Counts) v = json_quote(v);
     out += "\"" + f.name + "\": " + v;
   }
   return out + "}}";

@@ -23,6 +23,7 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
       // The layout: any layout reads any checkpoint (resharding).
       {"parallel.d", C::Layout}, {"parallel.t", C::Layout}, {"parallel.p", C::Layout}, {"parallel.c", C::Layout},
       {"parallel.e", C::Layout}, {"parallel.zero", C::Layout}, {"parallel.virtual_stages", C::Layout},
+      {"parallel.stage_layers", C::Layout},
       {"parallel.schedule", C::Layout}, {"parallel.ranks_per_node", C::Layout}, {"parallel.gpu_aware_mpi", C::Layout},
       {"parallel.sp", C::Layout}, {"parallel.bucket_mb", C::Layout}, {"parallel.collective_timeout_s", C::Run},
       {"parallel.force_placement", C::Layout},

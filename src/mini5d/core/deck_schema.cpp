@@ -3,6 +3,7 @@
 // parsing, range checks, overrides, to_yaml/to_json and `deck-help` are all generated
 // from it, so a new field is one line here.
 #include "mini5d/core/deck_schema.hpp"
+#include "mini5d/core/stage_split.hpp"
 
 #include <cstdlib>
 #include <set>
@@ -27,6 +28,7 @@ std::string range_text(const Field& f) {
              std::to_string(static_cast<long long>(f.hi)) + "]";
     case Kind::Real: return "a number in [" + fmt_real(f.lo) + ", " + fmt_real(f.hi) + "]";
     case Kind::Text: return "a string";
+    case Kind::Counts: return "auto, balanced or a list of positive integers such as [3, 5]";
     case Kind::Choice: {
       std::string s = "one of ";
       for (size_t i = 0; i < f.choices.size(); ++i) s += (i ? ", " : "") + f.choices[i];
@@ -62,6 +64,12 @@ Field text_field(const char* sec, const char* name, Sec Deck::*s, std::string Se
                [s, m](const Deck& d) { return (d.*s).*m; }};
 }
 
+Field counts_field(const char* sec, const char* name, StageLayers ParallelConfig::*m, const char* doc) {
+  return Field{sec, name, Kind::Counts, 0, 0, {}, doc,
+               [m](Deck& d, const std::string& v) { parse_stage_layers(v, d.parallel.*m); },
+               [m](const Deck& d) { return format_stage_layers(d.parallel.*m); }};
+}
+
 }  // namespace
 
 const std::vector<Field>& schema() {
@@ -85,6 +93,7 @@ const std::vector<Field>& schema() {
       int_field("parallel", "e", &Deck::parallel, &ParallelConfig::e, 1, 1 << 20, "expert-parallel degree"),
       int_field("parallel", "zero", &Deck::parallel, &ParallelConfig::zero, 0, 3, "ZeRO stage"),
       int_field("parallel", "virtual_stages", &Deck::parallel, &ParallelConfig::virtual_stages, 1, 1024, "interleaved pipeline chunks per stage"),
+      counts_field("parallel", "stage_layers", &ParallelConfig::stage_layers, "how the blocks are cut into the p x virtual_stages virtual stages (virtual stage j*p + r is chunk j of pipeline rank r): auto (the even split when p x virtual_stages divides model.layers, else balanced), balanced (the split whose largest stage has the least forward FLOPs per token, counting the embeddings on the first stage and the head on the last), or the blocks of each virtual stage in order, e.g. [3, 5], summing to model.layers"),
       text_field("parallel", "schedule", &Deck::parallel, &ParallelConfig::schedule, {"1f1b", "gpipe", "interleaved"}, "pipeline schedule when p > 1: gpipe (all forwards, then all backwards), 1f1b (one forward, one backward after a warm-up), interleaved (1F1B over virtual_stages > 1 chunks per rank; needs train.accumulation divisible by p); micro-batches = train.accumulation"),
       int_field("parallel", "ranks_per_node", &Deck::parallel, &ParallelConfig::ranks_per_node, 0, 1 << 20, "ranks per node; 0 detects nodes, > 0 makes virtual nodes for testing"),
       text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"auto", "false", "true"}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),

@@ -10,7 +10,8 @@
 
 namespace mini5d::deck_schema {
 
-enum class Kind { Int, Real, Text, Choice };
+// Counts: "auto" or a list of positive integers (a YAML list, or "3,5" on the command line).
+enum class Kind { Int, Real, Text, Choice, Counts };
 
 struct Field {
   std::string section, name;

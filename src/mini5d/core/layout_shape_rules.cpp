@@ -23,9 +23,20 @@ std::vector<std::string> layout_shape_problems(const ModelShape& m, const Layout
   if (l.sp && l.t > 1 && m.seq % l.t != 0)
     bad("t", l.t, "must divide model.seq=" + n(m.seq) +
                       " with parallel.sp=true (sequence parallelism splits the sequence; or set parallel.sp=false)");
-  // Each pipeline stage (times its virtual chunks) owns a whole number of blocks.
-  if (m.layers % (l.p * l.virtual_stages) != 0)
-    bad("p", l.p, "p*virtual_stages=" + n(l.p * l.virtual_stages) + " must divide model.layers=" + n(m.layers));
+  // Each virtual stage (p of them times the virtual chunks) holds at least one block;
+  // an explicit split names every one of them and all the blocks.
+  const long long S = l.p * l.virtual_stages;
+  if (!l.stage_layers.given() && m.layers < S)
+    bad("p", l.p, "p*virtual_stages=" + n(S) + " must not exceed model.layers=" + n(m.layers) +
+                      " (each virtual stage holds at least one block)");
+  if (l.stage_layers.given()) {
+    long long sum = 0;
+    for (long long b : l.stage_layers.counts) sum += b;
+    if (static_cast<long long>(l.stage_layers.counts.size()) != S || sum != m.layers)
+      out.push_back("parallel.stage_layers: expected p*virtual_stages=" + n(S) +
+                    " positive block counts summing to model.layers=" + n(m.layers) + ", got " +
+                    n(static_cast<long long>(l.stage_layers.counts.size())) + " summing to " + n(sum));
+  }
   if (l.virtual_stages > 1 && l.p == 1) bad("virtual_stages", l.virtual_stages, "interleaving needs parallel.p > 1");
   // Megatron's interleaved 1F1B cycles through the chunks in groups of p micro-batches.
   if (l.interleaved && l.virtual_stages < 2)

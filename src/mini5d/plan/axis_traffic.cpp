@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/plan/axis_traffic.hpp"
 
+#include "mini5d/core/stage_split.hpp"
+
 namespace mini5d::plan {
 
 StageBlocks stage_blocks(const ModelDesc& m, const Layout& l, int stage, int moe_every) {
   StageBlocks s;
   const int p = l.p, v = l.virtual_stages, chunks = p * v;
-  const int per_chunk = int(m.layers) / chunks;
+  const std::vector<long long> split = layout_split(m, l, moe_every);
   for (int j = 0; j < v; ++j) {
     const int vs = j * p + stage;
-    for (int b = vs * per_chunk; b < (vs + 1) * per_chunk; ++b) {
+    const long long first = first_block_of(split, vs);
+    for (long long b = first; b < first + split[std::size_t(vs)]; ++b) {
       if (m.moe() && (b + 1) % moe_every == 0)
         ++s.moe;
       else

@@ -55,7 +55,7 @@ struct AxisTraffic {
 };
 
 // What the blocks of pipeline stage `stage` are: blocks of virtual stage vs = j*p +
-// stage for j < v, layers / (p*v) each; block b is MoE when the model has experts and
+// stage for j < v, as layout_split cuts them; block b is MoE when the model has experts and
 // (b + 1) % moe_every == 0.
 struct StageBlocks {
   int dense = 0, moe = 0;

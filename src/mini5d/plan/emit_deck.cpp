@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "mini5d/core/stage_split.hpp"
 #include "mini5d/plan/format.hpp"
 
 namespace mini5d::plan {
@@ -106,9 +107,19 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
                            {"sp", sl.sp ? "true" : "false"},
                            {"ranks_per_node", std::to_string(scale_down ? 1 : cl.devices_per_node)}};
   for (const auto& [k, v] : par) os << "  " << k << ": " << v << "\n";
+  // The split the plan was costed with: its rule (the runtime resolves it alike) and
+  // the blocks per virtual stage it gives.
+  if (!scale_down && l.p > 1) {
+    if (l.stage_layers.given())
+      os << "  stage_layers: [" << format_counts(l.stage_layers.counts) << "]\n";
+    else if (l.stage_layers.balanced)
+      os << "  stage_layers: balanced\n";
+    os << "  # blocks per virtual stage: " << format_counts(p.split) << "\n";
+  }
   if (scale_down)
     os << "  # planned: d=" << l.d << " t=" << l.t << " p=" << l.p << " c=" << l.c
-       << " e=" << l.e << " zero=" << l.zero << " virtual_stages=" << l.virtual_stages << "\n";
+       << " e=" << l.e << " zero=" << l.zero << " virtual_stages=" << l.virtual_stages
+       << (l.p > 1 && !p.split.empty() ? " stage_layers=" + format_counts(p.split) : std::string()) << "\n";
   DeckSection train = merged(kTrain, in.train_fields);
   set(train, "micro_batch", std::to_string(sl.micro_batch));
   set(train, "accumulation", std::to_string(sl.accumulation));

@@ -18,6 +18,17 @@ namespace mini5d::plan {
 
 namespace {
 
+// "4 layers" for an even split, "3+5 layers" (per virtual stage) for an uneven one.
+std::string stage_layers_text(const ModelDesc& m, const Layout& l) {
+  const std::vector<long long> split = layout_split(m, l);
+  bool even = true;
+  for (long long b : split) even = even && b == split.front();
+  if (even) return std::to_string(split.front() * l.virtual_stages) + " layers";
+  std::string s;
+  for (std::size_t i = 0; i < split.size(); ++i) s += (i ? "+" : "") + std::to_string(split[i]);
+  return s + " layers" + (l.virtual_stages > 1 ? " (per virtual stage)" : "");
+}
+
 struct Ctx {
   const ModelDesc& m;
   const TrainDesc& tr;
@@ -191,7 +202,7 @@ void explain_p(std::ostream& os, const Ctx& c) {
                               to_string(l.recompute) + " fits (p=" + std::to_string(lo) +
                               " needs recompute=" + to_string(smaller->layout.recompute) + ")"
                         : std::string("deeper than memory alone needs"))
-       << "; " << l.p << " stages of " << c.m.layers / l.p << " layers across "
+       << "; " << l.p << " stages of " << stage_layers_text(c.m, l) << " across "
        << tier_text(c.cl, axis_tier(c.cl, l, Axis::p)) << ", boundary sends cost "
        << ms(c.best.time.pp) << "/step; bubble (p-1)/(v*m+p-1) = " << l.p - 1 << "/("
        << l.virtual_stages << "*" << l.accumulation << "+" << l.p - 1 << ") = "

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "mini5d/core/stage_split.hpp"
 #include "mini5d/plan/explain.hpp"
 #include "mini5d/plan/format.hpp"
 #include "mini5d/plan/input_files.hpp"
@@ -14,7 +15,7 @@
 namespace mini5d::plan {
 
 namespace {
-const char* kKeys = "d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule";
+const char* kKeys = "d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages";
 
 [[noreturn]] void bad(const std::string& what) { throw InputError("--layout: " + what); }
 
@@ -49,7 +50,13 @@ LayoutSpec parse_layout_spec(const std::string& spec) {
     else if (k == "m") l.accumulation = int_value(k, v, 1, kDeg), s.has_m = true;
     else if (k == "zero") l.zero = int_value(k, v, 0, 3);
     else if (k == "v") l.virtual_stages = int_value(k, v, 1, 1024);
-    else if (k == "recompute") {
+    else if (k == "stages") {
+      // Blocks per virtual stage, "3+5" (commas separate the spec's keys).
+      std::string text = v;
+      for (char& ch : text) ch = ch == '+' ? ',' : ch;
+      if (const std::string why = parse_stage_layers(text, l.stage_layers); !why.empty())
+        bad("stages=" + v + " is not valid (" + why + "; valid: auto, balanced or block counts per virtual stage such as 3+5)");
+    } else if (k == "recompute") {
       if (!parse_recompute(v, l.recompute)) bad("recompute=" + v + " is not valid (valid: none, selective, full)");
     } else if (k == "sp") {
       if (v != "on" && v != "off" && v != "true" && v != "false")

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "mini5d/core/stage_split.hpp"
 #include "mini5d/plan/input_schema.hpp"
 #include "mini5d/plan/yaml_fields.hpp"
 
@@ -61,6 +62,16 @@ void read_deck_layout(const Fields& f, ModelInput& in) {
   l.e = int(f.integer("parallel.e", 1, 1 << 20, "expert-parallel degree", false, 1));
   l.zero = int(f.integer("parallel.zero", 0, 3, "ZeRO stage", false, 0));
   l.virtual_stages = int(f.integer("parallel.virtual_stages", 1, 1024, "virtual pipeline stages", false, 1));
+  if (const YAML::Node n = f.at("parallel.stage_layers"); n && !n.IsNull()) {
+    // A YAML list, or the command line's "3,5" (the runtime's syntax, core/stage_split).
+    std::string text;
+    if (n.IsSequence())
+      for (const auto& item : n) text += (text.empty() ? "" : ",") + (item.IsScalar() ? item.Scalar() : "?");
+    else if (n.IsScalar())
+      text = n.Scalar();
+    if (const std::string why = parse_stage_layers(text, l.stage_layers); !why.empty())
+      f.fail("parallel.stage_layers", why + " (valid: auto, balanced or a list of positive integers such as [3, 5])");
+  }
   const std::string sch = f.text("parallel.schedule", l.virtual_stages > 1 ? "interleaved" : "1f1b");
   if (!parse_schedule(sch, l.schedule))
     f.fail("parallel.schedule", "'" + sch + "' is not valid (valid: 1f1b, gpipe, interleaved)");

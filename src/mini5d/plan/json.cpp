@@ -31,6 +31,11 @@ std::string num(double v) {
   return buf;
 }
 std::string str(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+std::string stage_layers_json(const Plan& p) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < p.split.size(); ++i) s += (i ? ", " : "") + std::to_string(p.split[i]);
+  return s + "]";
+}
 
 void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind) {
   const Layout& l = p.layout;
@@ -42,7 +47,8 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
      << ", \"accumulation\": " << l.accumulation << ", \"zero\": " << l.zero
      << ", \"recompute\": " << str(to_string(l.recompute))
      << ", \"virtual_stages\": " << l.virtual_stages << ", \"sequence_parallel\": "
-     << (l.sp ? "true" : "false") << ", \"schedule\": " << str(to_string(l.schedule)) << "},\n"
+     << (l.sp ? "true" : "false") << ", \"schedule\": " << str(to_string(l.schedule))
+     << ", \"stage_layers\": " << stage_layers_json(p) << "},\n"
      << ind << " \"memory_bytes\": {\"total\": " << num(m.total()) << ", \"stage\": " << m.stage
      << ", \"weights\": " << num(m.weights) << ", \"grads\": " << num(m.grads)
      << ", \"optimizer\": " << num(m.optimizer) << ", \"activations\": " << num(m.activations)

@@ -4,9 +4,11 @@
 // listing the same plan twice under different names.
 #include "mini5d/plan/layout.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "mini5d/core/layout_shape_rules.hpp"
+#include "mini5d/core/stage_split.hpp"
 
 namespace mini5d::plan {
 
@@ -92,7 +94,7 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   // The shape rules are the runtime's own (core/layout_shape_rules), so every plan
   // printed is one mini5d accepts; a model with one expert is dense here.
   const LayoutShape shape{l.d, l.t, l.p, l.c, l.e, l.virtual_stages, l.sp,
-                          l.schedule == Schedule::interleaved, l.accumulation};
+                          l.schedule == Schedule::interleaved, l.accumulation, l.stage_layers};
   const ModelShape shape_of_m{m.heads, m.ffn, m.vocab, m.layers, m.seq, m.moe() ? m.experts : 0};
   for (auto& s : layout_shape_problems(shape_of_m, shape)) why(s);
   if (!opt.allow_cross_node_tp && cl.devices_per_node % l.t)
@@ -117,12 +119,46 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   return bad;
 }
 
+std::vector<long long> layout_split(const ModelDesc& m, const Layout& l, int moe_every) {
+  const SplitShape shape{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.moe() ? m.experts : 0, m.top_k, moe_every};
+  return stage_split(shape, 1LL * l.p * l.virtual_stages, l.stage_layers);
+}
+
+bool even_split(const ModelDesc& m, const Layout& l) {
+  return !l.stage_layers.given() && !l.stage_layers.balanced && m.layers % (1LL * l.p * l.virtual_stages) == 0;
+}
+
+double stage_block_count(const ModelDesc& m, const Layout& l, int stage) {
+  // The search asks this for every candidate and stage: the even cut needs no split.
+  if (l.p == 1 || even_split(m, l)) return double(m.layers) / l.p;
+  return double(mini5d::stage_block_count(layout_split(m, l), l.p, stage));
+}
+
+std::vector<int> distinct_stages(const ModelDesc& m, const Layout& l) {
+  if (l.p == 1) return {0};
+  if (even_split(m, l)) return l.p == 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, l.p - 1};
+  const std::vector<long long> split = layout_split(m, l);
+  std::vector<int> out{0};
+  std::vector<std::vector<long long>> seen;
+  for (int s = 1; s < l.p - 1; ++s) {
+    std::vector<long long> chunks;
+    for (int j = 0; j < l.virtual_stages; ++j) chunks.push_back(split[std::size_t(j * l.p + s)]);
+    if (std::find(seen.begin(), seen.end(), chunks) == seen.end()) {
+      seen.push_back(chunks);
+      out.push_back(s);
+    }
+  }
+  out.push_back(l.p - 1);
+  return out;
+}
+
 std::string describe(const Layout& l) {
   std::ostringstream o;
   o << "d=" << l.d << " t=" << l.t << " p=" << l.p << " c=" << l.c << " e=" << l.e
     << " mb=" << l.micro_batch << " m=" << l.accumulation << " ZeRO-" << l.zero
     << " recompute=" << to_string(l.recompute);
   if (l.virtual_stages > 1) o << " v=" << l.virtual_stages;
+  if (l.stage_layers.given() || l.stage_layers.balanced) o << " stages=" << format_stage_layers(l.stage_layers);
   if (l.sp) o << " SP";
   if (l.schedule == Schedule::gpipe) o << " gpipe";
   return o.str();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/core/stage_split.hpp"
 #include "mini5d/plan/cluster_desc.hpp"
 #include "mini5d/plan/model_desc.hpp"
 
@@ -33,6 +34,8 @@ struct Layout {
   int virtual_stages = 1;  // > 1: interleaved 1F1B
   bool sp = false;         // sequence parallelism inside the tensor group
   Schedule schedule = Schedule::one_f_one_b;
+  // How the blocks are cut into stages (core/stage_split.hpp, the runtime's rule).
+  StageLayers stage_layers;
   long long ranks() const { return 1LL * d * t * p * c * e; }
   // ZeRO shards dense state over every rank holding the same dense shard.
   int dense_group() const { return d * c * e; }
@@ -54,6 +57,19 @@ struct RuleOptions {
 std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
                                       const ClusterDesc& cl, const Layout& l,
                                       const RuleOptions& opt = {});
+
+// Blocks per virtual stage (p * virtual_stages entries): l.stage_layers, or the
+// balanced split (core/stage_split.hpp) the runtime computes the same way. moe_every:
+// the runtime's MoE spacing (planner model files have every block MoE).
+std::vector<long long> layout_split(const ModelDesc& m, const Layout& l, int moe_every = 1);
+// Blocks pipeline stage `stage` holds: its v chunks of layout_split.
+double stage_block_count(const ModelDesc& m, const Layout& l, int stage);
+// The even cut (auto where p*v divides the layers): every stage layers/p blocks.
+bool even_split(const ModelDesc& m, const Layout& l);
+// One stage of each kind the costs can tell apart: the first, the last, and the first
+// middle stage holding each distinct list of chunk sizes (ascending). The slowest and
+// the fullest stage are among them.
+std::vector<int> distinct_stages(const ModelDesc& m, const Layout& l);
 
 std::string describe(const Layout& l);  // "d=16 t=8 p=4 c=1 e=1 mb=1 m=64 ZeRO-1 ..."
 

@@ -4,6 +4,12 @@
 #include "mini5d/plan/memory_model.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <tuple>
+
+#include "mini5d/parallel/pp/schedule.hpp"
 
 namespace mini5d::plan {
 
@@ -34,7 +40,7 @@ ShardParams block_params(const ModelDesc& m, const Layout& l) {
 
 ShardParams stage_params(const ModelDesc& m, const Layout& l, int stage) {
   const ParamCounts c = count_params(m);
-  const double t = l.t, blocks = double(m.layers) / l.p;
+  const double t = l.t, blocks = stage_block_count(m, l, stage);
   const ShardParams one = block_params(m, l);
   ShardParams s;
   s.dense = blocks * one.dense;
@@ -181,6 +187,41 @@ double in_flight_microbatches(Schedule sch, int p, int m, int v, int stage) {
   return m;
 }
 
+double in_flight_microbatches(const ModelDesc& m, const Layout& l, int stage, int moe_every) {
+  if (l.p == 1) return 1.0;
+  if (even_split(m, l)) return in_flight_microbatches(l.schedule, l.p, l.accumulation, l.virtual_stages, stage);
+  const std::vector<long long> split = layout_split(m, l, moe_every);
+  std::vector<long long> chunk_blocks;
+  for (int j = 0; j < l.virtual_stages; ++j) chunk_blocks.push_back(split[std::size_t(j * l.p + stage)]);
+  const bool even = std::all_of(chunk_blocks.begin(), chunk_blocks.end(),
+                                [&](long long b) { return b == chunk_blocks.front(); });
+  if (even) return in_flight_microbatches(l.schedule, l.p, l.accumulation, l.virtual_stages, stage);
+  const pp::Kind kind = l.schedule == Schedule::gpipe         ? pp::Kind::gpipe
+                        : l.schedule == Schedule::interleaved ? pp::Kind::interleaved
+                                                              : pp::Kind::one_f_one_b;
+  // The peak repeats: past the warm-up (at most 2p + (v-1)p forwards) the pairs in flight
+  // change with a period of p*v forwards (each chunk's turn comes round every p*v), so
+  // 4p micro-batches (a multiple of p, as interleaving needs) hold every value the
+  // weight takes; the search would otherwise list m*v actions per candidate.
+  const int m_cap = l.schedule == Schedule::interleaved ? std::min(l.accumulation, 4 * l.p) : l.accumulation;
+  // The search meets the same (schedule, stage, chunk sizes) for many knob sets.
+  using Key = std::tuple<int, int, int, int, int, std::vector<long long>>;
+  static std::map<Key, long long> memo;
+  static std::mutex lock;
+  const Key key{int(kind), l.p, l.virtual_stages, m_cap, stage, chunk_blocks};
+  long long peak = 0;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    auto it = memo.find(key);
+    if (it == memo.end()) {
+      const pp::Spec spec{kind, l.p, l.virtual_stages, m_cap};
+      it = memo.emplace(key, pp::peak_in_flight_weighted(pp::schedule(spec, stage), chunk_blocks)).first;
+    }
+    peak = it->second;
+  }
+  return double(peak) / double(std::accumulate(chunk_blocks.begin(), chunk_blocks.end(), 0LL));
+}
+
 double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
                          const MemoryOptions& o, int stage) {
   const ActShape s = act_shape(m, l, prec, o.moe_imbalance);
@@ -202,7 +243,7 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
     // (parallel/tp/replicated_grads.hpp): the stage's whole copy at ZeRO 0-1, the
     // rank's part of it from ZeRO 2 on (1/G of it, up to the partition's rounding).
     const ParamCounts c = count_params(m);
-    double rep = double(m.layers) / l.p * (c.attn_replicated + c.router + (m.moe() ? 0.0 : c.mlp_replicated));
+    double rep = stage_block_count(m, l, stage) * (c.attn_replicated + c.router + (m.moe() ? 0.0 : c.mlp_replicated));
     if (stage == 0) rep += c.position_embedding;
     if (stage == l.p - 1) rep += c.final_norm;
     if (l.zero >= 2) rep /= l.dense_group();
@@ -229,12 +270,10 @@ MemoryBreakdown stage_memory(const ModelDesc& m, const TrainDesc& tr, const Clus
   mb.grads = dense.grads + expert.grads;
   mb.optimizer = dense.optimizer + expert.optimizer;
   const ActShape s = act_shape(m, l, tr.precision, o.moe_imbalance);
-  const double blocks = double(m.layers) / l.p;
-  double per_mb = blocks * block_activation_bytes(s, l.recompute);
+  double per_mb = stage_block_count(m, l, stage) * block_activation_bytes(s, l.recompute);
   if (stage == 0) per_mb += embedding_activation_bytes(s);
   if (stage == l.p - 1) per_mb += head_activation_bytes(s);
-  mb.activations = per_mb * in_flight_microbatches(l.schedule, l.p, l.accumulation,
-                                                   l.virtual_stages, stage);
+  mb.activations = per_mb * in_flight_microbatches(m, l, stage);
   mb.workspace = workspace_bytes(s, l.recompute);
   mb.comm_buffers = comm_buffer_bytes(m, l, tr.precision, o, stage);
   mb.reserved = cl.device.reserved;
@@ -243,10 +282,14 @@ MemoryBreakdown stage_memory(const ModelDesc& m, const TrainDesc& tr, const Clus
 
 MemoryBreakdown device_memory(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
                               const Layout& l, const MemoryOptions& o) {
-  MemoryBreakdown first = stage_memory(m, tr, cl, l, 0, o);
-  if (l.p == 1) return first;
-  MemoryBreakdown last = stage_memory(m, tr, cl, l, l.p - 1, o);
-  return last.total() > first.total() ? last : first;
+  // Any stage can be the fullest once stages differ in blocks; ties keep the first.
+  MemoryBreakdown fullest = stage_memory(m, tr, cl, l, 0, o);
+  for (int s : distinct_stages(m, l)) {
+    if (s == 0) continue;
+    MemoryBreakdown here = stage_memory(m, tr, cl, l, s, o);
+    if (here.total() > fullest.total()) fullest = here;
+  }
+  return fullest;
 }
 
 }  // namespace mini5d::plan

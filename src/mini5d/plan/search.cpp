@@ -42,6 +42,7 @@ Plan evaluate(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl, co
   p.memory = device_memory(m, tr, cl, l, o.memory);
   p.fits = p.memory.total() <= cl.device.memory;
   p.time = step_time(m, tr, cl, l, o.time);
+  p.split = layout_split(m, l);
   return p;
 }
 

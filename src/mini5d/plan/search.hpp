@@ -29,6 +29,9 @@ struct SearchOptions {
   int max_virtual_stages = 8;
   bool allow_gpipe = false;  // GPipe has 1F1B's bubble and more memory: off by default
   bool allow_sp = true;      // consider sequence parallelism (frameworks before 2022: no)
+  // Consider pipeline splits that are not even (p*v not dividing the layers, or the
+  // balanced split beside an even one); Megatron before 2024 cut evenly only.
+  bool uneven_stages = true;
   long long max_c = 1LL << 40;  // largest context-parallel degree considered
   std::size_t top = 10;
   bool keep_all = false;  // keep every fitting plan (tests)
@@ -41,6 +44,7 @@ struct Plan {
   MemoryBreakdown memory;
   TimeBreakdown time;
   bool fits = false;
+  std::vector<long long> split;  // blocks per virtual stage, resolved (layout_split)
 };
 
 // Ranking: faster first; within 1e-9 relative, less memory first; then a fixed order
@@ -87,29 +91,42 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
   const long long de = 1LL * l.d * l.e;
   if (tr.global_batch <= 0 || tr.global_batch % de) return;
   const long long per = tr.global_batch / de;
+  // The knobs that do not change the schedule: sequence parallelism, ZeRO, recomputation.
+  auto inner = [&]() {
+    for (int sp = 0; sp < (l.t > 1 && o.allow_sp ? 2 : 1); ++sp) {
+      l.sp = sp == 1;
+      for (int z : o.zero_stages) {
+        l.zero = z;
+        for (Recompute r : o.recomputes) {
+          l.recompute = r;
+          f(l);
+        }
+      }
+    }
+  };
   for (long long mb : divisors(per)) {
     if (mb > o.max_micro_batch) break;
     if (per / mb > 2147483647LL) continue;  // accumulation is an int (global batch < 2^31)
     l.micro_batch = int(mb);
     l.accumulation = int(per / mb);
     for (int v = 1; v <= (l.p > 1 ? o.max_virtual_stages : 1); ++v) {
-      if (m.layers % (1LL * l.p * v)) continue;
+      if (m.layers < 1LL * l.p * v) continue;  // a virtual stage holds at least one block
+      if (!o.uneven_stages && m.layers % (1LL * l.p * v) != 0) continue;
       for (int sch = 0; sch < 2; ++sch) {
         if (v > 1 && sch == 1) continue;
         if (sch == 1 && (!o.allow_gpipe || l.p == 1)) continue;
         l.virtual_stages = v;
         l.schedule = v > 1 ? Schedule::interleaved
                            : (sch == 1 ? Schedule::gpipe : Schedule::one_f_one_b);
-        for (int sp = 0; sp < (l.t > 1 && o.allow_sp ? 2 : 1); ++sp) {
-          l.sp = sp == 1;
-          for (int z : o.zero_stages) {
-            l.zero = z;
-            for (Recompute r : o.recomputes) {
-              l.recompute = r;
-              f(l);
-            }
-          }
-        }
+        // The runtime's default split, then the balanced one where it differs (a head
+        // heavier than a block on an even split).
+        l.stage_layers = StageLayers{};
+        inner();
+        if (l.p == 1 || !o.uneven_stages) continue;
+        const std::vector<long long> plain = layout_split(m, l);
+        l.stage_layers.balanced = true;
+        if (layout_split(m, l) != plain) inner();
+        l.stage_layers = StageLayers{};
       }
     }
   }

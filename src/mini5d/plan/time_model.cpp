@@ -91,7 +91,7 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
                        const Layout& l, int stage, const TimeOptions& o, const BlockGemms& g) {
   const double a = activation_elem_bytes(tr.precision);
   const double B = l.micro_batch, T = double(m.seq), D = double(m.d_model);
-  const double blocks = double(m.layers) / l.p;
+  const double blocks = stage_block_count(m, l, stage);
   const double imb = m.moe() ? o.moe_imbalance : 1.0;
   // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
   // forward is recomputed, +1 for an MoE block, whose experts are not rerun); the
@@ -154,7 +154,7 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
 StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
                      const Layout& l, int stage, const TimeOptions& o) {
   StageCost sc;
-  const double blocks = double(m.layers) / l.p;
+  const double blocks = stage_block_count(m, l, stage);
   const double imb = m.moe() ? o.moe_imbalance : 1.0;
 
   // GEMMs costed by shape (compute_model.hpp).
@@ -204,11 +204,14 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
 TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
                         const Layout& l, const TimeOptions& o) {
   TimeBreakdown tb;
+  // The slowest stage sets the pace (any stage, once stages differ in blocks; ties
+  // keep the first).
   StageCost sc = stage_cost(m, tr, cl, l, 0, o);
   tb.slowest_stage = 0;
-  if (l.p > 1) {
-    StageCost last = stage_cost(m, tr, cl, l, l.p - 1, o);
-    if (last.per_mb() > sc.per_mb()) sc = last, tb.slowest_stage = l.p - 1;
+  for (int s : distinct_stages(m, l)) {
+    if (s == 0) continue;
+    StageCost here = stage_cost(m, tr, cl, l, s, o);
+    if (here.per_mb() > sc.per_mb()) sc = here, tb.slowest_stage = s;
   }
   const double M = l.accumulation;
   const double t_mb = sc.per_mb();

@@ -9,6 +9,7 @@
 #include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/memory_ledger.hpp"
+#include "mini5d/core/stage_split.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
 #include "mini5d/report/kernel_table.hpp"
 #include "mini5d/report/memory_categories.hpp"
@@ -84,7 +85,9 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
     // Rank 0's stage: its chunks (virtual stages) and units.
     const auto& sp = pl->spec();
     os << "  pipeline: " << pp::to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
-       << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; stage 0 holds";
+       << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; blocks per virtual stage "
+       << format_counts(train::pipeline_split(d)) << " (" << format_stage_layers(d.parallel.stage_layers)
+       << "); stage 0 holds";
     for (const auto& c : tr.model().chunks())
       os << " [" << (c.embedding ? "embeddings, " : "") << "blocks " << c.first_block << ".."
          << c.first_block + c.blocks - 1 << (c.head ? ", head" : "") << "]";

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/train/deck_plan.hpp"
 
+#include "mini5d/train/pipeline.hpp"
+
 namespace mini5d::train {
 
 plan::ModelDesc plan_model(const Deck& deck) {
@@ -28,6 +30,8 @@ plan::Layout plan_layout(const Deck& deck) {
   l.schedule = p.schedule == "gpipe"         ? plan::Schedule::gpipe
                : p.schedule == "interleaved" ? plan::Schedule::interleaved
                                              : plan::Schedule::one_f_one_b;
+  // The runtime's split, resolved: the planner then counts the same blocks per stage.
+  if (p.p > 1) l.stage_layers.counts = pipeline_split(deck);
   return l;
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "mini5d/core/stage_split.hpp"
+
 
 namespace mini5d::train {
 
@@ -13,19 +15,31 @@ pp::Spec pipeline_spec(const Deck& deck) {
   return {kind, deck.parallel.p, deck.parallel.virtual_stages, deck.train.accumulation};
 }
 
+std::vector<long long> pipeline_split(const Deck& deck) {
+  const auto& m = deck.model;
+  const SplitShape shape{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every};
+  return stage_split(shape, 1LL * deck.parallel.p * deck.parallel.virtual_stages, deck.parallel.stage_layers);
+}
+
 model::StageSpec pipeline_stage(const Deck& deck, int stage) {
   const pp::Spec s = pipeline_spec(deck);
-  const int P = s.p * s.v, per = deck.model.layers / P;
+  const int P = s.p * s.v;
+  const auto split = pipeline_split(deck);
   model::StageSpec st;
+  std::vector<long long> blocks;
   for (int c = 0; c < s.v; ++c) {
     const int vs = pp::virtual_stage(s, stage, c);
-    st.chunks.push_back({vs * per, per, vs == 0, vs == P - 1});
+    const long long n = split[std::size_t(vs)];
+    st.chunks.push_back({int(first_block_of(split, vs)), int(n), vs == 0, vs == P - 1});
+    blocks.push_back(n);
   }
-  // Activation sets: the schedule's peak of (micro-batch, chunk) pairs in flight, each
-  // a chunk's blocks; the embeddings and the head follow their own chunk's peak.
+  // Activation sets: the schedule's peak of blocks in flight over the (micro-batch,
+  // chunk) pairs whose forward ran and backward not (chunks may differ in blocks); the
+  // embeddings and the head follow their own chunk's peak.
+  const auto actions = pp::schedule(s, stage);
   std::vector<int> per_chunk;
-  const int peak = pp::peak_in_flight(pp::schedule(s, stage), s.v, &per_chunk);
-  st.block_slots = peak * per;
+  pp::peak_in_flight(actions, s.v, &per_chunk);
+  st.block_slots = int(pp::peak_in_flight_weighted(actions, blocks));
   st.embedding_slots = stage == 0 ? per_chunk.front() : 0;
   st.head_slots = stage == s.p - 1 ? per_chunk.back() : 0;
   return st;

@@ -22,9 +22,12 @@ namespace mini5d::train {
 
 // The schedule of the deck (parallel.schedule, p, virtual_stages, accumulation).
 pp::Spec pipeline_spec(const Deck& deck);
-// Pipeline rank `stage`'s chunks (local chunk j is virtual stage j*p + stage, with
-// layers/(p*v) blocks; the embeddings on virtual stage 0, the head on the last) and
-// the activation sets its schedule needs at once.
+// Blocks per virtual stage, as parallel.stage_layers says (core/stage_split.hpp, the
+// planner's rule too).
+std::vector<long long> pipeline_split(const Deck& deck);
+// Pipeline rank `stage`'s chunks (local chunk j is virtual stage j*p + stage, with its
+// blocks of pipeline_split; the embeddings on virtual stage 0, the head on the last)
+// and the activation sets its schedule needs at once.
 model::StageSpec pipeline_stage(const Deck& deck, int stage);
 
 // A step's bubble on this rank: the idle share of the slowest pipeline rank's step.

@@ -117,6 +117,16 @@ int peak_in_flight(const std::vector<Action>& actions, int v, std::vector<int>* 
   return peak_all;
 }
 
+long long peak_in_flight_weighted(const std::vector<Action>& actions, const std::vector<long long>& weights) {
+  long long now = 0, peak = 0;
+  for (const auto& a : actions) {
+    if (a.op == Op::forward) now += weights.at(std::size_t(a.chunk));
+    if (a.op == Op::backward) now -= weights.at(std::size_t(a.chunk));
+    peak = std::max(peak, now);
+  }
+  return peak;
+}
+
 std::string describe(const Action& a) {
   const std::string ids = "mb" + std::to_string(a.mb) + " c" + std::to_string(a.chunk);
   switch (a.op) {

@@ -68,6 +68,10 @@ double formula_bubble(const Spec& s);
 // point of a rank's list: the activations it must hold at once. `per_chunk` (if not
 // null) gets each chunk's own peak.
 int peak_in_flight(const std::vector<Action>& actions, int v, std::vector<int>* per_chunk = nullptr);
+// The same peak with each pair weighted by its chunk's `weights[chunk]` (its blocks,
+// when a stage's chunks hold different numbers of blocks): the block activation sets
+// the rank must hold at once.
+long long peak_in_flight_weighted(const std::vector<Action>& actions, const std::vector<long long>& weights);
 
 // One line per action, e.g. "F3 c1" / "recv_forward mb3 c1 from 0" (for printing).
 std::string describe(const Action& a);

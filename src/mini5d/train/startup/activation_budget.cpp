@@ -23,8 +23,7 @@ ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
   if (blocks.embedding) per_mb += plan::embedding_activation_bytes(dense);
   if (blocks.head) per_mb += plan::head_activation_bytes(dense);
   // The stage's layers, its embeddings or head, times the micro-batches in flight.
-  const double in_flight =
-      l.p > 1 ? plan::in_flight_microbatches(l.schedule, l.p, l.accumulation, l.virtual_stages, stage) : 1.0;
+  const double in_flight = plan::in_flight_microbatches(md, l, stage, deck.model.moe_every);
   return {per_mb * in_flight, plan::workspace_bytes(dense, l.recompute)};
 }
 
