@@ -187,15 +187,15 @@ double in_flight_microbatches(Schedule sch, int p, int m, int v, int stage) {
   return m;
 }
 
-double in_flight_microbatches(const ModelDesc& m, const Layout& l, int stage, int moe_every) {
-  if (l.p == 1) return 1.0;
-  if (even_split(m, l)) return in_flight_microbatches(l.schedule, l.p, l.accumulation, l.virtual_stages, stage);
+InFlight in_flight(const ModelDesc& m, const Layout& l, int stage, int moe_every) {
+  if (l.p == 1) return {};
+  if (l.virtual_stages == 1) {
+    const double n = in_flight_microbatches(l.schedule, l.p, l.accumulation, 1, stage);
+    return {n, n, n};
+  }
   const std::vector<long long> split = layout_split(m, l, moe_every);
   std::vector<long long> chunk_blocks;
   for (int j = 0; j < l.virtual_stages; ++j) chunk_blocks.push_back(split[std::size_t(j * l.p + stage)]);
-  const bool even = std::all_of(chunk_blocks.begin(), chunk_blocks.end(),
-                                [&](long long b) { return b == chunk_blocks.front(); });
-  if (even) return in_flight_microbatches(l.schedule, l.p, l.accumulation, l.virtual_stages, stage);
   const pp::Kind kind = l.schedule == Schedule::gpipe         ? pp::Kind::gpipe
                         : l.schedule == Schedule::interleaved ? pp::Kind::interleaved
                                                               : pp::Kind::one_f_one_b;
@@ -206,20 +206,21 @@ double in_flight_microbatches(const ModelDesc& m, const Layout& l, int stage, in
   const int m_cap = l.schedule == Schedule::interleaved ? std::min(l.accumulation, 4 * l.p) : l.accumulation;
   // The search meets the same (schedule, stage, chunk sizes) for many knob sets.
   using Key = std::tuple<int, int, int, int, int, std::vector<long long>>;
-  static std::map<Key, long long> memo;
+  static std::map<Key, InFlight> memo;
   static std::mutex lock;
   const Key key{int(kind), l.p, l.virtual_stages, m_cap, stage, chunk_blocks};
-  long long peak = 0;
-  {
-    std::lock_guard<std::mutex> guard(lock);
-    auto it = memo.find(key);
-    if (it == memo.end()) {
-      const pp::Spec spec{kind, l.p, l.virtual_stages, m_cap};
-      it = memo.emplace(key, pp::peak_in_flight_weighted(pp::schedule(spec, stage), chunk_blocks)).first;
-    }
-    peak = it->second;
+  std::lock_guard<std::mutex> guard(lock);
+  auto it = memo.find(key);
+  if (it == memo.end()) {
+    const auto actions = pp::schedule({kind, l.p, l.virtual_stages, m_cap}, stage);
+    std::vector<int> per_chunk;
+    pp::peak_in_flight(actions, l.virtual_stages, &per_chunk);
+    const double total = double(std::accumulate(chunk_blocks.begin(), chunk_blocks.end(), 0LL));
+    const InFlight f{double(pp::peak_in_flight_weighted(actions, chunk_blocks)) / total, double(per_chunk.front()),
+                     double(per_chunk.back())};
+    it = memo.emplace(key, f).first;
   }
-  return double(peak) / double(std::accumulate(chunk_blocks.begin(), chunk_blocks.end(), 0LL));
+  return it->second;
 }
 
 double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
@@ -270,10 +271,10 @@ MemoryBreakdown stage_memory(const ModelDesc& m, const TrainDesc& tr, const Clus
   mb.grads = dense.grads + expert.grads;
   mb.optimizer = dense.optimizer + expert.optimizer;
   const ActShape s = act_shape(m, l, tr.precision, o.moe_imbalance);
-  double per_mb = stage_block_count(m, l, stage) * block_activation_bytes(s, l.recompute);
-  if (stage == 0) per_mb += embedding_activation_bytes(s);
-  if (stage == l.p - 1) per_mb += head_activation_bytes(s);
-  mb.activations = per_mb * in_flight_microbatches(m, l, stage);
+  const InFlight f = in_flight(m, l, stage);
+  mb.activations = f.blocks * stage_block_count(m, l, stage) * block_activation_bytes(s, l.recompute);
+  if (stage == 0) mb.activations += f.embedding * embedding_activation_bytes(s);
+  if (stage == l.p - 1) mb.activations += f.head * head_activation_bytes(s);
   mb.workspace = workspace_bytes(s, l.recompute);
   mb.comm_buffers = comm_buffer_bytes(m, l, tr.precision, o, stage);
   mb.reserved = cl.device.reserved;

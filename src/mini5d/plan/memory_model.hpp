@@ -88,11 +88,18 @@ double workspace_bytes(const ActShape& s, Recompute r);
 // stage's layers for one micro-batch": GPipe m; 1F1B min(m, p - stage); interleaved
 // 1F1B with v chunks (2(p-stage-1) + (v-1)p + 1) chunks of 1/v of the stage.
 double in_flight_microbatches(Schedule s, int p, int m, int v, int stage);
-// The same for a layout whose stage may hold chunks of different block counts (an
-// uneven stage_layers with v > 1): the schedule's peak of blocks in flight (each chunk's
-// blocks per micro-batch, parallel/pp/schedule.hpp) over the stage's blocks, as the
-// runtime sizes its activation sets. 1 without a pipeline.
-double in_flight_microbatches(const ModelDesc& m, const Layout& l, int stage, int moe_every = 1);
+// The activation sets a stage holds at its peak, as the runtime sizes them
+// (train/pipeline.cpp) from the same schedule (parallel/pp/schedule.hpp):
+//   blocks     the peak of blocks in flight (each (micro-batch, chunk) pair counted with
+//              its chunk's blocks) over the stage's blocks: in_flight_microbatches above
+//              when the stage's chunks are equal;
+//   embedding  the first chunk's own peak of micro-batches (stage 0 keeps the
+//              embeddings' output for each), head the last chunk's (stage p - 1).
+// All 1 without a pipeline; with one chunk per rank, all three are the count above.
+struct InFlight {
+  double blocks = 1, embedding = 1, head = 1;
+};
+InFlight in_flight(const ModelDesc& m, const Layout& l, int stage, int moe_every = 1);
 
 // ---- buffers and totals ---------------------------------------------------------
 struct MemoryOptions {

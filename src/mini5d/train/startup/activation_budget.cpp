@@ -18,13 +18,13 @@ ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
   plan::ActShape dense = moe;
   dense.experts = 0;
   const auto blocks = plan::stage_blocks(md, l, stage, deck.model.moe_every);
-  double per_mb = blocks.dense * plan::block_activation_bytes(dense, l.recompute) +
-                  blocks.moe * plan::block_activation_bytes(moe, l.recompute);
-  if (blocks.embedding) per_mb += plan::embedding_activation_bytes(dense);
-  if (blocks.head) per_mb += plan::head_activation_bytes(dense);
-  // The stage's layers, its embeddings or head, times the micro-batches in flight.
-  const double in_flight = plan::in_flight_microbatches(md, l, stage, deck.model.moe_every);
-  return {per_mb * in_flight, plan::workspace_bytes(dense, l.recompute)};
+  // The stage's blocks, its embeddings or head, each times its sets in flight.
+  const plan::InFlight f = plan::in_flight(md, l, stage, deck.model.moe_every);
+  double kept = f.blocks * (blocks.dense * plan::block_activation_bytes(dense, l.recompute) +
+                            blocks.moe * plan::block_activation_bytes(moe, l.recompute));
+  if (blocks.embedding) kept += f.embedding * plan::embedding_activation_bytes(dense);
+  if (blocks.head) kept += f.head * plan::head_activation_bytes(dense);
+  return {kept, plan::workspace_bytes(dense, l.recompute)};
 }
 
 std::string activation_budget_problem(const Deck& deck) {
