@@ -66,6 +66,20 @@ TEST_CASE("a mini5d deck reads as a model description", "[plan][inputs]") {
   CHECK(later.deck_layout.recompute == Recompute::selective);
 }
 
+TEST_CASE("the block's parts: model.norm, model.mlp and model.bias in model files and decks", "[plan][inputs]") {
+  const ModelInput gpt = load_model_file(plan_test::input("tiny.yaml"));
+  CHECK((!gpt.model.rmsnorm && !gpt.model.swiglu && gpt.model.bias));
+  const ModelInput llama = load_model_file(plan_test::input("llama-tiny.yaml"));
+  CHECK((llama.model.rmsnorm && llama.model.swiglu && !llama.model.bias));
+  const std::string model = "model: {vocab: 64, d_model: 32, layers: 4, heads: 4, seq: 16, ffn: 128, ";
+  const ModelInput file = parse_model_text(model + "norm: rmsnorm, mlp: swiglu, bias: false}\n", "m.yaml");
+  CHECK((file.model.rmsnorm && file.model.swiglu && !file.model.bias));
+  CHECK(model_error(model + "norm: batchnorm}\n") ==
+        "m.yaml: model.norm: 'batchnorm' is not valid (valid: layernorm, rmsnorm)");
+  CHECK(model_error(model + "mlp: relu}\n") == "m.yaml: model.mlp: 'relu' is not valid (valid: gelu, swiglu)");
+  CHECK_THAT(model_error(model + "bias: maybe}\n"), Catch::Matchers::Contains("model.bias"));
+}
+
 TEST_CASE("cluster files load with their figures", "[plan][inputs]") {
   for (const char* f : {"clusters/h100-sxm-8.yaml", "clusters/h200-8.yaml",
                         "clusters/perlmutter-a100-4.yaml", "clusters/cpu-2core.yaml"}) {

@@ -50,6 +50,49 @@ TEST_CASE("parameter counts follow mini5d's tensor list", "[plan][memory]") {
   CHECK(stage_params(in.model, l, 1).total() == 8288 + 16512 + 384 + 128 + 1024);
 }
 
+TEST_CASE("parameter counts and FLOPs with RMSNorm, SwiGLU and no biases", "[plan][memory][llama]") {
+  ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  in.model.rmsnorm = in.model.swiglu = true;
+  in.model.bias = false;
+  // V 32, D 64, L 2, T 32, F 256. Block: 4D^2 + 3DF (gate, up, down) + 2D (two RMSNorm
+  // gains) = 16384 + 49152 + 128 = 65664; wte 2048 + wpe 2048 + lnf 64 + lm_head 2048.
+  const ParamCounts c = count_params(in.model);
+  CHECK(c.total == 2 * 65664 + 2048 + 2048 + 64 + 2048);
+  CHECK(c.matmul_active == 2 * (16384 + 49152) + 2048);
+  CHECK(model_flops_per_step(in.model, 1) == 6 * c.matmul_active + 12 * 2 * 32 * 64);
+  Layout l;
+  l.t = 2, l.p = 2;
+  // Stage 0: one block cut over t ((16384 + 49152) / 2) with its gains replicated (128),
+  // wte/2, wpe; stage 1: one block, lnf, lm_head/2.
+  CHECK(stage_params(in.model, l, 0).total() == 32768 + 128 + 1024 + 2048);
+  CHECK(stage_params(in.model, l, 1).total() == 32768 + 128 + 64 + 1024);
+  // Each part alone: SwiGLU adds D*F + F (the up weight and bias) per block; RMSNorm drops
+  // three norms' biases; bias=false drops 3D + D + F + D of linear biases and the norms'.
+  ModelDesc m = in.model;
+  m.rmsnorm = m.swiglu = false, m.bias = true;
+  const double gpt = count_params(m).total;
+  m.swiglu = true;
+  CHECK(count_params(m).total == gpt + 2 * (64 * 256 + 256));
+  m.swiglu = false, m.rmsnorm = true;
+  CHECK(count_params(m).total == gpt - (2 * 2 + 1) * 64);
+  m.rmsnorm = false, m.bias = false;
+  CHECK(count_params(m).total == gpt - 2 * (3 * 64 + 64 + 256 + 64 + 2 * 64) - 64);
+}
+
+TEST_CASE("activation bytes of one block with RMSNorm and SwiGLU", "[plan][memory][llama]") {
+  // The hand-computed case below (22784 bytes, full attention) with one statistic per
+  // norm row instead of two (-32 floats) and gate|up [16, 128] for fc (+1024 floats):
+  // 6688 floats.
+  ActShape s;
+  s.micro_batch = 2, s.seq = 8, s.d_model = 16, s.heads = 4, s.ffn = 64, s.vocab = 32;
+  s.blockwise = false;
+  s.rmsnorm = s.swiglu = true;
+  CHECK(block_activation_bytes(s, Recompute::none) == 6688 * 4);
+  CHECK(block_activation_bytes(s, Recompute::full) == 1024);
+  // final norm 256 + rstd 16 + logits 512 = 784 floats.
+  CHECK(head_activation_bytes(s) == 784 * 4);
+}
+
 TEST_CASE("activation bytes of one block on a hand-computed case", "[plan][memory]") {
   // B=2, T=8 (N=16 tokens), d=16, h=4, f=64, V=32, fp32. What Gpt keeps per block:
   //   ln1 256, ln1 mean/rstd 32, qkv 768, q/k/v 768, probs 2*4*8*8 = 512, y 256,

@@ -45,6 +45,19 @@ TEST_CASE("shipped decks load with the documented sizes", "[deck]") {
   CHECK(gpt2.model.layers == 12);
   CHECK(gpt2.model.heads == 12);
   CHECK(gpt2.model.seq == 1024);
+  // GPT-2's block parts by default; llama-tiny is tiny with Llama's.
+  CHECK((tiny.model.norm == "layernorm" && tiny.model.mlp == "gelu" && tiny.model.bias == "true"));
+  const Deck llama = load_deck(kDir + "llama-tiny.yaml");
+  CHECK((llama.model.norm == "rmsnorm" && llama.model.mlp == "swiglu" && llama.model.bias == "false"));
+  CHECK(llama.model.d_model == tiny.model.d_model);
+  CHECK(unsupported_features(llama).empty());
+}
+
+TEST_CASE("the block's parts: a value outside the choices is one line naming the field", "[deck]") {
+  CHECK(error_of("", {"model.norm=batchnorm"}) ==
+        "command line: model.norm: expected one of layernorm, rmsnorm, got \"batchnorm\"");
+  CHECK(error_of("model:\n  mlp: relu\n") == "t.yaml:2: model.mlp: expected one of gelu, swiglu, got \"relu\"");
+  CHECK(error_of("", {"model.bias=no"}) == "command line: model.bias: expected one of true, false, got \"no\"");
 }
 
 TEST_CASE("the long-context deck: over its activation budget at c = 1 with full attention, within it blockwise "
@@ -105,7 +118,7 @@ TEST_CASE("bad decks: one message per problem, with file, line, field and range"
   CHECK_THAT(error_of("modle:\n  vocab: 3\n"),
              Contains("t.yaml:1: modle: unknown section (valid: model, parallel, train, data, checkpoint, output)"));
   CHECK_THAT(error_of("model:\n  vocab: 64\n  d_modle: 3\n"),
-             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, d_model, layers, heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings, attention)"));
+             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, d_model, layers, heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings, attention, norm, mlp, bias)"));
   CHECK_THAT(error_of("model:\n  layers: abc\n"),
              Contains("t.yaml:2: model.layers: expected an integer in [1, 1024], got \"abc\""));
   CHECK_THAT(error_of("model:\n  layers: 2.5\n"),

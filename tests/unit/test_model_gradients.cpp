@@ -2,8 +2,10 @@
 // Finite-difference checks, in fp64, of the composed model: a one-block model (every
 // tensor of a block plus the embeddings and head around it) and a two-block model
 // (gradients crossing a block boundary through the residual stream), with the default
-// blockwise attention core, and the one-block model again with full attention. Every
-// parameter is checked, tensor by tensor. Bound: relative error < 1e-6 per tensor.
+// blockwise attention core, and the one-block model again with full attention; the
+// two-block model with llama-tiny's block parts (RMSNorm, SwiGLU, no biases), and with
+// each part alone. Every parameter is checked, tensor by tensor. Bound: relative error
+// < 1e-6 per tensor.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -19,9 +21,12 @@ namespace {
 // difference, eps * loss / h, is relatively larger than in the kernel tests; h = 1e-5
 // keeps it near 1e-7 while the O(h^2) truncation stays far below.
 constexpr double kStep = 1e-5;
-void check_model(int layers, const char* attention = "blockwise") {
+// norm, mlp, bias: the block's parts (model.norm, model.mlp, model.bias).
+void check_model(int layers, const char* attention = "blockwise", const char* norm = "layernorm",
+                 const char* mlp = "gelu", const char* bias = "true") {
   ModelConfig m = test::fd_model(11, 5, 12, layers);
   m.attention = attention;
+  m.norm = norm, m.mlp = mlp, m.bias = bias;
   const int B = 2, N = B * m.seq;
   model::Gpt<double> gpt(m, B);
   gpt.init_params(42);
@@ -55,6 +60,15 @@ void check_model(int layers, const char* attention = "blockwise") {
 TEST_CASE("one transformer block: every parameter gradient", "[model][grad]") { check_model(1); }
 TEST_CASE("whole two-block model: every parameter gradient", "[model][grad]") { check_model(2); }
 TEST_CASE("one block with full attention: every parameter gradient", "[model][grad]") { check_model(1, "full"); }
+TEST_CASE("whole two-block model with RMSNorm, SwiGLU and no biases: every parameter gradient", "[model][grad][llama]") {
+  check_model(2, "blockwise", "rmsnorm", "swiglu", "false");
+}
+TEST_CASE("one block with each of RMSNorm, SwiGLU, no biases alone: every parameter gradient",
+          "[model][grad][llama]") {
+  check_model(1, "blockwise", "rmsnorm");
+  check_model(1, "blockwise", "layernorm", "swiglu");
+  check_model(1, "blockwise", "layernorm", "gelu", "false");
+}
 
 // The embedding's backward reads the forward's token ids again. A caller that passes a
 // temporary (as a test or a new driver easily does) must still get the right gradient:

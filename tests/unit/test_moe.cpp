@@ -2,7 +2,8 @@
 // The mixture-of-experts layer on one rank, in fp64:
 //   finite differences of the whole model's objective (token loss + load-balancing
 //   loss) for every tensor (router, experts, and the dense tensors around them) at
-//   top-1 and top-2, with every block MoE and with every other block;
+//   top-1 and top-2, with every block MoE and with every other block, and with
+//   llama-tiny's block parts (SwiGLU experts, RMSNorm, no biases);
 //   the routing plans on crafted routings: the send order, the receive permutation, and
 //   capacity mode's dropped counts, exactly.
 #include <algorithm>
@@ -34,8 +35,9 @@ std::vector<int> routing(const Model& m) {
 // Worst relative error (per tensor: max |analytic - numeric| / max |numeric|) over
 // the tensors; perturbations that change a routing decision (a top-k tie crossed,
 // where the objective is not differentiable) are left out and counted.
-void check(int top_k, int moe_every) {
+void check(int top_k, int moe_every, bool llama = false) {
   ModelConfig m = test::fd_model(11, 5, 12, 2);
+  if (llama) m.norm = "rmsnorm", m.mlp = "swiglu", m.bias = "false";
   m.experts = 4;
   m.top_k = top_k;
   m.moe_every = moe_every;
@@ -90,7 +92,8 @@ void check(int top_k, int moe_every) {
   }
   INFO("perturbations that changed a routing decision: " << skipped << " of " << skipped + checked);
   CHECK(skipped * 50 < checked);
-  CHECK(moe_tensors == 5 * (moe_every == 1 ? 2 : 1));
+  // Router, fc (or gate|up) and proj weights, and the two expert biases unless llama.
+  CHECK(moe_tensors == (llama ? 3 : 5) * (moe_every == 1 ? 2 : 1));
 }
 }  // namespace
 
@@ -100,6 +103,10 @@ TEST_CASE("MoE model at top-1: every gradient, aux loss included, by finite diff
 TEST_CASE("MoE model at top-2: every gradient, aux loss included, by finite differences", "[moe][grad]") {
   check(2, 1);
   check(2, 2);  // block 1 MoE, block 0 dense
+}
+TEST_CASE("MoE model with SwiGLU experts, RMSNorm, no biases: every gradient by finite differences",
+          "[moe][grad][swiglu]") {
+  check(2, 2, true);  // a dense SwiGLU block and a block of SwiGLU experts
 }
 
 TEST_CASE("send plan: rows sorted by expert, first choices first; receive plan slabs", "[moe][routing]") {

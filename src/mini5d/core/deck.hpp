@@ -26,6 +26,10 @@ struct ModelConfig {
   double capacity_factor = 0;  // 0: dropless; > 0: tokens over an expert's capacity are dropped
   std::string tie_embeddings = "false";
   std::string attention = "blockwise";  // c = 1 core: blockwise (keeps lse) | full (keeps P)
+  // The block's parts (GPT-2's by default; rmsnorm, swiglu, false: Llama's).
+  std::string norm = "layernorm";  // layernorm | rmsnorm
+  std::string mlp = "gelu";        // gelu | swiglu (gate and up, silu-gated, then down)
+  std::string bias = "true";       // false: no linear or norm has a bias
 };
 
 struct ParallelConfig {

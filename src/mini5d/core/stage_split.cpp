@@ -15,7 +15,7 @@ double block_split_cost(const SplitShape& m, long long block) {
   const double d = double(m.d_model), T = double(m.seq);
   const double attention = 8 * d * d + 2 * d * (T + 1);
   const bool moe = m.experts > 0 && (block + 1) % std::max(1LL, m.moe_every) == 0;
-  const double mlp = 4 * d * double(m.ffn);
+  const double mlp = (m.swiglu ? 6 : 4) * d * double(m.ffn);
   return attention + (moe ? double(m.top_k) * mlp + 2 * d * double(m.experts) : mlp);
 }
 
@@ -74,10 +74,11 @@ std::vector<long long> balanced(const SplitShape& m, long long S) {
 std::vector<long long> balanced_split(const SplitShape& m, long long S) {
   if (S <= 1) return {m.layers};
   // The planner asks for the same split once per candidate and stage: keep them.
-  using Key = std::tuple<long long, long long, long long, long long, long long, long long, long long, long long, long long>;
+  using Key = std::tuple<long long, long long, long long, long long, long long, long long, long long, long long, bool,
+                         long long>;
   static std::map<Key, std::vector<long long>> memo;
   static std::mutex lock;
-  const Key key{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, S};
+  const Key key{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, m.swiglu, S};
   std::lock_guard<std::mutex> guard(lock);
   auto it = memo.find(key);
   if (it == memo.end()) it = memo.emplace(key, balanced(m, S)).first;

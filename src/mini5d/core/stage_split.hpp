@@ -21,10 +21,11 @@ namespace mini5d {
 struct SplitShape {
   long long layers = 0, d_model = 0, ffn = 0, vocab = 0, seq = 0;
   long long experts = 0, top_k = 1, moe_every = 1;  // experts 0: dense
+  bool swiglu = false;                              // three MLP matrices instead of two
 };
 
 // Forward FLOPs per token the automatic split balances: a block's (attention GEMMs 8d^2,
-// causal attention core 2d(T+1), MLP 4d*ffn, or top_k experts' MLPs and the router
+// causal attention core 2d(T+1), MLP 4d*ffn (6d*ffn for SwiGLU), or top_k experts' MLPs and the router
 // 2d*experts for an MoE block), the embeddings' (2d: a row gathered, a position added)
 // and the head's (the logits' 2d*vocab).
 double block_split_cost(const SplitShape& m, long long block);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // LayerNorm over the last dimension: y = (x - mean) * rstd * w + b. The forward keeps
-// mean and rstd per row so the backward does not recompute them.
+// mean and rstd per row so the backward does not recompute them. An empty b (and db in
+// the backward: model.bias=false) is a LayerNorm without bias.
 //
 // Both directions are team kernels: the forward takes a team per row (row sums are team
 // reductions, consecutive threads on consecutive columns). The backward is one sweep
@@ -25,6 +26,7 @@ void layernorm_forward(MatU<S> y, VecU<S> mean, VecU<S> rstd, CMatU<S> x, CVecU<
                        CVecU<S> b, S eps = S(1e-5)) {
   const int rows = int(x.extent(0)), cols = int(x.extent(1));
   prof::Scope ps(prof::Family::layernorm, 8.0 * rows * cols, double(sizeof(S)) * 2.0 * rows * cols);
+  const bool has_b = b.extent(0) > 0;
   Kokkos::parallel_for(
       "mini5d::kernels::layernorm_forward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
@@ -36,7 +38,7 @@ void layernorm_forward(MatU<S> y, VecU<S> mean, VecU<S> rstd, CMatU<S> x, CVecU<
                       S(cols);
         const S rs = S(1) / kmath::sqrt(var + eps);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols),
-                             [&](const int c) { y(r, c) = (x(r, c) - m) * rs * w(c) + b(c); });
+                             [&](const int c) { y(r, c) = (x(r, c) - m) * rs * w(c) + (has_b ? b(c) : S(0)); });
         Kokkos::single(Kokkos::PerTeam(t), [&]() {
           mean(r) = m;
           rstd(r) = rs;
@@ -45,7 +47,7 @@ void layernorm_forward(MatU<S> y, VecU<S> mean, VecU<S> rstd, CMatU<S> x, CVecU<
 }
 
 // dx is overwritten, or added to when accumulate_dx (the residual stream sums
-// gradients from both of its branches); dw and db accumulate.
+// gradients from both of its branches); dw and db accumulate (an empty db is skipped).
 template <class S>
 void layernorm_backward(MatU<S> dx, VecU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S> x,
                         CVecU<S> w, CVecU<S> mean, CVecU<S> rstd, bool accumulate_dx) {
@@ -55,6 +57,7 @@ void layernorm_backward(MatU<S> dx, VecU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S
                  double(sizeof(S)) * (rows * cols * (accumulate_dx ? 4.0 : 3.0) + 4.0 * blocks * cols));
   // part: [blocks][dw | db] partial sums, cols each.
   const VecU<S> part = scratch<S>(std::int64_t(blocks) * 2 * cols);
+  const bool has_db = db.extent(0) > 0;
   Kokkos::parallel_for(
       "mini5d::kernels::layernorm_backward", teams(blocks), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r0 = t.league_rank() * kLnRows;
@@ -92,7 +95,7 @@ void layernorm_backward(MatU<S> dx, VecU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S
           gb += part(std::int64_t(k) * 2 * cols + cols + c);
         }
         dw(c) += gw;
-        db(c) += gb;
+        if (has_db) db(c) += gb;
       });
 }
 

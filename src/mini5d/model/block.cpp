@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/model/block.hpp"
 
-#include "mini5d/kernels/layernorm.hpp"
 #include "mini5d/kernels/residual.hpp"
 #include "mini5d/model/attention_layer.hpp"
 #include "mini5d/model/mlp_layer.hpp"
+#include "mini5d/model/norm.hpp"
 
 namespace mini5d::model {
 
@@ -29,11 +29,11 @@ BlockActs<S>& Block<S>::acts(Context<S>& ctx) {
 template <class S>
 void Block<S>::attention_half(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in) {
   auto& a = acts(ctx);
-  k::layernorm_forward<S>(a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.ln1_w, w.ln1_b);
+  norm_forward<S>(ctx.dims, a.ln1, a.ln1_mean, a.ln1_rstd, x_in, w.ln1_w, w.ln1_b);
   AttentionLayer<S>::forward(ctx, a.attn, w.attn, a.res2, a.ln1);
   k::accumulate<S>(a.res2, x_in);
   ctx.hooks->progress();  // lets a prefetched gather (ZeRO-3) advance
-  k::layernorm_forward<S>(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
+  norm_forward<S>(ctx.dims, a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2_w, w.ln2_b);
 }
 
 template <class S>
@@ -68,10 +68,10 @@ void Block<S>::backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<
     moe_->backward(ctx, w.moe, g.moe, ws.dln, ws.dres, a.ln2);
   else
     MlpLayer<S>::backward(ctx, a.mlp, w.mlp, g.mlp, ws.dln, ws.dres, a.ln2);
-  k::layernorm_backward<S>(ws.dres, g.ln2_w, g.ln2_b, ws.dln, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, true);
+  norm_backward<S>(ctx.dims, ws.dres, g.ln2_w, g.ln2_b, ws.dln, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, true);
   // Attention branch: res2 = x + attention(ln1(x)); dres holds dL/dres2.
   AttentionLayer<S>::backward(ctx, a.attn, w.attn, g.attn, ws.dln, ws.dres, a.ln1);
-  k::layernorm_backward<S>(ws.dres, g.ln1_w, g.ln1_b, ws.dln, x_in, w.ln1_w, a.ln1_mean, a.ln1_rstd, true);
+  norm_backward<S>(ctx.dims, ws.dres, g.ln1_w, g.ln1_b, ws.dln, x_in, w.ln1_w, a.ln1_mean, a.ln1_rstd, true);
 }
 
 template <class S>
@@ -90,18 +90,19 @@ void CoreActs<S>::allocate(Alloc& al, const Dims& d) {
 template <class S>
 void BlockActs<S>::allocate(Alloc& al, const Dims& d, bool with_core, bool dense_mlp) {
   const int R = d.rows, N = d.tokens, D = d.d_model;
+  const int stats = d.rmsnorm ? 0 : R;  // RMSNorm keeps no mean
   ln1 = al.mat<S>("mini5d::model::ln1", R, D);
-  ln1_mean = al.vec<S>("mini5d::model::ln1_mean", R);
+  ln1_mean = al.vec<S>("mini5d::model::ln1_mean", stats);
   ln1_rstd = al.vec<S>("mini5d::model::ln1_rstd", R);
   attn.qkv = al.mat<S>("mini5d::model::qkv", N, 3 * d.heads * d.head_dim);
   if (with_core) attn.core.allocate(al, d);
   attn.att_merged = al.mat<S>("mini5d::model::att_merged", N, d.heads * d.head_dim);
   res2 = al.mat<S>("mini5d::model::res2", R, D);
   ln2 = al.mat<S>("mini5d::model::ln2", R, D);
-  ln2_mean = al.vec<S>("mini5d::model::ln2_mean", R);
+  ln2_mean = al.vec<S>("mini5d::model::ln2_mean", stats);
   ln2_rstd = al.vec<S>("mini5d::model::ln2_rstd", R);
   if (!dense_mlp) return;  // a mixture of experts keeps its own (model/moe_layer.hpp)
-  mlp.fc = al.mat<S>("mini5d::model::fc", N, d.ffn);
+  mlp.fc = al.mat<S>("mini5d::model::fc", N, d.fc_width());
   mlp.fc_gelu = al.mat<S>("mini5d::model::fc_gelu", N, d.ffn);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One pre-norm transformer block on this rank's token rows:
-//   res2 = x + attention(ln1(x)),  res3 = res2 + mlp(ln2(res2)).
+//   res2 = x + attention(ln1(x)),  res3 = res2 + mlp(ln2(res2)),
+// the norms LayerNorm or RMSNorm (model.norm), the MLP GELU or SwiGLU (model.mlp).
 // LayerNorms and residual adds run outside the tensor-parallel regions, on N/t rows
 // with sequence parallelism. The block keeps what its backward needs, according to
 // the recomputation mode: everything (none); all but the attention core (selective,

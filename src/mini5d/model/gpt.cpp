@@ -9,6 +9,7 @@
 
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
+#include "mini5d/model/param_views.hpp"
 #include "mini5d/plan/memory_model.hpp"
 
 namespace mini5d::model {
@@ -26,6 +27,8 @@ Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp:
   d.batch = batch;
   d.cp = cps.c;
   d.blockwise = cfg.attention == "blockwise";
+  d.rmsnorm = cfg.norm == "rmsnorm";
+  d.swiglu = cfg.mlp == "swiglu";
   d.seq = cfg.seq / cps.c;
   d.pos = cps.positions(cp_rank, cfg.seq);
   d.tokens = batch * d.seq;
@@ -50,7 +53,7 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   w.dln = a.mat<S>("mini5d::model::dln", R, D);
   w.dqkv = a.mat<S>("mini5d::model::dqkv", N, 3 * Dt);
   w.datt_merged = a.mat<S>("mini5d::model::datt_merged", N, Dt);
-  w.dfc = a.mat<S>("mini5d::model::dfc", N, d.ffn);
+  w.dfc = a.mat<S>("mini5d::model::dfc", N, d.fc_width());
   w.dfc_gelu = a.mat<S>("mini5d::model::dfc_gelu", N, d.ffn);
   w.dq = a.ten<S>("mini5d::model::dq", BH, T, hd);
   w.dk = a.ten<S>("mini5d::model::dk", BH, T, hd);
@@ -73,71 +76,6 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   if (rc == Recompute::selective) w.core.allocate(a, d);
   if (rc == Recompute::full) w.block.allocate(a, d, true);
   return w;
-}
-
-// Views of a named tensor inside a unit's storage, whose first element is the
-// unit's first (unit_offset in the flat layout).
-template <class S>
-MatU<S> mat_of(S* base, std::int64_t unit_offset, const TensorSpec& t) {
-  return MatU<S>(base + (t.offset - unit_offset), t.shape[0], t.shape[1]);
-}
-template <class S>
-VecU<S> vec_of(S* base, std::int64_t unit_offset, const TensorSpec& t) {
-  return VecU<S>(base + (t.offset - unit_offset), t.shape[0]);
-}
-
-template <class S>
-BlockTensors<S> block_views(const ParamLayout& layout, S* base, std::int64_t unit_offset, int layer) {
-  const std::string b = "blocks." + std::to_string(layer) + ".";
-  auto m = [&](const char* n) { return mat_of(base, unit_offset, layout.at(b + n)); };
-  auto v = [&](const char* n) { return vec_of(base, unit_offset, layout.at(b + n)); };
-  BlockTensors<S> bt;
-  bt.ln1_w = v("ln1.weight");
-  bt.ln1_b = v("ln1.bias");
-  bt.attn.qkv_w = m("attn.qkv.weight");
-  bt.attn.qkv_b = v("attn.qkv.bias");
-  bt.attn.proj_w = m("attn.proj.weight");
-  bt.attn.proj_b = v("attn.proj.bias");
-  bt.ln2_w = v("ln2.weight");
-  bt.ln2_b = v("ln2.bias");
-  if (const TensorSpec* r = layout.find(b + "moe.router.weight")) {
-    // Stacked local experts: [E_loc, F, D] as [E_loc * F, D], and so on.
-    auto stacked = [&](const char* n) {
-      const TensorSpec& t = layout.at(b + n);
-      const std::int64_t cols = t.shape.back();
-      return MatU<S>(base + (t.offset - unit_offset), t.size() / cols, cols);
-    };
-    bt.moe.router_w = mat_of(base, unit_offset, *r);
-    bt.moe.fc_w = stacked("moe.experts.fc.weight");
-    bt.moe.fc_b = stacked("moe.experts.fc.bias");
-    bt.moe.proj_w = stacked("moe.experts.proj.weight");
-    bt.moe.proj_b = stacked("moe.experts.proj.bias");
-    return bt;
-  }
-  bt.mlp.fc_w = m("mlp.fc.weight");
-  bt.mlp.fc_b = v("mlp.fc.bias");
-  bt.mlp.proj_w = m("mlp.proj.weight");
-  bt.mlp.proj_b = v("mlp.proj.bias");
-  return bt;
-}
-
-// Binds the tensors of unit `unit` (embeddings, a block, or the head) in one set of
-// views (parameters or gradients).
-template <class S>
-void bind_views(const ParamLayout& layout, int unit, S* base, std::vector<BlockTensors<S>>& blocks,
-                OuterTensors<S>& outer) {
-  const auto& u = layout.units()[unit];
-  const int layers = int(blocks.size());
-  if (u.global == 0) {
-    outer.wte = mat_of(base, u.offset, layout.at("wte"));
-    outer.wpe = mat_of(base, u.offset, layout.at("wpe"));
-  } else if (u.global <= layers) {
-    blocks[u.global - 1] = block_views(layout, base, u.offset, u.global - 1);
-  } else {
-    outer.lnf_w = vec_of(base, u.offset, layout.at("lnf.weight"));
-    outer.lnf_b = vec_of(base, u.offset, layout.at("lnf.bias"));
-    outer.lm_head = mat_of(base, u.offset, layout.at("lm_head.weight"));
-  }
 }
 
 // The chunks of a stage (the whole model when none are given), and the global units
@@ -199,6 +137,7 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
     m.experts = cfg.experts;
     m.top_k = cfg.top_k;
     m.ffn = cfg.ffn;
+    m.swiglu = cfg.mlp == "swiglu";
     m.local_experts = cfg.experts / ctx_.ep->size();
     m.first_expert = ctx_.ep->rank() * m.local_experts;
     m.capacity_factor = cfg.capacity_factor;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/model/head_layer.hpp"
 
-#include "mini5d/kernels/layernorm.hpp"
+#include "mini5d/model/norm.hpp"
 #include "mini5d/parallel/tp/column_linear.hpp"
 
 namespace mini5d::model {
@@ -10,7 +10,7 @@ template <class S>
 HeadLayer<S>::HeadLayer(Context<S>& ctx, Alloc& kept, Alloc& work) {
   const Dims& d = ctx.dims;
   lnf_ = kept.mat<S>("mini5d::model::lnf", d.rows, d.d_model);
-  mean_ = kept.vec<S>("mini5d::model::lnf_mean", d.rows);
+  mean_ = kept.vec<S>("mini5d::model::lnf_mean", d.rmsnorm ? 0 : d.rows);  // RMSNorm keeps no mean
   rstd_ = kept.vec<S>("mini5d::model::lnf_rstd", d.rows);
   logits_ = kept.mat<S>("mini5d::model::logits", d.tokens, d.vocab);
   const int t = ctx.region.comm->size();
@@ -24,7 +24,7 @@ HeadLayer<S>::HeadLayer(Context<S>& ctx, Alloc& kept, Alloc& work) {
 template <class S>
 double HeadLayer<S>::forward(Context<S>& ctx, const OuterTensors<S>& w, CMatU<S> x_rows, CTokU targets,
                              S grad_scale) {
-  kernels::layernorm_forward<S>(lnf_, mean_, rstd_, x_rows, w.lnf_w, w.lnf_b);
+  norm_forward<S>(ctx.dims, lnf_, mean_, rstd_, x_rows, w.lnf_w, w.lnf_b);
   tp::column_forward<S>(ctx.region, logits_, lnf_, w.lm_head, CVecU<S>());
   return tp::vocab_cross_entropy<S>(*ctx.region.comm, logits_, targets, ctx.dims.vocab_begin, grad_scale, ce_);
 }
@@ -34,7 +34,7 @@ void HeadLayer<S>::backward(Context<S>& ctx, const OuterTensors<S>& w, OuterTens
   auto& ws = ctx.ws;
   // logits_ holds dL/dlogits.
   tp::column_backward<S>(ctx.region, ws.dln, g.lm_head, VecU<S>(), logits_, lnf_, w.lm_head, ws.ones);
-  kernels::layernorm_backward<S>(ws.dres, g.lnf_w, g.lnf_b, ws.dln, x_rows, w.lnf_w, mean_, rstd_, false);
+  norm_backward<S>(ctx.dims, ws.dres, g.lnf_w, g.lnf_b, ws.dln, x_rows, w.lnf_w, mean_, rstd_, false);
 }
 
 template class HeadLayer<float>;

@@ -40,6 +40,8 @@ struct Dims {
   int tokens = 1;                 // N = batch * seq
   int cp = 1;                     // context-parallel degree c
   bool blockwise = true;          // c = 1 core: blockwise (model.attention), else full
+  bool rmsnorm = false;           // model.norm: RMSNorm (keeps rstd only), else LayerNorm
+  bool swiglu = false;            // model.mlp: SwiGLU (gate and up fused), else GELU
   kernels::Positions pos;         // global position of each of the seq local tokens
   int rows = 1, row_begin = 0;    // token rows held outside tensor-parallel regions
   int d_model = 1, head_dim = 1;
@@ -47,6 +49,7 @@ struct Dims {
   int ffn = 1;                    // this rank's MLP width (F / t)
   int vocab = 1, vocab_begin = 0; // this rank's vocabulary rows
   int att_rows() const { return batch * heads; }  // (batch, head) matrices
+  int fc_width() const { return swiglu ? 2 * ffn : ffn; }  // columns of the MLP's first GEMM
   // The core keeps the T x T probabilities: full attention on whole sequences. Blockwise
   // (c = 1) and ring attention (c > 1) keep a log-sum-exp per query row instead.
   bool keeps_probs() const { return cp == 1 && !blockwise; }
@@ -88,9 +91,11 @@ struct AttentionActs {
   CoreActs<S> core;
 };
 
+// fc: the first GEMM's output [N, F/t] (SwiGLU: gate and up, [N, 2F/t]); fc_gelu: the
+// activation's output [N, F/t] (GELU or SwiGLU).
 template <class S>
 struct MlpActs {
-  Mat<S> fc, fc_gelu;  // [N, F/t]
+  Mat<S> fc, fc_gelu;
 };
 
 template <class S>
@@ -108,7 +113,7 @@ template <class S>
 struct Workspace {
   Mat<S> dres, dln;                  // [rows, D]: dL/d(residual stream), dL/d(LayerNorm output)
   Mat<S> dqkv, datt_merged;          // [N, 3D/t], [N, D/t]
-  Mat<S> dfc, dfc_gelu;              // [N, F/t]
+  Mat<S> dfc, dfc_gelu;              // [N, F/t] (dfc: [N, 2F/t] with SwiGLU)
   Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients (dp: full attention only)
   kernels::BlockwiseWork<S> tiles;   // blockwise attention's tile buffers (c = 1 only)
   Mat<S> gathered;                   // [N, D]: sequence-parallel gathers (SP only)
@@ -123,6 +128,7 @@ struct Workspace {
 struct MoeSettings {
   int experts = 0, top_k = 1, local_experts = 0, first_expert = 0;
   int ffn = 0;                 // each expert's width (model.ffn, not split over t)
+  bool swiglu = false;         // SwiGLU experts (model.mlp): their first GEMM is 2 * ffn wide
   double capacity_factor = 0;  // 0: dropless
   double aux_coef = 0;         // train.aux_loss_coef
 };

@@ -6,6 +6,7 @@
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/gelu.hpp"
 #include "mini5d/kernels/linear.hpp"
+#include "mini5d/kernels/swiglu.hpp"
 #include "mini5d/parallel/cp/cp_comm.hpp"
 #include "mini5d/kernels/moe.hpp"
 
@@ -133,14 +134,18 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   ctx.hooks->progress();
 
   // The experts: one GEMM per linear per local expert, over its slab.
-  auto h = grown<S>(h_, routed_, "mini5d::ep::expert_fc", Nr, F);
+  const int Fin = m.swiglu ? 2 * F : F;  // SwiGLU: gate and up in one GEMM
+  auto h = grown<S>(h_, routed_, "mini5d::ep::expert_fc", Nr, Fin);
   auto a = grown<S>(a_, routed_, "mini5d::ep::expert_fc_gelu", Nr, F);
   auto y = grown<S>(work.y, work.charge, "mini5d::ep::expert_out", Nr, D);
   for (int j = 0; j < m.local_experts; ++j) {
     const int n = recv_.expert_rows[j], b0 = recv_.expert_begin[j];
     if (n == 0) continue;
-    kernels::linear_forward<S>(slab(h, b0, n), slab(xin, b0, n), expert_mat(w.fc_w, j, F), expert_bias(w.fc_b, j));
-    kernels::gelu_forward<S>(slab(a, b0, n), slab(h, b0, n));
+    kernels::linear_forward<S>(slab(h, b0, n), slab(xin, b0, n), expert_mat(w.fc_w, j, Fin), expert_bias(w.fc_b, j));
+    if (m.swiglu)
+      kernels::swiglu_forward<S>(slab(a, b0, n), slab(h, b0, n));
+    else
+      kernels::gelu_forward<S>(slab(a, b0, n), slab(h, b0, n));
     kernels::linear_forward<S>(slab(y, b0, n), slab(a, b0, n), expert_mat(w.proj_w, j, D), expert_bias(w.proj_b, j));
   }
 
@@ -156,10 +161,10 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S
                            CMatU<S> x) {
   const MoeSettings& m = ctx.moe;
   const int R = int(x.extent(0)), D = int(x.extent(1)), E = m.experts, k = m.top_k, F = m.ffn;
-  const int A = send_.rows, Nr = recv_.rows;
+  const int A = send_.rows, Nr = recv_.rows, Fin = m.swiglu ? 2 * F : F;
   MoeWork<S>& work = *ctx.moe_work;
   const kernels::IVecU row(row_.data(), std::size_t(R) * k), order(order_.data(), std::size_t(Nr));
-  const MatU<S> xin(xin_.data(), Nr, D), h(h_.data(), Nr, F), a(a_.data(), Nr, F), ysent(ysent_.data(), A, D);
+  const MatU<S> xin(xin_.data(), Nr, D), h(h_.data(), Nr, Fin), a(a_.data(), Nr, F), ysent(ysent_.data(), A, D);
   // Combine's backward: dL/dw and the gradient of each sent row, sent to the experts.
   auto dw = grown<S>(work.dw, work.charge, "mini5d::ep::dweights", R, k);
   auto dsend = grown<S>(work.send, work.charge, "mini5d::ep::send", A, D);
@@ -171,7 +176,9 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S
   ctx.hooks->progress();
 
   // The experts' backward, slab by slab; dy's slab is overwritten by dx's.
-  auto dh = grown<S>(work.dh, work.charge, "mini5d::ep::expert_dfc", Nr, F);
+  auto dh = grown<S>(work.dh, work.charge, "mini5d::ep::expert_dfc", Nr, Fin);
+  // SwiGLU: dL/d(silu(gate) * up) has its own buffer; GELU's is dh itself, in place.
+  auto da = m.swiglu ? grown<S>(work.da, work.charge, "mini5d::ep::expert_dact", Nr, F) : dh;
   if (std::int64_t(work.ones.extent(0)) < std::max(Nr, 1)) {
     const std::int64_t before = mem::view_bytes(work.ones);
     work.ones = Vec<S>("mini5d::ep::ones", std::size_t(std::max(Nr, 1) + Nr / 4));
@@ -182,11 +189,14 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S
   for (int j = 0; j < m.local_experts; ++j) {
     const int n = recv_.expert_rows[j], b0 = recv_.expert_begin[j];
     if (n == 0) continue;
-    kernels::linear_backward<S>(slab(dh, b0, n), expert_mat(g.proj_w, j, D), expert_bias(g.proj_b, j), slab(dy, b0, n),
+    kernels::linear_backward<S>(slab(da, b0, n), expert_mat(g.proj_w, j, D), expert_bias(g.proj_b, j), slab(dy, b0, n),
                                 slab(a, b0, n), expert_mat(w.proj_w, j, D), ones);
-    kernels::gelu_backward<S>(slab(dh, b0, n), slab(dh, b0, n), slab(h, b0, n));
-    kernels::linear_backward<S>(slab(dy, b0, n), expert_mat(g.fc_w, j, F), expert_bias(g.fc_b, j), slab(dh, b0, n),
-                                slab(xin, b0, n), expert_mat(w.fc_w, j, F), ones);
+    if (m.swiglu)
+      kernels::swiglu_backward<S>(slab(dh, b0, n), slab(da, b0, n), slab(h, b0, n));
+    else
+      kernels::gelu_backward<S>(slab(dh, b0, n), slab(dh, b0, n), slab(h, b0, n));
+    kernels::linear_backward<S>(slab(dy, b0, n), expert_mat(g.fc_w, j, Fin), expert_bias(g.fc_b, j), slab(dh, b0, n),
+                                slab(xin, b0, n), expert_mat(w.fc_w, j, Fin), ones);
   }
   ctx.hooks->progress();
 

@@ -8,7 +8,9 @@
 //            over the expert-parallel group (parallel/ep), then permuted so each local
 //            expert's rows are one contiguous slab;
 //   experts  per local expert one KokkosBlas::gemm per linear over its slab (a grouped
-//            GEMM): y = gelu(x W1^T + b1) W2^T + b2, width model.ffn;
+//            GEMM): y = gelu(x W1^T + b1) W2^T + b2, width model.ffn; with
+//            model.mlp=swiglu W1 is the gate and up rows [2 ffn, D] and
+//            y = (silu(gate) * up) W2^T + b2 (model.bias=false: no b1, b2);
 //   combine  the reverse permutation and all-to-all-v, then out = sum_j w_j y_j;
 //   aux loss GShard's load-balancing loss with one sequence as the group:
 //            coef * E * sum_e f_e P_e, f_e the fraction of the sequence's assignments
@@ -35,6 +37,7 @@ namespace mini5d::model {
 template <class S>
 struct MoeWork {
   Mat<S> send, recv, y, dh, dw, dlogits;
+  Mat<S> da;  // SwiGLU experts: dL/d(silu(gate) * up), [received, F]
   Vec<S> ones;
   mem::Charge charge{mem::Category::workspace, 0};
 };
@@ -63,7 +66,8 @@ class MoeLayer {
  private:
   Mat<S> probs_, w_, aux_;  // [rows, E], [rows, k], [batch, E] (dL/dp from the aux loss)
   Vec<int> idx_, row_, order_;
-  Mat<S> xin_, h_, a_, ysent_;  // expert inputs, fc, gelu(fc) [received, *]; outputs [sent, D]
+  Mat<S> xin_, h_, a_, ysent_;  // expert inputs, fc (SwiGLU: gate|up), its activation [received, *];
+                                // outputs [sent, D]
   mem::Charge routed_;
   ep::SendPlan send_;
   ep::ReceivePlan recv_;

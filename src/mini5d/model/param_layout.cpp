@@ -19,38 +19,47 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with
   // depth.
   const double std0 = 0.02, std_res = 0.02 / std::sqrt(2.0 * m.layers);
+  // model.bias=false drops every bias; RMSNorm has none (model.norm); SwiGLU's gate
+  // and up projections are one [2F, D] tensor, gate rows then up rows, cut over t as two
+  // row blocks, so that a rank's gate and up rows are one GEMM (model.mlp).
+  const bool bias = m.bias == "true", norm_bias = bias && m.norm != "rmsnorm", swiglu = m.mlp == "swiglu";
+  const std::int64_t F_in = swiglu ? 2 * F : F;  // rows of the MLP's first matrix
+  const char* fc = swiglu ? "gate_up" : "fc";
+  auto norm = [&](const std::string& n) {
+    add(n + ".weight", {D}, Split::none, Init::Ones, 0, false, false);
+    if (norm_bias) add(n + ".bias", {D}, Split::none, Init::Zeros, 0, false, false);
+  };
   add("wte", {V, D}, Split::rows, Init::Normal, std0, true, false);
   add("wpe", {T, D}, Split::none, Init::Normal, std0, true, false);
   close_unit("embeddings");
   for (int l = 0; l < m.layers; ++l) {
     const std::string b = "blocks." + std::to_string(l) + ".";
-    add(b + "ln1.weight", {D}, Split::none, Init::Ones, 0, false, false);
-    add(b + "ln1.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    norm(b + "ln1");
     add(b + "attn.qkv.weight", {3 * D, D}, Split::qkv_rows, Init::Normal, std0, true, true);
-    add(b + "attn.qkv.bias", {3 * D}, Split::qkv_rows, Init::Zeros, 0, false, false);
+    if (bias) add(b + "attn.qkv.bias", {3 * D}, Split::qkv_rows, Init::Zeros, 0, false, false);
     add(b + "attn.proj.weight", {D, D}, Split::cols, Init::Normal, std_res, true, true);
-    add(b + "attn.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
-    add(b + "ln2.weight", {D}, Split::none, Init::Ones, 0, false, false);
-    add(b + "ln2.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    if (bias) add(b + "attn.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+    norm(b + "ln2");
     if (is_moe_block(m, l)) {
       // The router is dense (replicated over t, reduced over d x c x e); the experts
       // come last in the unit, one [E, ...] tensor per kind (one logical dataset each).
       const std::int64_t E = m.experts;
+      const std::string x = b + "moe.experts." + fc;
       add(b + "moe.router.weight", {E, D}, Split::none, Init::Normal, std0, true, true);
-      add(b + "moe.experts.fc.weight", {E, F, D}, Split::experts, Init::Normal, std0, true, true);
-      add(b + "moe.experts.fc.bias", {E, F}, Split::experts, Init::Zeros, 0, false, false);
+      add(x + ".weight", {E, F_in, D}, Split::experts, Init::Normal, std0, true, true);
+      if (bias) add(x + ".bias", {E, F_in}, Split::experts, Init::Zeros, 0, false, false);
       add(b + "moe.experts.proj.weight", {E, D, F}, Split::experts, Init::Normal, std_res, true, true);
-      add(b + "moe.experts.proj.bias", {E, D}, Split::experts, Init::Zeros, 0, false, false);
+      if (bias) add(b + "moe.experts.proj.bias", {E, D}, Split::experts, Init::Zeros, 0, false, false);
     } else {
-      add(b + "mlp.fc.weight", {F, D}, Split::rows, Init::Normal, std0, true, true);
-      add(b + "mlp.fc.bias", {F}, Split::rows, Init::Zeros, 0, false, false);
+      const Split first = swiglu ? Split::pair_rows : Split::rows;
+      add(b + "mlp." + fc + ".weight", {F_in, D}, first, Init::Normal, std0, true, true);
+      if (bias) add(b + "mlp." + fc + ".bias", {F_in}, first, Init::Zeros, 0, false, false);
       add(b + "mlp.proj.weight", {D, F}, Split::cols, Init::Normal, std_res, true, true);
-      add(b + "mlp.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+      if (bias) add(b + "mlp.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
     }
     close_unit("blocks." + std::to_string(l));
   }
-  add("lnf.weight", {D}, Split::none, Init::Ones, 0, false, false);
-  add("lnf.bias", {D}, Split::none, Init::Zeros, 0, false, false);
+  norm("lnf");
   add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
   close_unit("head");
   for (const auto& t : tensors_) {
@@ -137,15 +146,17 @@ void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, 
     p.offset[1] = r * p.extent[1];
     t.pieces.push_back(p);
     t.shape[1] = p.extent[1];
-  } else {  // fused QKV: the q, k and v rows of this rank's heads, three blocks
-    const std::int64_t third = shape[0] / 3, part = third / n;
-    for (int k = 0; k < 3; ++k) {
+  } else {  // fused QKV (three row blocks: q, k, v) or SwiGLU's gate and up (two): this
+            // rank's rows of each block, one piece per block
+    const int k_blocks = split == Split::qkv_rows ? 3 : 2;
+    const std::int64_t block = shape[0] / k_blocks, part = block / n;
+    for (int k = 0; k < k_blocks; ++k) {
       Piece p = whole;
       p.extent[0] = part;
-      p.offset[0] = k * third + r * part;
+      p.offset[0] = k * block + r * part;
       t.pieces.push_back(p);
     }
-    t.shape[0] = 3 * part;
+    t.shape[0] = k_blocks * part;
   }
   t.replicated = n == 1 || split == Split::none;
   t.offset = total_;

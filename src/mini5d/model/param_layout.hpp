@@ -10,8 +10,10 @@
 // QKV by heads, MLP fc, the vocab-parallel embedding and LM head) keep rows r*n/t ..
 // of the logical tensor; row-parallel weights (attention and MLP projections) keep
 // columns; LayerNorms, row-parallel biases and the position embedding are replicated.
-// The fused QKV keeps three row blocks (its heads' q, k and v rows): a local tensor is
-// a list of rectangular pieces of the logical one, stored one after the other.
+// The fused QKV keeps three row blocks (its heads' q, k and v rows), SwiGLU's fused gate
+// and up two (its gate rows, then its up rows): a local tensor is a list of rectangular
+// pieces of the logical one, stored one after the other. Which tensors exist follows
+// model.norm, model.mlp and model.bias (no bias tensors when bias=false or for RMSNorm).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -112,7 +114,7 @@ class ParamLayout {
   std::int64_t expert_total() const;
 
  private:
-  enum class Split { none, rows, cols, qkv_rows, experts };
+  enum class Split { none, rows, cols, qkv_rows, pair_rows, experts };
   void add(const std::string& name, std::vector<std::int64_t> shape, Split split, Init init, double stddev,
            bool decay, bool in_matmul);
   void close_unit(const std::string& name);

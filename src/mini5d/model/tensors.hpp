@@ -2,6 +2,8 @@
 // Views of the model's parameter (or gradient) tensors inside a flat buffer: one set
 // per block and one for the tensors outside the blocks. Shapes are this rank's part
 // (ParamLayout): under tensor parallelism qkv_w is [3D/t, D], proj_w [D, D/t], ...
+// A tensor the model does not have (model.bias=false; a norm's bias with RMSNorm) is an
+// empty view, which the kernels skip.
 #pragma once
 #include "mini5d/kernels/views.hpp"
 
@@ -13,6 +15,9 @@ struct AttentionTensors {
   VecU<S> qkv_b, proj_b;
 };
 
+// fc_w is the MLP's first matrix: GELU's fc [F/t, D], or SwiGLU's gate and up
+// [2F/t, D] (this rank's gate rows, then its up rows); proj_w the projection back
+// (SwiGLU's down).
 template <class S>
 struct MlpTensors {
   MatU<S> fc_w, proj_w;
@@ -20,7 +25,8 @@ struct MlpTensors {
 };
 
 // A mixture-of-experts MLP: the router [E, D] and this rank's experts, one tensor per
-// kind with the local experts stacked: fc_w [E_loc * F, D], fc_b [E_loc, F],
+// kind with the local experts stacked: fc_w [E_loc * F, D], fc_b [E_loc, F] (SwiGLU:
+// [E_loc * 2F, D] and [E_loc, 2F], each expert's gate rows then its up rows),
 // proj_w [E_loc * D, F], proj_b [E_loc, D] (expert j's rows are the j-th block).
 template <class S>
 struct MoeTensors {

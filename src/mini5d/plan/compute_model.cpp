@@ -3,6 +3,7 @@
 // width D, MLP width F, h heads of dh = D/h, tensor degree t:
 //   QKV        N x D   . D x 3D/t          projection  N x D/t . D/t x D
 //   fc         N x D   . D x F/t           proj        N x F/t . F/t x D
+//   (SwiGLU: fc is the gate and up, N x D . D x 2F/t; proj is the down projection)
 //   scores     (B h/t) x [T/c x dh . dh x T]   PV  (B h/t) x [T/c x T . T x dh]
 // (at c = 1 with causal blocks of b queries: block i's b queries against keys
 // [0, (i+1) b) only, forward and backward).
@@ -94,10 +95,10 @@ BlockGemmCalls block_gemm_calls(const ModelDesc& m, const Layout& l, const Softw
       add_linear(lin, bwd, N, E, D);
       const double tokens = N * double(m.top_k) * imb / t / local;
       auto& ex = bwd ? g.expert_bwd : g.expert_fwd;
-      add_linear(ex, bwd, tokens, F, D, local);
+      add_linear(ex, bwd, tokens, mlp_fc_rows(m), D, local);
       add_linear(ex, bwd, tokens, D, F, local);
     } else {
-      add_linear(lin, bwd, N, F / t, D);
+      add_linear(lin, bwd, N, mlp_fc_rows(m) / t, D);
       add_linear(lin, bwd, N, D, F / t);
     }
   }

@@ -94,6 +94,9 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
   }
   if (s.tie_embeddings) model.emplace_back("tie_embeddings", "true");
   if (!s.blockwise_attention) model.emplace_back("attention", "full");
+  if (s.rmsnorm) model.emplace_back("norm", "rmsnorm");
+  if (s.swiglu) model.emplace_back("mlp", "swiglu");
+  if (!s.bias) model.emplace_back("bias", "false");
   section(os, "model", model);
   os << "parallel:            # degrees of the five axes; their product is the rank count\n";
   const DeckSection par = {{"d", std::to_string(sl.d)},

@@ -46,6 +46,15 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
   if (att != "blockwise" && att != "full")
     f.fail("model.attention", "'" + att + "' is not valid (valid: blockwise, full)");
   m.blockwise_attention = att == "blockwise";
+  // The block's parts (GPT-2's by default): the same fields and words as a mini5d deck.
+  const std::string norm = f.text("model.norm", "layernorm");
+  if (norm != "layernorm" && norm != "rmsnorm")
+    f.fail("model.norm", "'" + norm + "' is not valid (valid: layernorm, rmsnorm)");
+  m.rmsnorm = norm == "rmsnorm";
+  const std::string mlp = f.text("model.mlp", "gelu");
+  if (mlp != "gelu" && mlp != "swiglu") f.fail("model.mlp", "'" + mlp + "' is not valid (valid: gelu, swiglu)");
+  m.swiglu = mlp == "swiglu";
+  m.bias = f.flag("model.bias", true);
   if (m.d_model % m.heads)
     f.fail("model.heads", std::to_string(m.heads) + " does not divide d_model=" +
                               std::to_string(m.d_model) + " (valid: a divisor of d_model)");

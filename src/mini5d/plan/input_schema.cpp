@@ -23,7 +23,7 @@ const KeySchema& model_file_schema() {
   static const KeySchema s = {
       {"", {"model", "train"}},
       {"model", {"name", "vocab", "d_model", "layers", "heads", "seq", "ffn", "experts",
-                 "top_k", "tie_embeddings", "attention"}},
+                 "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias"}},
       {"train", kPlannerTrain},
   };
   return s;

@@ -66,21 +66,28 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   s.top_k = double(m.top_k);
   s.imbalance = m.moe() ? imbalance : 1.0;
   s.blockwise = m.blockwise_attention;
+  s.rmsnorm = m.rmsnorm;
+  s.swiglu = m.swiglu;
   return s;
 }
 
 namespace {
 double local_tokens(const ActShape& s) { return s.micro_batch * s.seq / s.c; }
 double rep(const ActShape& s) { return s.sp ? 1.0 / s.t : 1.0; }
+// Columns of [N, F] the MLP (or an expert) keeps: fc and gelu(fc), or SwiGLU's gate|up
+// (2F) and silu(gate) * up; the backward's buffers are the same sizes.
+double mlp_widths(const ActShape& s) { return s.swiglu ? 3.0 : 2.0; }
+// Statistics a norm keeps per row: LayerNorm's mean and rstd, RMSNorm's rstd.
+double norm_stats(const ActShape& s) { return s.rmsnorm ? 1.0 : 2.0; }
 // Elements of the MLP part (dense MLP or router + experts) of one block: the backward's
 // work buffers (workspace_bytes) are sized by it.
 double mlp_elems(const ActShape& s) {
   const double N = local_tokens(s), t = s.t, r = rep(s);
-  if (s.experts <= 1) return 2 * N * s.ffn / t;  // fc, gelu(fc)
+  if (s.experts <= 1) return mlp_widths(s) * N * s.ffn / t;  // fc, gelu(fc)
   const double k = s.top_k, imb = s.imbalance;
   return 2 * N * s.experts * r                 // router logits and probabilities
          + k * imb * N * s.d_model * r * 2     // dispatched inputs, expert outputs
-         + k * imb * 2 * N * s.ffn / t;        // expert fc, gelu(fc)
+         + k * imb * mlp_widths(s) * N * s.ffn / t;  // expert fc, gelu(fc)
 }
 bool keeps_probs(const ActShape& s) { return s.c == 1 && !s.blockwise; }
 // The backward's attention work buffers: dP [B, h/t, T, T] for full attention; for
@@ -122,9 +129,10 @@ double moe_kept_bytes(const ActShape& s) {
 double moe_routed_bytes(const ActShape& s) {
   if (s.experts <= 1) return 0;
   const double R = local_tokens(s) * rep(s), k = s.top_k, Nr = k * s.imbalance * R;
-  // expert inputs [Nr, D], fc and gelu(fc) [Nr, F] (whole experts), the outputs sent
-  // back [R k, D]; the send-row map [R k] and the receive order [Nr] as 4-byte integers.
-  return s.elem_bytes * (Nr * s.d_model + 2 * Nr * s.ffn + R * k * s.d_model) + 4 * (R * k + Nr);
+  // expert inputs [Nr, D], fc and gelu(fc) [Nr, F] (whole experts; SwiGLU: gate|up
+  // [Nr, 2F] and its output), the outputs sent back [R k, D]; the send-row map [R k] and
+  // the receive order [Nr] as 4-byte integers.
+  return s.elem_bytes * (Nr * s.d_model + mlp_widths(s) * Nr * s.ffn + R * k * s.d_model) + 4 * (R * k + Nr);
 }
 
 double block_activation_bytes(const ActShape& s, Recompute r) {
@@ -132,7 +140,7 @@ double block_activation_bytes(const ActShape& s, Recompute r) {
   // Full: the block's output; an MoE layer is not recomputed (model/block.hpp) and keeps
   // its routing and routed rows in every mode.
   if (r == Recompute::full) return a * N * s.d_model * rr + moe_kept_bytes(s) + moe_routed_bytes(s);
-  const double kept = 4 * N * s.d_model * rr + 4 * N * rr  // residual-class + LN stats
+  const double kept = 4 * N * s.d_model * rr + 2 * norm_stats(s) * N * rr  // residual-class + norm stats
                       + 4 * N * s.d_model / t              // qkv, att_merged
                       + (s.experts > 1 ? 0.0 : mlp_elems(s));
   const double b = a * kept + moe_kept_bytes(s) + moe_routed_bytes(s) + attention_core_bytes(s);
@@ -145,8 +153,8 @@ double embedding_activation_bytes(const ActShape& s) {
 
 double head_activation_bytes(const ActShape& s) {
   const double N = local_tokens(s), rr = rep(s);
-  // final LN output and stats, and the vocab-parallel logits of all local tokens
-  return s.elem_bytes * (N * s.d_model * rr + 2 * N * rr + N * s.vocab / s.t);
+  // final norm output and stats, and the vocab-parallel logits of all local tokens
+  return s.elem_bytes * (N * s.d_model * rr + norm_stats(s) * N * rr + N * s.vocab / s.t);
 }
 
 double workspace_bytes(const ActShape& s, Recompute r) {

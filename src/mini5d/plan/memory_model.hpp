@@ -11,8 +11,10 @@
 //
 //   activations of one block for one micro-batch of B sequences, N = B*T/c local
 //   tokens, r = 1/t with sequence parallelism (else 1), element size a:
-//     none:      a*[ 4*N*d*r + 4*N*r            (ln1, res2, ln2, res3; LN mean/rstd)
-//                  + (3+1)*N*d/t + 2*N*f/t       (qkv, att_merged; fc, gelu(fc))
+//     none:      a*[ 4*N*d*r + 4*N*r            (ln1, res2, ln2, res3; LN mean/rstd;
+//                                                 RMSNorm: 2*N*r, rstd only)
+//                  + (3+1)*N*d/t + 2*N*f/t       (qkv, att_merged; fc, gelu(fc);
+//                                                 SwiGLU: 3*N*f/t, gate|up and its output)
 //                  + (3+1)*N*d/t                 (q, k, v, y head-major copies)
 //                  + B*(h/t)*T*T ]               (softmax probabilities; full attention)
 //                 blockwise attention (c = 1, model.attention) and ring attention
@@ -58,6 +60,8 @@ struct ActShape {
   double elem_bytes = 4;
   double experts = 0, top_k = 1, imbalance = 1;  // experts > 1: MoE MLP
   bool blockwise = true;  // c = 1 attention core: blockwise (model.attention), else full
+  bool rmsnorm = false;   // model.norm: a norm keeps 1 statistic per row (rstd), not 2
+  bool swiglu = false;    // model.mlp: the MLP keeps gate|up [N, 2F/t] and its activation
 };
 // Rows of blockwise attention's square tiles (kernels::kAttBlock; the runtime checks
 // they agree), or T when the sequence is shorter.

@@ -5,28 +5,36 @@
 
 namespace mini5d::plan {
 
+double mlp_fc_rows(const ModelDesc& m) { return (m.swiglu ? 2.0 : 1.0) * double(m.ffn); }
+
+double norm_params(const ModelDesc& m) {
+  return (m.bias && !m.rmsnorm ? 2.0 : 1.0) * double(m.d_model);
+}
+
 ParamCounts count_params(const ModelDesc& m) {
   const double V = double(m.vocab), D = double(m.d_model), T = double(m.seq),
-               F = double(m.ffn), L = double(m.layers);
+               F = double(m.ffn), L = double(m.layers), Fin = mlp_fc_rows(m);
+  const double b = m.bias ? 1.0 : 0.0;  // model.bias=false: no linear has a bias
   ParamCounts c;
   // Column-parallel QKV (weight + bias) and row-parallel proj weight are cut by t;
   // the proj bias is added after the all-reduce, so it is replicated with the norms.
-  c.attn_sharded = 3 * D * D + 3 * D + D * D;
-  c.attn_replicated = D + 2 * D + 2 * D;  // proj bias, LN1, LN2
-  c.mlp_sharded = D * F + F + F * D;      // fc weight + bias, proj weight
-  c.mlp_replicated = D;                   // proj bias
+  c.attn_sharded = 3 * D * D + b * 3 * D + D * D;
+  c.attn_replicated = b * D + 2 * norm_params(m);  // proj bias, LN1, LN2
+  // fc (SwiGLU: gate and up) weight + bias, proj (down) weight.
+  c.mlp_sharded = D * Fin + b * Fin + F * D;
+  c.mlp_replicated = b * D;  // proj bias
   const double E = m.moe() ? double(m.experts) : 1.0;
   c.router = m.moe() ? D * E : 0.0;
   c.token_embedding = V * D;
   c.position_embedding = T * D;
-  c.final_norm = 2 * D;
+  c.final_norm = norm_params(m);
   c.head = m.tie_embeddings ? 0.0 : V * D;
   const double block = c.attn_sharded + c.attn_replicated + c.router +
                        E * (c.mlp_sharded + c.mlp_replicated);
   c.total = L * block + c.token_embedding + c.position_embedding + c.final_norm + c.head;
   c.expert_total = m.moe() ? L * E * (c.mlp_sharded + c.mlp_replicated) : 0.0;
   const double k = m.moe() ? double(m.top_k) : 1.0;
-  c.matmul_active = L * (4 * D * D + k * 2 * D * F + c.router) + V * D;
+  c.matmul_active = L * (4 * D * D + k * (Fin + F) * D + c.router) + V * D;
   return c;
 }
 

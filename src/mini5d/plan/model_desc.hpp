@@ -7,7 +7,9 @@
 // attention output projection with bias, LN2, GELU MLP fc/proj with biases), final
 // LayerNorm, LM head without bias (untied unless tie_embeddings). A mixture-of-experts
 // model replaces every block's MLP with a router (d_model x experts, no bias) and
-// `experts` copies of the MLP, each token visiting top_k of them.
+// `experts` copies of the MLP, each token visiting top_k of them. model.norm, model.mlp
+// and model.bias change the block to Llama's parts: RMSNorm (a gain, no bias), a SwiGLU
+// MLP (gate and up [F, D] each, down [D, F]), and no biases at all.
 //
 // Parameters are split by how tensor parallelism treats them: "sharded" tensors are
 // cut across t (QKV and fc by columns, proj by rows, embeddings by vocab), the rest
@@ -27,6 +29,9 @@ struct ModelDesc {
   long long top_k = 1;
   bool tie_embeddings = false;
   bool blockwise_attention = true;  // model.attention: blockwise (default) | full
+  bool rmsnorm = false;             // model.norm: rmsnorm | layernorm (default)
+  bool swiglu = false;              // model.mlp: swiglu | gelu (default)
+  bool bias = true;                 // model.bias: every linear's and LayerNorm's bias
   bool moe() const { return experts > 1; }
 };
 
@@ -50,6 +55,11 @@ struct ParamCounts {
 };
 
 ParamCounts count_params(const ModelDesc& m);
+
+// Rows of the MLP's (or an expert's) first matrix: F, or 2F for SwiGLU's gate and up.
+double mlp_fc_rows(const ModelDesc& m);
+// Parameters of one norm (d_model, and its bias for a LayerNorm with biases).
+double norm_params(const ModelDesc& m);
 
 // Model FLOPs of one optimizer step (forward + backward, no recomputation):
 // tokens * (6 * matmul_active + 12 * layers * seq * d_model). The second term is the

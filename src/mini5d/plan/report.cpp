@@ -17,6 +17,10 @@ void print_header(std::ostream& os, const ModelDesc& m, const TrainDesc& tr,
      << " d_model=" << m.d_model << " heads=" << m.heads << " ffn=" << m.ffn
      << " vocab=" << m.vocab << " seq=" << m.seq;
   if (m.moe()) os << " experts=" << m.experts << " top_k=" << m.top_k;
+  // The block's parts, where they are not GPT-2's (model.norm, model.mlp, model.bias).
+  if (m.rmsnorm) os << " norm=rmsnorm";
+  if (m.swiglu) os << " mlp=swiglu";
+  if (!m.bias) os << " bias=false";
   os << "\n";
   const StateBytesPerParam b = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
   os << "state   " << to_string(tr.precision) << " AdamW " << fixed(b.total(), 0)

@@ -274,7 +274,8 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   double re = 0;
   if (l.recompute == Recompute::selective) re = 4 * L * Tq * Dm;
   // An MoE layer is not recomputed: its router and experts are left out.
-  const double moe_matmul = m.moe() ? L * (double(m.top_k) * 2 * Dm * double(m.ffn) + pc.router) : 0.0;
+  const double moe_matmul =
+      m.moe() ? L * (double(m.top_k) * (mlp_fc_rows(m) + double(m.ffn)) * Dm + pc.router) : 0.0;
   if (l.recompute == Recompute::full)
     re = 2 * (pc.matmul_active - double(m.vocab) * Dm - moe_matmul) + 4 * L * Tq * Dm;
   tb.hardware_flops = tb.model_flops + tokens * re;

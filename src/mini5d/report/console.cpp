@@ -50,7 +50,10 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << " over the dense-gradient group of " << tr.optimizer().partition().group_size() << "\n"
      << "deck " << d.origin << "\n"
      << "  model: vocab " << m.vocab << ", d_model " << m.d_model << ", layers " << m.layers << ", heads "
-     << m.heads << ", seq " << m.seq << ", ffn " << m.ffn << "\n"
+     << m.heads << ", seq " << m.seq << ", ffn " << m.ffn
+     // The block's parts where they are not GPT-2's (LayerNorm, GELU, biases).
+     << (m.norm != "layernorm" ? ", " + m.norm : "") << (m.mlp != "gelu" ? ", " + m.mlp + " MLP" : "")
+     << (m.bias != "true" ? ", no biases" : "") << "\n"
      << "  parameters " << lay.total() << " (" << lay.matmul_params() << " in matrix products)\n"
      << "  train: " << d.train.steps << " steps x " << tr.tokens_per_step() << " tokens (micro_batch "
      << d.train.micro_batch << " x accumulation " << d.train.accumulation << " x seq " << m.seq

@@ -14,6 +14,9 @@ plan::ModelDesc plan_model(const Deck& deck) {
   md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
   md.tie_embeddings = m.tie_embeddings == "true";
   md.blockwise_attention = m.attention == "blockwise";
+  md.rmsnorm = m.norm == "rmsnorm";
+  md.swiglu = m.mlp == "swiglu";
+  md.bias = m.bias == "true";
   return md;
 }
 

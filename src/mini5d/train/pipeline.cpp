@@ -17,7 +17,7 @@ pp::Spec pipeline_spec(const Deck& deck) {
 
 std::vector<long long> pipeline_split(const Deck& deck) {
   const auto& m = deck.model;
-  const SplitShape shape{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every};
+  const SplitShape shape{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, m.mlp == "swiglu"};
   return stage_split(shape, 1LL * deck.parallel.p * deck.parallel.virtual_stages, deck.parallel.stage_layers);
 }
 
