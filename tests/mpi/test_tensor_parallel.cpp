@@ -139,6 +139,19 @@ TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
   }
 }
 
+TEST_CASE("a padded vocabulary: bytes per axis equal the planner's", "[tp][mpi][vocab]") {
+  // d2 x t2 at ZeRO 1 with 257 tokens padded to 512 rows (128*t): the data-parallel
+  // gradient and weight traffic carries the padding rows, on both sides.
+  Group g(4);
+  train::Trainer tr(tiny(tp_layout(2, 2, 1, true), 1, {"model.vocab=257", "model.vocab_pad_to=0"}), g.comm);
+  tr.run();
+  REQUIRE(tr.model().layout().at("wte").global_shape[0] == 512);
+  for (const auto& a : tr.traffic_summary()) {
+    INFO("axis " << a.axis << ": predicted " << a.mean_predicted << ", measured " << a.mean_measured);
+    CHECK(world_max(a.worst) == 0);
+  }
+}
+
 TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]") {
   // Both attention cores: blockwise (the default: a log-sum-exp per query row, tile
   // buffers) and full (the seq x seq probabilities and their gradient); and a padded
