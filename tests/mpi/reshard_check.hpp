@@ -17,20 +17,21 @@ namespace mini5d::test {
 // others are compared with (the same depth and micro-batches). The first saved.ranks() ranks save
 // after `cut` of `steps` steps, in folder `name` under the working directory; then each
 // layout of `resumed` resumes on groups of its rank count. Both differences must stay
-// within 1e-5, the layout-invariance bound of the losses. Collective over the world.
+// within 1e-5, the layout-invariance bound of the losses. `extra`: deck overrides for
+// every run. Collective over the world.
 inline void check_reshard(const std::string& deck, const Layout& one,
                           const Layout& saved, const std::vector<Layout>& resumed, long steps, long cut,
-                          const std::string& name) {
+                          const std::string& name, const std::vector<std::string>& extra = {}) {
   const std::string base = fresh_dir(name);
-  train::Trainer straight(layout_deck(deck, one, steps), MPI_COMM_SELF);
+  train::Trainer straight(layout_deck(deck, one, steps, extra), MPI_COMM_SELF);
   straight.run();
-  const auto want_sums = checksums_at_cut(layout_deck(deck, one, steps), cut);
+  const auto want_sums = checksums_at_cut(layout_deck(deck, one, steps, extra), cut);
   const std::string saved_dir = base + "/saved";
-  save_at_cut(with_checkpoint_dir(layout_deck(deck, saved, steps), saved_dir), saved.ranks(), cut);
+  save_at_cut(with_checkpoint_dir(layout_deck(deck, saved, steps, extra), saved_dir), saved.ranks(), cut);
   for (const Layout& l : resumed) {
     Group g(l.ranks());
     const std::string dir = copy_for_group(saved_dir, base, l.name(), g, l.ranks());
-    train::Trainer tr(with_checkpoint_dir(layout_deck(deck, l, steps), dir), g.comm);
+    train::Trainer tr(with_checkpoint_dir(layout_deck(deck, l, steps, extra), dir), g.comm);
     tr.resume("latest");
     INFO("saved at " << saved.name() << ", resumed at " << l.name());
     // The logical tensors read back are the single-rank ones, whatever the layout.

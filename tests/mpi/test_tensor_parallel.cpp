@@ -6,7 +6,8 @@
 // selective and full at t = 1 and 2, and with model.attention=full (the default core is
 // blockwise); the tp bytes of a step against the analytic bill; the activation memory
 // the model allocates against the planner's formulas, for both cores; and a
-// checkpoint saved at d2 x t2 resumed at t = 1, t = 4 and d = 4.
+// checkpoint saved at d2 x t2 resumed at t = 1, t = 4 and d = 4; and a vocabulary of 257,
+// which t = 2 and 4 pad, through the same oracles (invariance, memory, checkpoints).
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -64,6 +65,14 @@ TEST_CASE("layout invariance: t = 2 and 4, SP on and off, d2 x t2 at ZeRO 0-3", 
     for (bool sp : {true, false}) layouts.push_back(tp_layout(1, t, 0, sp));
   for (int zero = 0; zero <= 3; ++zero) layouts.push_back(tp_layout(2, 2, zero, true));
   check_invariance(layouts, 10);
+}
+
+TEST_CASE("layout invariance with a padded vocabulary: vocab 257 at t = 2 and 4", "[tp][mpi][vocab]") {
+  // t divides no part of 257: each rank holds 258/2 or 260/4 rows (vocab_pad_to 1), or
+  // 512/4 with Megatron's 128*t, where the last rank holds padding only. The reference
+  // is the unpadded one-rank run.
+  check_invariance({tp_layout(1, 2, 0, true), tp_layout(1, 4, 0, false)}, 10, {"model.vocab=257"});
+  check_invariance({tp_layout(1, 4, 0, true)}, 10, {"model.vocab=257", "model.vocab_pad_to=0"});
 }
 
 TEST_CASE("layout invariance: recompute selective and full at t = 1 and 2", "[tp][mpi][recompute]") {
@@ -130,9 +139,39 @@ TEST_CASE("tp bytes of a step equal the analytic bill", "[tp][mpi]") {
   }
 }
 
+TEST_CASE("a padded vocabulary: bytes per axis equal the planner's", "[tp][mpi][vocab]") {
+  // d2 x t2 at ZeRO 1 with 257 tokens padded to 512 rows (128*t): the data-parallel
+  // gradient and weight traffic carries the padding rows, on both sides.
+  Group g(4);
+  train::Trainer tr(tiny(tp_layout(2, 2, 1, true), 1, {"model.vocab=257", "model.vocab_pad_to=0"}), g.comm);
+  tr.run();
+  REQUIRE(tr.model().layout().at("wte").global_shape[0] == 512);
+  for (const auto& a : tr.traffic_summary()) {
+    INFO("axis " << a.axis << ": predicted " << a.mean_predicted << ", measured " << a.mean_measured);
+    CHECK(world_max(a.worst) == 0);
+  }
+}
+
 TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]") {
   // Both attention cores: blockwise (the default: a log-sum-exp per query row, tile
-  // buffers) and full (the seq x seq probabilities and their gradient).
+  // buffers) and full (the seq x seq probabilities and their gradient); and a padded
+  // vocabulary (the logits of 257 padded to 260 or 512 rows over t = 4).
+  for (const char* pad : {"1", "0"}) {
+    const Layout l = tp_layout(1, 4, 0, true);
+    Group g(4);
+    train::Trainer tr(tiny(l, 0, {"model.vocab=257", std::string("model.vocab_pad_to=") + pad}), g.comm);
+    const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+    const auto want_state = tr.predicted_state_memory(), got_state = tr.measured_state_memory();
+    INFO("vocab 257, vocab_pad_to=" << pad);
+    CHECK(got.activations == want.activations);
+    CHECK(got.workspace == want.workspace);
+    CHECK(got_state.weights == want_state.weights);
+    CHECK(got_state.gradients == want_state.gradients);
+    CHECK(got_state.optimizer == want_state.optimizer);
+    // The padded rows are allocated: 4 bytes x (rows / t) x d_model for each of the
+    // embedding and the head, above the unpadded model.
+    CHECK(got_state.weights == 4.0 * double(tr.model().layout().total()));
+  }
   for (const char* att : {"blockwise", "full"})
     for (int t : {1, 2, 4})
       for (bool sp : {true, false})
@@ -152,4 +191,15 @@ TEST_CASE("activation memory equals the planner's formulas", "[tp][mpi][memory]"
 TEST_CASE("a checkpoint saved at d2 x t2 resumes at t = 1, t = 4 and d = 4", "[tp][mpi][checkpoint]") {
   test::check_reshard(test::input_deck("tiny.yaml"), Layout(), tp_layout(2, 2, 1, true),
                       {"zero0", "t4 zero0", "d4 zero2"}, 6, 3, "tp_reshard");
+}
+
+TEST_CASE("a padded checkpoint: vocab 257 saved at t = 2 resumes at t = 1 and 4; saved at t = 1, at t = 2",
+          "[tp][mpi][checkpoint][vocab]") {
+  // The file holds the 257 model rows whatever the padding (128*t here: 512 rows at
+  // t = 2 and 4, 384 at t = 1), so every layout reads the same tensors.
+  const std::vector<std::string> vocab = {"model.vocab=257", "model.vocab_pad_to=0"};
+  test::check_reshard(test::input_deck("tiny.yaml"), Layout(), tp_layout(1, 2, 0, true),
+                      {"zero0", "t4 zero0"}, 6, 3, "tp_reshard_padded", vocab);
+  test::check_reshard(test::input_deck("tiny.yaml"), Layout(), Layout(), {"t2 zero0"}, 6, 3, "tp_reshard_padded_t1",
+                      vocab);
 }

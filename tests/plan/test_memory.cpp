@@ -59,7 +59,7 @@ TEST_CASE("parameter counts and FLOPs with RMSNorm, SwiGLU and no biases", "[pla
   const ParamCounts c = count_params(in.model);
   CHECK(c.total == 2 * 65664 + 2048 + 2048 + 64 + 2048);
   CHECK(c.matmul_active == 2 * (16384 + 49152) + 2048);
-  CHECK(model_flops_per_step(in.model, 1) == 6 * c.matmul_active + 12 * 2 * 32 * 64);
+  CHECK(model_flops_per_step(in.model, 1, 1) == 6 * c.matmul_active + 12 * 2 * 32 * 64);
   Layout l;
   l.t = 2, l.p = 2;
   // Stage 0: one block cut over t ((16384 + 49152) / 2) with its gains replicated (128),

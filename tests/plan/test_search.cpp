@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <tuple>
 
+#include "mini5d/plan/explain.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/search.hpp"
 #include "plan_test_util.hpp"
@@ -69,11 +71,57 @@ TEST_CASE("1024 devices in nodes of 8: t inside a node, smallest p that fits, re
   CHECK(ra.top.front().time.step <= r.top.front().time.step);  // more freedom, no slower
 }
 
+TEST_CASE("GPT-2's unpadded 50257 plans t > 1; what the search excludes is said", "[plan][search][vocab]") {
+  ModelInput in = load_model_file(plan_test::input("models/gpt2-124m.yaml"));
+  in.model.vocab = 50257;  // the file has Megatron's padded 50304; here the raw vocabulary
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/h100-sxm-8.yaml"));
+  cl.nodes = 1;
+  const SearchResult r = search(in.model, in.train, cl, {});
+  REQUIRE(!r.top.empty());
+  // t = 2 and 4 have plans (t = 8 does not divide the 12 heads, and says so).
+  std::set<int> ts;
+  for (const auto& [deg, plan] : r.best_by_degrees) ts.insert(deg[1]);
+  CHECK(ts.count(2));
+  CHECK(ts.count(4));
+  CHECK(!ts.count(8));
+  const auto t8 = r.excluded.find(Degrees{1, 8, 1, 1, 1});
+  REQUIRE(t8 != r.excluded.end());
+  CHECK(t8->second == "parallel.t=8: must divide model.heads=12");
+  for (const auto& [deg, why] : r.excluded) CHECK(why.find("vocab") == std::string::npos);
+  // The t = 4 plan costs the padded vocabulary: the same as a model of 50260 tokens
+  // that needs no padding, and more than the unpadded 50257 would be.
+  const auto t4 = best_for_degrees(in.model, in.train, cl, {2, 4, 1, 1, 1}, {});
+  REQUIRE(t4);
+  ModelDesc exact = in.model;
+  exact.vocab = 50260;
+  CHECK(in.model.padded_vocab(4) == 50260);
+  const Plan same = evaluate(exact, in.train, cl, t4->layout, {});
+  CHECK(same.memory.total() == t4->memory.total());
+  CHECK(same.time.step == t4->time.step);
+  CHECK(same.time.model_flops == t4->time.model_flops);
+  // Megatron's 128*t pads further, to 50688 at t = 4.
+  ModelDesc auto_pad = in.model;
+  auto_pad.vocab_pad_to = 0;
+  CHECK(auto_pad.padded_vocab(4) == 50688);
+  CHECK(evaluate(auto_pad, in.train, cl, t4->layout, {}).memory.weights > t4->memory.weights);
+  // The checkpoint holds the model's own parameters, padding or not.
+  CHECK(count_params(in.model).total == count_params(auto_pad).total);
+  CHECK(count_params(auto_pad, 4).total - count_params(in.model).total == 2.0 * (50688 - 50257) * 768);
+  // --explain names the padding of a t > 1 plan and every exclusion with its rule.
+  std::ostringstream one, all;
+  explain_plan(one, in.model, in.train, cl, *t4, {});
+  CHECK(one.str().find("the vocabulary of 50257 is padded to 50260 rows") != std::string::npos);
+  explain(all, in.model, in.train, cl, r, {});
+  CHECK(all.str().find("excluded: " + std::to_string(r.excluded.size()) + " of " +
+                       std::to_string(r.degree_tuples) + " (d,t,p,c,e) tuples") != std::string::npos);
+  CHECK(all.str().find("parallel.t=8: must divide model.heads=12: ") != std::string::npos);
+}
+
 namespace {
 
 // The rules of docs/parallelism.md written out again, independently of check_layout.
 bool brute_valid(const ModelDesc& m, long long batch, long long per_node, const Layout& l) {
-  if (m.heads % l.t || m.ffn % l.t || m.vocab % l.t || per_node % l.t) return false;
+  if (m.heads % l.t || m.ffn % l.t || per_node % l.t) return false;  // (the vocabulary is padded)
   if (m.layers % (l.p * l.virtual_stages)) return false;
   if (l.c > 1 && m.seq % (2 * l.c)) return false;
   if (l.sp && (l.t == 1 || (m.seq / l.c) % l.t || m.seq % l.c)) return false;

@@ -134,7 +134,7 @@ TEST_CASE("parallel.stage_layers: syntax, and the rules against p, v and the lay
     INFO(bad);
     CHECK_FALSE(parse_stage_layers(bad, out).empty());
   }
-  const ModelShape m{4, 256, 16, 8, 32, 0};
+  const ModelShape m{4, 256, 8, 32, 0};
   LayoutShape l;
   l.p = 2;
   CHECK(layout_shape_problems(m, l).empty());

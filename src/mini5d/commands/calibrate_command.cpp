@@ -135,7 +135,7 @@ std::vector<plan::GemmCall> calibration_shapes(const Deck& deck, int ranks, doub
   sw.attention_block = kernels::kAttBlock;
   std::vector<plan::Layout> layouts = {own};
   for (int t = 1; t <= ranks; t *= 2) {
-    if (md.heads % t || md.ffn % t || md.vocab % t || md.d_model % t) continue;
+    if (md.heads % t || md.ffn % t || md.d_model % t) continue;  // (the vocabulary is padded to fit)
     // The deck's micro-batch and the powers of two below it (what the search offers).
     std::vector<int> micro_batches = {own.micro_batch};
     for (int mb = 1; mb < own.micro_batch; mb *= 2) micro_batches.push_back(mb);

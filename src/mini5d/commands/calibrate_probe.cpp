@@ -64,7 +64,7 @@ KernelProbe probe_kernels(MPI_Comm world, const Deck& deck, int micro_batch, boo
   const plan::Layout pl = plan_layout(probe);
   // Steps for about a second (0.2 s quick) at a rough 50 GFLOP/s; two at least, since
   // the first step is not profiled (page faults, BLAS set-up).
-  const double guess = plan::model_flops_per_step(md, double(micro_batch) * double(md.seq)) / 50e9;
+  const double guess = plan::model_flops_per_step(md, double(micro_batch) * double(md.seq), pl.t) / 50e9;
   probe.train.steps = std::clamp(long((quick ? 0.2 : 1.0) / std::max(guess, 1e-6)), 2L, 400L);
   int rank = 0;
   MPI_Comm_rank(world, &rank);

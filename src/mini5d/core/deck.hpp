@@ -15,6 +15,9 @@ namespace mini5d {
 
 struct ModelConfig {
   int vocab = 256;
+  // Pad the vocabulary to a multiple of vocab_pad_to x t (0: 128 x t, Megatron's
+  // default); 1 pads only when t does not divide vocab (core/vocab_padding.hpp).
+  int vocab_pad_to = 1;
   int d_model = 128;
   int layers = 4;
   int heads = 4;

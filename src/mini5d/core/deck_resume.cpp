@@ -31,6 +31,8 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
       // How the attention core is computed, not what it computes: the parameters and the
       // model are the same (the results differ only by rounding), like a layout.
       {"model.attention", C::Layout},
+      // Padding rows are not in the checkpoint (any padding reads the same file).
+      {"model.vocab_pad_to", C::Layout},
       // The optimiser's schedule and hyper-parameters: changing them on resume is a
       // legitimate (reported) choice. train.seed only draws the initial weights, which
       // a resume replaces with the file's.

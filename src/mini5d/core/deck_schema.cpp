@@ -75,6 +75,7 @@ Field counts_field(const char* sec, const char* name, StageLayers ParallelConfig
 const std::vector<Field>& schema() {
   static const std::vector<Field> fields = {
       int_field("model", "vocab", &Deck::model, &ModelConfig::vocab, 2, 1 << 24, "tokens in the vocabulary"),
+      int_field("model", "vocab_pad_to", &Deck::model, &ModelConfig::vocab_pad_to, 0, 65536, "pad the vocabulary (token embedding and LM head rows) to a multiple of vocab_pad_to x parallel.t; 1 (default) pads only where t does not divide vocab, 0 is Megatron's 128 x t. Padding rows are never a target, are masked out of the softmax and stay out of checkpoints and the parameter checksum, so the losses do not change"),
       int_field("model", "d_model", &Deck::model, &ModelConfig::d_model, 1, 65536, "residual width"),
       int_field("model", "layers", &Deck::model, &ModelConfig::layers, 1, 1024, "transformer blocks"),
       int_field("model", "heads", &Deck::model, &ModelConfig::heads, 1, 1024, "attention heads; must divide d_model"),

@@ -16,10 +16,10 @@ std::vector<std::string> layout_shape_problems(const ModelShape& m, const Layout
     if (value % degree != 0) bad(field, degree, std::string("must divide ") + what + "=" + n(value));
   };
   // Tensor parallelism splits heads, the MLP width and the vocabulary (vocab-parallel
-  // embedding and cross-entropy); sequence parallelism splits the sequence over t.
+  // embedding and cross-entropy); sequence parallelism splits the sequence over t. The
+  // vocabulary is padded to a multiple of t (core/vocab_padding.hpp), so it needs no rule.
   must_divide("t", l.t, "model.heads", m.heads);
   must_divide("t", l.t, "model.ffn", m.ffn);
-  must_divide("t", l.t, "model.vocab", m.vocab);
   if (l.sp && l.t > 1 && m.seq % l.t != 0)
     bad("t", l.t, "must divide model.seq=" + n(m.seq) +
                       " with parallel.sp=true (sequence parallelism splits the sequence; or set parallel.sp=false)");

@@ -23,7 +23,7 @@ struct LayoutShape {
 };
 
 struct ModelShape {
-  long long heads = 0, ffn = 0, vocab = 0, layers = 0, seq = 0;
+  long long heads = 0, ffn = 0, layers = 0, seq = 0;  // (any vocabulary is padded to fit t)
   long long experts = 0;  // 0: dense
 };
 

@@ -17,10 +17,13 @@
 
 namespace mini5d::kernels {
 
-// Returns the sum (not the mean) of the row losses, accumulated in double.
+// Returns the sum (not the mean) of the row losses, accumulated in double. Only the
+// first `valid` columns are the model's (all when negative): the rest are vocabulary
+// padding (core/vocab_padding.hpp), left out of the softmax, their gradient set to 0.
 template <class S>
-double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, S grad_scale) {
-  const int rows = int(logits.extent(0)), cols = int(logits.extent(1));
+double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, S grad_scale, int valid = -1) {
+  const int rows = int(logits.extent(0)), all = int(logits.extent(1));
+  const int cols = valid < 0 ? all : valid;
   prof::Scope ps(prof::Family::cross_entropy, 12.0 * rows * cols, double(sizeof(S)) * 4.0 * rows * cols);
   double total = 0;
   Kokkos::parallel_reduce(
@@ -33,8 +36,8 @@ double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, S grad_scal
         const S sum = team_sum<S>(t, cols, [&](const int c) { return kmath::exp_fast(logits(r, c) - mx); });
         const S scale = grad_scale / sum;
         // Every thread has read what it needs (the reductions end with the team in step).
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
-          logits(r, c) = kmath::exp_fast(logits(r, c) - mx) * scale - (c == tgt ? grad_scale : S(0));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, all), [&](const int c) {
+          logits(r, c) = c < cols ? kmath::exp_fast(logits(r, c) - mx) * scale - (c == tgt ? grad_scale : S(0)) : S(0);
         });
         Kokkos::single(Kokkos::PerTeam(t), [&]() { acc += double(kmath::log(sum)) - double(z_target); });
       },

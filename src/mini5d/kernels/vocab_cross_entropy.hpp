@@ -3,22 +3,30 @@
 // on a rank's logits [N, V/t] for every token row; parallel/tp/vocab_cross_entropy.hpp
 // puts the tensor group's collectives between them. The logits are overwritten in
 // place: by exponentials, then by dL/dlogits = (p - onehot) * grad_scale.
+//
+// Vocabulary padding (core/vocab_padding.hpp): only a rank's first `valid` columns are
+// the model's. The others never enter the maximum or the sums, and are set to zero, so
+// they change no loss and get no gradient; a rank that holds padding only contributes
+// the lowest number as its maximum and nothing to the sums.
 #pragma once
+#include <limits>
+
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
 
-// row_max[r] = the largest of row r's local logits.
+// row_max[r] = the largest of row r's first `valid` local logits.
 template <class S>
-void vocab_ce_local_max(VecU<S> row_max, CMatU<S> logits) {
+void vocab_ce_local_max(VecU<S> row_max, CMatU<S> logits, int valid) {
   const int N = int(logits.extent(0)), cols = int(logits.extent(1));
+  const S lowest = std::numeric_limits<S>::lowest();
   prof::Scope ps(prof::Family::cross_entropy, double(N) * cols, double(sizeof(S)) * N * cols);
   Kokkos::parallel_for(
       "mini5d::kernels::vocab_ce_local_max", Range(0, N), KOKKOS_LAMBDA(const int r) {
-        S mx = logits(r, 0);
-        for (int c = 1; c < cols; ++c) mx = logits(r, c) > mx ? logits(r, c) : mx;
+        S mx = lowest;
+        for (int c = 0; c < valid; ++c) mx = logits(r, c) > mx ? logits(r, c) : mx;
         row_max(r) = mx;
       });
 }
@@ -28,26 +36,28 @@ void vocab_ce_local_max(VecU<S> row_max, CMatU<S> logits) {
 // logit - max where this rank holds the target's column (0 elsewhere).
 template <class S>
 void vocab_ce_local_sums(VecU<S> sums, MatU<S> logits, CVecU<S> all_max, int parts, CTokU targets,
-                         int vocab_begin) {
+                         int vocab_begin, int valid) {
   const int N = int(logits.extent(0)), cols = int(logits.extent(1));
   prof::Scope ps(prof::Family::cross_entropy, 3.0 * N * cols, 2.0 * double(sizeof(S)) * N * cols);
   Kokkos::parallel_for(
       "mini5d::kernels::vocab_ce_local_sums", Range(0, N), KOKKOS_LAMBDA(const int r) {
         S mx = all_max(r);
         for (int k = 1; k < parts; ++k) mx = all_max(k * N + r) > mx ? all_max(k * N + r) : mx;
-        const int tgt = targets(r) - vocab_begin;
-        sums(N + r) = tgt >= 0 && tgt < cols ? logits(r, tgt) - mx : S(0);  // z_target
+        const int tgt = targets(r) - vocab_begin;  // never a padding column
+        sums(N + r) = tgt >= 0 && tgt < valid ? logits(r, tgt) - mx : S(0);  // z_target
         S sum = 0;
-        for (int c = 0; c < cols; ++c) {
+        for (int c = 0; c < valid; ++c) {
           const S e = kmath::exp_fast(logits(r, c) - mx);
           logits(r, c) = e;
           sum += e;
         }
+        for (int c = valid; c < cols; ++c) logits(r, c) = S(0);  // padding: p = 0
         sums(r) = sum;
       });
 }
 
-// From the sums over the group: logits <- (p - onehot) * grad_scale; returns the summed
+// From the sums over the group: logits <- (p - onehot) * grad_scale (padding columns
+// hold 0 and stay 0); returns the summed
 // token loss, sum over rows of log(sum) - z_target.
 template <class S>
 double vocab_ce_grad(MatU<S> logits, CVecU<S> sums, CTokU targets, int vocab_begin, S grad_scale) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/model/param_views.hpp"
@@ -39,8 +40,11 @@ Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp:
   d.head_dim = cfg.d_model / cfg.heads;
   d.heads = cfg.heads / t;
   d.ffn = cfg.ffn / t;
-  d.vocab = cfg.vocab / t;
+  // Rows of the padded vocabulary (core/vocab_padding.hpp); padding comes last, so only
+  // the last ranks hold any.
+  d.vocab = int(padded_vocab(cfg.vocab, cfg.vocab_pad_to, t) / t);
   d.vocab_begin = r * d.vocab;
+  d.vocab_valid = std::clamp(cfg.vocab - d.vocab_begin, 0, d.vocab);
   return d;
 }
 

@@ -26,7 +26,8 @@ double HeadLayer<S>::forward(Context<S>& ctx, const OuterTensors<S>& w, CMatU<S>
                              S grad_scale) {
   norm_forward<S>(ctx.dims, lnf_, mean_, rstd_, x_rows, w.lnf_w, w.lnf_b);
   tp::column_forward<S>(ctx.region, logits_, lnf_, w.lm_head, CVecU<S>());
-  return tp::vocab_cross_entropy<S>(*ctx.region.comm, logits_, targets, ctx.dims.vocab_begin, grad_scale, ce_);
+  return tp::vocab_cross_entropy<S>(*ctx.region.comm, logits_, targets, ctx.dims.vocab_begin, ctx.dims.vocab_valid,
+                                   grad_scale, ce_);
 }
 
 template <class S>

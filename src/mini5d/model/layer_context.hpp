@@ -47,7 +47,8 @@ struct Dims {
   int d_model = 1, head_dim = 1;
   int heads = 1;                  // this rank's heads (H / t)
   int ffn = 1;                    // this rank's MLP width (F / t)
-  int vocab = 1, vocab_begin = 0; // this rank's vocabulary rows
+  int vocab = 1, vocab_begin = 0; // this rank's vocabulary rows (of the padded vocabulary)
+  int vocab_valid = 1;            // how many of them are the model's, not padding
   int att_rows() const { return batch * heads; }  // (batch, head) matrices
   int fc_width() const { return swiglu ? 2 * ffn : ffn; }  // columns of the MLP's first GEMM
   // The core keeps the T x T probabilities: full attention on whole sequences. Blockwise

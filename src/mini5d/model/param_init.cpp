@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Layout-independent initialisation (gpt.hpp, init_param_range): each element of a
 // logical tensor is drawn from the counter RNG at its logical index, so any shard, of
-// any axis, gets exactly the slice of the single-rank tensor.
+// any axis, gets exactly the slice of the single-rank tensor. Vocabulary padding rows
+// are zero, so the model's rows draw the same numbers whatever the padding.
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -31,6 +33,9 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
     // Each block of the logical tensor this range covers, drawn at its logical indices.
     const std::uint64_t stream = rng::name_hash(t.name.c_str());
     const double sd = t.stddev;
+    // Vocabulary padding rows (2-D tensors only) start, and stay, at zero.
+    if (t.stored_rows >= 0 && t.global_shape.size() != 2) throw std::logic_error("mini5d: padding of a non-matrix");
+    const std::int64_t stored = t.stored_rows >= 0 ? t.stored_rows : std::numeric_limits<std::int64_t>::max();
     std::vector<ShardBlock> blocks;
     append_part_blocks(t, lo - t.offset, hi - t.offset, lo - begin, blocks);
     for (const auto& b : blocks) {
@@ -50,7 +55,8 @@ void init_param_range(const ParamLayout& layout, std::uint64_t seed, VecU<S> dst
           "mini5d::model::init_normal", Range(0, b.size()), KOKKOS_LAMBDA(const std::int64_t i) {
             const std::int64_t i2 = i % x2, i1 = (i / x2) % x1, i0 = i / (x1 * x2);
             const std::int64_t logical = ((o0 + i0) * g1 + o1 + i1) * g2 + o2 + i2;
-            blk(i) = S(sd * rng::normal(seed, stream, std::uint64_t(logical)));
+            // For a matrix (padded to 3-D) the row is o1 + i1.
+            blk(i) = o1 + i1 < stored ? S(sd * rng::normal(seed, stream, std::uint64_t(logical))) : S(0);
           });
     }
   }

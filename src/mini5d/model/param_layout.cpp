@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "mini5d/core/vocab_padding.hpp"
+
 namespace mini5d::model {
 
 bool is_moe_block(const ModelConfig& m, int layer) {
@@ -14,7 +16,8 @@ bool is_moe_block(const ModelConfig& m, int layer) {
 ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned, int ep_size,
                          int ep_rank)
     : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank) {
-  const std::int64_t V = m.vocab, D = m.d_model, F = m.ffn, T = m.seq;
+  // The embedding and the LM head hold the padded vocabulary (core/vocab_padding.hpp).
+  const std::int64_t V = padded_vocab(m.vocab, m.vocab_pad_to, tp_size), D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with
   // depth.
@@ -30,6 +33,7 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
     if (norm_bias) add(n + ".bias", {D}, Split::none, Init::Zeros, 0, false, false);
   };
   add("wte", {V, D}, Split::rows, Init::Normal, std0, true, false);
+  tensors_.back().stored_rows = m.vocab;
   add("wpe", {T, D}, Split::none, Init::Normal, std0, true, false);
   close_unit("embeddings");
   for (int l = 0; l < m.layers; ++l) {
@@ -61,6 +65,7 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   }
   norm("lnf");
   add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
+  tensors_.back().stored_rows = m.vocab;
   close_unit("head");
   for (const auto& t : tensors_) {
     // An expert's weights act on the top_k / E of the tokens routed to it: per token,
@@ -198,6 +203,19 @@ void append_part_blocks(const TensorSpec& t, std::int64_t begin, std::int64_t en
     }
     piece_begin += p.size();
   }
+}
+
+ShardDescriptor stored_part(const TensorSpec& t, ShardDescriptor d) {
+  if (t.stored_rows < 0 || t.global_shape.empty()) return d;
+  d.global_shape[0] = t.stored_rows;
+  std::vector<ShardBlock> kept;
+  for (auto& b : d.blocks) {
+    if (b.offset[0] >= t.stored_rows) continue;
+    b.extent[0] = std::min(b.extent[0], t.stored_rows - b.offset[0]);
+    kept.push_back(std::move(b));
+  }
+  d.blocks = std::move(kept);
+  return d;
 }
 
 }  // namespace mini5d::model

@@ -49,6 +49,10 @@ struct TensorSpec {
   bool in_matmul = false;                  // takes part in a matrix product (FLOP count)
   bool expert = false;                     // an [E, ...] expert tensor: split over the e x t
                                            // group, its gradients reduced over d x c only
+  // Rows of the leading dimension that are the model's; -1: all. The token embedding
+  // and LM head hold the padded vocabulary (core/vocab_padding.hpp): rows from
+  // stored_rows on are padding, zero, outside checkpoints and the parameter checksum.
+  std::int64_t stored_rows = -1;
   std::int64_t size() const {
     std::int64_t n = 1;
     for (auto e : shape) n *= e;
@@ -65,6 +69,11 @@ struct TensorSpec {
 // into the part, row-major piece after piece), placed from local_offset on.
 void append_part_blocks(const TensorSpec& t, std::int64_t begin, std::int64_t end, std::int64_t local_offset,
                         std::vector<ShardBlock>& out);
+
+// The part of `d` (blocks of t) that checkpoints hold: without t's padding rows, over
+// the unpadded global shape. Padding rows come last in a row-major block, so cutting a
+// block's leading extent keeps its local offset.
+ShardDescriptor stored_part(const TensorSpec& t, ShardDescriptor d);
 
 // A unit is what ZeRO gathers, reduces and shards as one piece, in flat-buffer order:
 // unit 0 the embeddings (wte, wpe), units 1..layers the blocks, the last the head

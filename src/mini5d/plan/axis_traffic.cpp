@@ -29,7 +29,7 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
                          double expert_params, double elem) {
   AxisTraffic a;
   const StageBlocks s = stage_blocks(m, l, stage, moe_every);
-  const ParamCounts pc = count_params(m);
+  const ParamCounts pc = count_params(m, l.t);
   const double mb = l.accumulation;  // micro-batches per step
   const double N = double(l.micro_batch) * double(m.seq) / l.c, D = double(m.d_model);
   const double nd = N * D * elem;

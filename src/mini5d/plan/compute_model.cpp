@@ -134,7 +134,7 @@ BlockGemmCalls block_gemm_calls(const ModelDesc& m, const Layout& l, const Softw
 std::vector<GemmCall> head_gemm_calls(const ModelDesc& m, const Layout& l, bool backward) {
   std::vector<GemmCall> out;
   const double N = l.micro_batch * double(m.seq) / l.c;
-  add_linear(out, backward, N, double(m.vocab) / l.t, double(m.d_model));
+  add_linear(out, backward, N, double(m.padded_vocab(l.t)) / l.t, double(m.d_model));
   return out;
 }
 

@@ -92,6 +92,8 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
     model.emplace_back("experts", std::to_string(s.experts));
     model.emplace_back("top_k", std::to_string(s.top_k));
   }
+  // The padding rule travels with the deck (1, the default, is left out).
+  if (s.vocab_pad_to != 1) model.emplace_back("vocab_pad_to", std::to_string(s.vocab_pad_to));
   if (s.tie_embeddings) model.emplace_back("tie_embeddings", "true");
   if (!s.blockwise_attention) model.emplace_back("attention", "full");
   if (s.rmsnorm) model.emplace_back("norm", "rmsnorm");

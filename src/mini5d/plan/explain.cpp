@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -169,6 +170,13 @@ void explain_t(std::ostream& os, const Ctx& c) {
          << ms(alt.top.front().time.step) << "/step.";
     os << "\n";
   }
+  // A vocabulary t does not divide is padded (core/vocab_padding.hpp): rows that cost
+  // memory and FLOPs, never a loss.
+  if (const long long vp = c.m.padded_vocab(l.t); vp != c.m.vocab)
+    os << "    the vocabulary of " << c.m.vocab << " is padded to " << vp << " rows ("
+       << (c.m.vocab_pad_to == 0 ? "Megatron's multiple of 128*t" : "a multiple of vocab_pad_to*t = " +
+                                                                      std::to_string(c.m.vocab_pad_to * l.t))
+       << "): " << vp - c.m.vocab << " padding rows in the embedding and LM head, masked out of the loss.\n";
   const auto [lo, hi] = neighbours(c, 1);
   if (hi) {
     const bool cross = hi > c.cl.devices_per_node;
@@ -292,6 +300,28 @@ void explain_knobs(std::ostream& os, const Ctx& c) {
      << ".\n";
 }
 
+// The degree tuples no knob set makes valid, grouped by the rule that excludes them.
+void explain_exclusions(std::ostream& os, const SearchResult& r) {
+  if (r.excluded.empty()) {
+    os << "excluded: none; each of the " << r.degree_tuples << " (d,t,p,c,e) tuples has a valid layout.\n";
+    return;
+  }
+  std::map<std::string, std::vector<Degrees>> by_rule;
+  for (const auto& [deg, why] : r.excluded) by_rule[why].push_back(deg);
+  std::vector<std::pair<std::string, std::vector<Degrees>>> rules(by_rule.begin(), by_rule.end());
+  std::stable_sort(rules.begin(), rules.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  os << "excluded: " << r.excluded.size() << " of " << r.degree_tuples
+     << " (d,t,p,c,e) tuples have no valid layout whatever the knobs:\n";
+  constexpr std::size_t kShown = 8;
+  for (std::size_t i = 0; i < rules.size() && i < kShown; ++i) {
+    const Degrees& g = rules[i].second.front();
+    os << "    " << rules[i].first << ": " << rules[i].second.size() << " tuple"
+       << (rules[i].second.size() > 1 ? "s" : "") << ", e.g. d=" << g[0] << " t=" << g[1] << " p=" << g[2]
+       << " c=" << g[3] << " e=" << g[4] << "\n";
+  }
+  if (rules.size() > kShown) os << "    ... and " << rules.size() - kShown << " more rules\n";
+}
+
 std::string knob_diff(const Layout& a, const Layout& b) {
   std::ostringstream o;
   auto f = [&](const char* n, long long x, long long y) {
@@ -335,6 +365,7 @@ void explain(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const Cl
     if (!why.empty()) os << " [" << why << "]";
     os << " for " << (dm <= 0 ? "-" : "+") << gib(std::fabs(dm), 2) << " per device.\n";
   }
+  explain_exclusions(os, r);
 }
 
 }  // namespace mini5d::plan

@@ -25,6 +25,9 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
     m.name = base.substr(0, base.find_last_of('.'));
   }
   m.vocab = f.integer("model.vocab", 2, 100000000, "vocabulary size");
+  // The runtime's default (core/deck.hpp): pad only where t does not divide vocab.
+  m.vocab_pad_to = f.integer("model.vocab_pad_to", 0, 65536,
+                             "pad the vocabulary to a multiple of this x t; 0: 128 x t", false, 1);
   m.d_model = f.integer("model.d_model", 1, 10000000, "residual width");
   m.layers = f.integer("model.layers", 1, 100000, "transformer blocks");
   m.heads = f.integer("model.heads", 1, 100000, "attention heads");

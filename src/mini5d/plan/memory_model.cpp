@@ -39,7 +39,7 @@ ShardParams block_params(const ModelDesc& m, const Layout& l) {
 }
 
 ShardParams stage_params(const ModelDesc& m, const Layout& l, int stage) {
-  const ParamCounts c = count_params(m);
+  const ParamCounts c = count_params(m, l.t);  // the embedding and head as padded for t
   const double t = l.t, blocks = stage_block_count(m, l, stage);
   const ShardParams one = block_params(m, l);
   ShardParams s;
@@ -59,7 +59,7 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   ActShape s;
   s.micro_batch = l.micro_batch;
   s.seq = double(m.seq), s.d_model = double(m.d_model), s.heads = double(m.heads);
-  s.ffn = double(m.ffn), s.vocab = double(m.vocab);
+  s.ffn = double(m.ffn), s.vocab = double(m.padded_vocab(l.t));
   s.t = l.t, s.c = l.c, s.sp = l.sp;
   s.elem_bytes = activation_elem_bytes(prec);
   s.experts = m.moe() ? double(m.experts) : 0.0;

@@ -3,6 +3,8 @@
 // that the planner's byte counts equal the runtime's flat buffers.
 #include "mini5d/plan/model_desc.hpp"
 
+#include "mini5d/core/vocab_padding.hpp"
+
 namespace mini5d::plan {
 
 double mlp_fc_rows(const ModelDesc& m) { return (m.swiglu ? 2.0 : 1.0) * double(m.ffn); }
@@ -38,8 +40,16 @@ ParamCounts count_params(const ModelDesc& m) {
   return c;
 }
 
-double model_flops_per_step(const ModelDesc& m, double tokens) {
-  const ParamCounts c = count_params(m);
+long long ModelDesc::padded_vocab(long long t) const { return mini5d::padded_vocab(vocab, vocab_pad_to, t); }
+
+ParamCounts count_params(const ModelDesc& m, long long t) {
+  ModelDesc padded = m;
+  padded.vocab = m.padded_vocab(t);
+  return count_params(padded);
+}
+
+double model_flops_per_step(const ModelDesc& m, double tokens, long long t) {
+  const ParamCounts c = count_params(m, t);
   return tokens * (6.0 * c.matmul_active +
                    12.0 * double(m.layers) * double(m.seq) * double(m.d_model));
 }

@@ -25,6 +25,7 @@ struct ModelDesc {
   std::string name;    // for tables and the emitted deck
   std::string source;  // file it came from (for messages)
   long long vocab = 0, d_model = 0, layers = 0, heads = 0, seq = 0, ffn = 0;
+  long long vocab_pad_to = 1;  // model.vocab_pad_to (core/vocab_padding.hpp): 0 = 128
   long long experts = 0;  // 0 or 1: dense
   long long top_k = 1;
   bool tie_embeddings = false;
@@ -33,6 +34,9 @@ struct ModelDesc {
   bool swiglu = false;              // model.mlp: swiglu | gelu (default)
   bool bias = true;                 // model.bias: every linear's and LayerNorm's bias
   bool moe() const { return experts > 1; }
+  // The rows the embedding and LM head have at tensor degree t (vocab when t needs no
+  // padding): what the runtime allocates and computes.
+  long long padded_vocab(long long t) const;
 };
 
 // The run: how many sequences per optimizer step and in which precision.
@@ -54,7 +58,10 @@ struct ParamCounts {
   double matmul_active = 0;  // weights taking part in a matrix product per token (the N of 6N)
 };
 
+// The model's own parameters (no vocabulary padding: what a checkpoint holds).
 ParamCounts count_params(const ModelDesc& m);
+// As allocated and computed at tensor degree t: the vocabulary padded for t.
+ParamCounts count_params(const ModelDesc& m, long long t);
 
 // Rows of the MLP's (or an expert's) first matrix: F, or 2F for SwiGLU's gate and up.
 double mlp_fc_rows(const ModelDesc& m);
@@ -64,6 +71,7 @@ double norm_params(const ModelDesc& m);
 // Model FLOPs of one optimizer step (forward + backward, no recomputation):
 // tokens * (6 * matmul_active + 12 * layers * seq * d_model). The second term is the
 // attention core (QK^T and PV over the full T x T square, which mini5d computes).
-double model_flops_per_step(const ModelDesc& m, double tokens);
+// The vocabulary is padded for tensor degree t (the runtime computes the padding rows).
+double model_flops_per_step(const ModelDesc& m, double tokens, long long t);
 
 }  // namespace mini5d::plan

@@ -75,11 +75,25 @@ SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& 
     for (long long p : divisors(N / t))
       for (long long c : divisors(N / t / p))
         for (long long e : divisors(N / t / p / c)) {
-          if (c > o.max_c) continue;
           const Degrees deg{int(N / t / p / c / e), int(t), int(p), int(c), int(e)};
+          ++res.degree_tuples;
+          if (c > o.max_c) {
+            res.excluded[deg] = "parallel.c=" + std::to_string(c) + ": above the largest context degree searched (" +
+                                std::to_string(o.max_c) + ")";
+            continue;
+          }
+          bool any_valid = false;
+          std::string why;  // the first real rule a candidate breaks
           for_each_knob_set(m, tr, deg, o, [&](const Layout& l) {
             ++res.candidates;
-            if (!check_layout(m, tr, cl, l, o.rules).empty()) return;
+            const auto problems = check_layout(m, tr, cl, l, o.rules);
+            if (!problems.empty()) {
+              // A redundant spelling is not a reason: another knob set names the plan.
+              for (const auto& s : problems)
+                if (why.empty() && s.rfind("redundant", 0) != 0) why = s;
+              return;
+            }
+            any_valid = true;
             ++res.valid;
             const Plan plan = evaluate(m, tr, cl, l, o);
             if (!res.least_memory || less_memory(plan, *res.least_memory))
@@ -93,6 +107,12 @@ SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& 
             if (it == res.best_by_degrees.end()) res.best_by_degrees.emplace(deg, plan);
             else if (ranks_before(plan, it->second)) it->second = plan;
           });
+          if (!any_valid)
+            res.excluded[deg] = !why.empty() ? why
+                                : tr.global_batch % (deg[0] * deg[4])
+                                    ? "the global batch " + std::to_string(tr.global_batch) +
+                                          " does not divide by d*e=" + std::to_string(deg[0] * deg[4])
+                                    : "no micro-batch split, pipeline schedule or knob set is valid";
         }
   res.top = std::move(top.v);
   return res;

@@ -63,6 +63,10 @@ struct SearchResult {
   std::optional<Plan> least_memory;  // smallest footprint among valid plans
   std::map<Degrees, Plan> best_by_degrees;  // fastest fitting plan per degree tuple
   std::size_t ahead_of_given = 0;  // fitting plans ranking before SearchOptions::given
+  std::size_t degree_tuples = 0;   // (d,t,p,c,e) tuples whose product is the device count
+  // Tuples with no valid layout whatever the knobs, each with the rule its first
+  // candidate breaks: what --explain lists, so no tuple is dropped without a word.
+  std::map<Degrees, std::string> excluded;
 };
 
 SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,

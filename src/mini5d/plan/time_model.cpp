@@ -57,7 +57,7 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
 
 double head_memory_bytes(const ModelDesc& m, const TrainDesc& tr, const Layout& l, const TimeOptions& o) {
   const double N = l.micro_batch * double(m.seq) / l.c;
-  return o.elementwise_passes * activation_elem_bytes(tr.precision) * N * double(m.vocab) / l.t;
+  return o.elementwise_passes * activation_elem_bytes(tr.precision) * N * double(m.padded_vocab(l.t)) / l.t;
 }
 
 double optimizer_bytes(const ModelDesc& m, const TrainDesc& tr, const Layout& l, int stage) {
@@ -261,7 +261,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
 
   tb.step = M * t_mb + tb.bubble + tb.dp + tb.optimizer;
   const double tokens = double(l.micro_batch) * l.accumulation * l.d * l.e * double(m.seq);
-  tb.model_flops = model_flops_per_step(m, tokens);
+  tb.model_flops = model_flops_per_step(m, tokens, l.t);
   tb.model_flops_rate = tb.model_flops / tb.step;
   const double peak = cl.device.peak[precision_index(tr.precision)] * double(l.ranks());
   tb.mfu = peak > 0 ? tb.model_flops_rate / peak : 0;
@@ -269,7 +269,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   // Recomputed FLOPs per token: the forward of the attention core (4*T*d per layer,
   // one third of the 12*T*d of model_flops_per_step) or of every block (2 per matmul
   // weight outside the LM head, plus that attention term).
-  const ParamCounts pc = count_params(m);
+  const ParamCounts pc = count_params(m, l.t);
   const double L = double(m.layers), Dm = double(m.d_model), Tq = double(m.seq);
   double re = 0;
   if (l.recompute == Recompute::selective) re = 4 * L * Tq * Dm;
@@ -277,7 +277,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   const double moe_matmul =
       m.moe() ? L * (double(m.top_k) * (mlp_fc_rows(m) + double(m.ffn)) * Dm + pc.router) : 0.0;
   if (l.recompute == Recompute::full)
-    re = 2 * (pc.matmul_active - double(m.vocab) * Dm - moe_matmul) + 4 * L * Tq * Dm;
+    re = 2 * (pc.matmul_active - double(m.padded_vocab(l.t)) * Dm - moe_matmul) + 4 * L * Tq * Dm;
   tb.hardware_flops = tb.model_flops + tokens * re;
   tb.hardware_flops_rate = tb.hardware_flops / tb.step;
   tb.hfu = peak > 0 ? tb.hardware_flops_rate / peak : 0;

@@ -10,6 +10,7 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/core/stage_split.hpp"
+#include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
 #include "mini5d/report/kernel_table.hpp"
 #include "mini5d/report/memory_categories.hpp"
@@ -36,6 +37,16 @@ bool fom_valid(const Trainer& tr) {
   return h.back().loss < h.front().loss;
 }
 
+namespace {
+// " (padded to 50304 rows for t=4)" where the vocabulary is padded, else nothing.
+std::string padding_note(const Trainer& tr) {
+  const auto& d = tr.deck();
+  const long long vp = padded_vocab(d.model.vocab, d.model.vocab_pad_to, d.parallel.t);
+  if (vp == d.model.vocab) return "";
+  return " (padded to " + std::to_string(vp) + " rows for t=" + std::to_string(d.parallel.t) + ")";
+}
+}  // namespace
+
 void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   const auto& d = tr.deck();
   const auto& m = d.model;
@@ -49,8 +60,8 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << d.parallel.c << ")-EP(" << d.parallel.e << ")-TP(" << d.parallel.t << "), ZeRO " << d.parallel.zero
      << " over the dense-gradient group of " << tr.optimizer().partition().group_size() << "\n"
      << "deck " << d.origin << "\n"
-     << "  model: vocab " << m.vocab << ", d_model " << m.d_model << ", layers " << m.layers << ", heads "
-     << m.heads << ", seq " << m.seq << ", ffn " << m.ffn
+     << "  model: vocab " << m.vocab << padding_note(tr) << ", d_model " << m.d_model << ", layers " << m.layers
+     << ", heads " << m.heads << ", seq " << m.seq << ", ffn " << m.ffn
      // The block's parts where they are not GPT-2's (LayerNorm, GELU, biases).
      << (m.norm != "layernorm" ? ", " + m.norm : "") << (m.mlp != "gelu" ? ", " + m.mlp + " MLP" : "")
      << (m.bias != "true" ? ", no biases" : "") << "\n"

@@ -17,12 +17,13 @@ std::vector<Part> parts_of(const dp::ZeroOptimizer& opt) {
 }
 
 // All of this rank's part of tensor t (the whole tensor without tensor
-// parallelism), placed at its flat offset.
+// parallelism), placed at its flat offset. Padding rows are not read: they keep their
+// zeros (the buffers they live in are initialised, and padding never changes).
 ShardDescriptor whole(const model::TensorSpec& t) {
   ShardDescriptor d;
   d.global_shape = t.global_shape;
   model::append_part_blocks(t, 0, t.size(), t.offset, d.blocks);
-  return d;
+  return model::stored_part(t, std::move(d));  // the file has no padding rows
 }
 
 // Whatever the stage, each rank writes only its ZeRO part of every tensor (and of a

@@ -94,6 +94,8 @@ std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat, 
       model::append_part_blocks(t, lo - t.offset, hi - t.offset, flat ? lo : shard_offset_[c] + (lo - begin),
                                 ts.desc.blocks);
     }
+    // Checkpoints (and the checksum, which reads their shards) hold no padding rows.
+    ts.desc = model::stored_part(t, std::move(ts.desc));
     if (!ts.desc.blocks.empty()) out.push_back(std::move(ts));
   }
   return out;

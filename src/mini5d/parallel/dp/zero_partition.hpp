@@ -62,7 +62,8 @@ class ZeroPartition {
   // is whole at this stage, shard-local when it is sharded).
   std::vector<optim::Segment> segments(int stage) const;
   // For every tensor, the part this rank's shard holds, as a shard descriptor over
-  // the tensor's logical shape (tensors with nothing on this rank are left out). Local
+  // the tensor's logical shape without vocabulary padding (model::stored_part; tensors
+  // with nothing on this rank are left out). Local
   // offsets point into the shard buffer, or with `flat` into the whole flat buffer
   // (where a stage keeps that buffer whole).
   struct TensorShard {

@@ -22,14 +22,16 @@ struct CrossEntropyWork {
 };
 
 // Returns the sum over token rows of the loss (the same on every rank of the group).
+// Only the first valid_cols of the rank's columns are the model's: the rest are
+// vocabulary padding, left out of the softmax (their gradient is zero).
 //                                                             collective over the group
 template <class S>
-double vocab_cross_entropy(TpComm& tp, MatU<S> logits, CTokU targets, int vocab_begin, S grad_scale,
+double vocab_cross_entropy(TpComm& tp, MatU<S> logits, CTokU targets, int vocab_begin, int valid_cols, S grad_scale,
                            CrossEntropyWork<S>& w) {
-  if (tp.size() == 1) return kernels::cross_entropy_forward_backward<S>(logits, targets, grad_scale);
-  kernels::vocab_ce_local_max<S>(w.row_max, logits);
+  if (tp.size() == 1) return kernels::cross_entropy_forward_backward<S>(logits, targets, grad_scale, valid_cols);
+  kernels::vocab_ce_local_max<S>(w.row_max, logits, valid_cols);
   tp.allgather<S>(w.all_max, w.row_max);
-  kernels::vocab_ce_local_sums<S>(w.sums, logits, w.all_max, tp.size(), targets, vocab_begin);
+  kernels::vocab_ce_local_sums<S>(w.sums, logits, w.all_max, tp.size(), targets, vocab_begin, valid_cols);
   tp.allreduce<S>(w.sums);
   return kernels::vocab_ce_grad<S>(logits, w.sums, targets, vocab_begin, grad_scale);
 }
