@@ -24,7 +24,7 @@ read -ra extra <<< "${MINI5D_FUZZ_CXXFLAGS:-}"
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$src/src" "${includes[@]}"
        "${extra[@]}")
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_deck.cpp" "$src/src/mini5d/core/deck.cpp" "$src/src/mini5d/core/deck_schema.cpp" \
-  "$src/src/mini5d/core/deck_output.cpp" -lyaml-cpp -o fuzz_deck ||
+  "$src/src/mini5d/core/deck_output.cpp" "$src/src/mini5d/core/stage_split.cpp" -lyaml-cpp -o fuzz_deck ||
   { echo "FAIL: building fuzz_deck"; exit 1; }
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_token_file.cpp" "$src/src/mini5d/data/file_sources.cpp" -o fuzz_token_file ||
   { echo "FAIL: building fuzz_token_file"; exit 1; }
