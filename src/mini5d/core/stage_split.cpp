@@ -131,10 +131,15 @@ std::string format_stage_layers(const StageLayers& how) {
   return how.balanced ? "balanced" : "auto";
 }
 
+std::vector<long long> chunk_blocks(const std::vector<long long>& split, int p, int stage) {
+  std::vector<long long> out;
+  for (std::size_t vs = std::size_t(stage); vs < split.size(); vs += std::size_t(p)) out.push_back(split[vs]);
+  return out;
+}
+
 long long stage_block_count(const std::vector<long long>& split, int p, int stage) {
-  long long n = 0;
-  for (std::size_t vs = std::size_t(stage); vs < split.size(); vs += std::size_t(p)) n += split[vs];
-  return n;
+  const std::vector<long long> c = chunk_blocks(split, p, stage);
+  return std::accumulate(c.begin(), c.end(), 0LL);
 }
 
 long long first_block_of(const std::vector<long long>& split, int vs) {

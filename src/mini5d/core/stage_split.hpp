@@ -52,7 +52,9 @@ std::string parse_stage_layers(const std::string& text, StageLayers& out);
 std::string format_stage_layers(const StageLayers& how);      // "auto", "balanced" or "3,5"
 std::string format_counts(const std::vector<long long>& split);  // "3,5"
 
-// Blocks pipeline rank `stage` of p holds: its v chunks, virtual stages j*p + stage.
+// The blocks of each of pipeline rank `stage`'s chunks (local chunk j is virtual stage
+// j*p + stage), and their sum.
+std::vector<long long> chunk_blocks(const std::vector<long long>& split, int p, int stage);
 long long stage_block_count(const std::vector<long long>& split, int p, int stage);
 // First block of virtual stage vs.
 long long first_block_of(const std::vector<long long>& split, int vs);

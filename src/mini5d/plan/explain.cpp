@@ -22,11 +22,10 @@ namespace {
 // "4 layers" for an even split, "3+5 layers" (per virtual stage) for an uneven one.
 std::string stage_layers_text(const ModelDesc& m, const Layout& l) {
   const std::vector<long long> split = layout_split(m, l);
-  bool even = true;
-  for (long long b : split) even = even && b == split.front();
-  if (even) return std::to_string(split.front() * l.virtual_stages) + " layers";
-  std::string s;
-  for (std::size_t i = 0; i < split.size(); ++i) s += (i ? "+" : "") + std::to_string(split[i]);
+  if (std::all_of(split.begin(), split.end(), [&](long long b) { return b == split.front(); }))
+    return std::to_string(split.front() * l.virtual_stages) + " layers";
+  std::string s = format_counts(split);
+  std::replace(s.begin(), s.end(), ',', '+');
   return s + " layers" + (l.virtual_stages > 1 ? " (per virtual stage)" : "");
 }
 

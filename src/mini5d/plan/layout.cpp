@@ -142,8 +142,7 @@ std::vector<int> distinct_stages(const ModelDesc& m, const Layout& l) {
   std::vector<int> out{0};
   std::vector<std::vector<long long>> seen;
   for (int s = 1; s < l.p - 1; ++s) {
-    std::vector<long long> chunks;
-    for (int j = 0; j < l.virtual_stages; ++j) chunks.push_back(split[std::size_t(j * l.p + s)]);
+    const std::vector<long long> chunks = chunk_blocks(split, l.p, s);
     if (std::find(seen.begin(), seen.end(), chunks) == seen.end()) {
       seen.push_back(chunks);
       out.push_back(s);

@@ -201,9 +201,7 @@ InFlight in_flight(const ModelDesc& m, const Layout& l, int stage, int moe_every
     const double n = in_flight_microbatches(l.schedule, l.p, l.accumulation, 1, stage);
     return {n, n, n};
   }
-  const std::vector<long long> split = layout_split(m, l, moe_every);
-  std::vector<long long> chunk_blocks;
-  for (int j = 0; j < l.virtual_stages; ++j) chunk_blocks.push_back(split[std::size_t(j * l.p + stage)]);
+  const std::vector<long long> blocks = chunk_blocks(layout_split(m, l, moe_every), l.p, stage);
   const pp::Kind kind = l.schedule == Schedule::gpipe         ? pp::Kind::gpipe
                         : l.schedule == Schedule::interleaved ? pp::Kind::interleaved
                                                               : pp::Kind::one_f_one_b;
@@ -216,15 +214,15 @@ InFlight in_flight(const ModelDesc& m, const Layout& l, int stage, int moe_every
   using Key = std::tuple<int, int, int, int, int, std::vector<long long>>;
   static std::map<Key, InFlight> memo;
   static std::mutex lock;
-  const Key key{int(kind), l.p, l.virtual_stages, m_cap, stage, chunk_blocks};
+  const Key key{int(kind), l.p, l.virtual_stages, m_cap, stage, blocks};
   std::lock_guard<std::mutex> guard(lock);
   auto it = memo.find(key);
   if (it == memo.end()) {
     const auto actions = pp::schedule({kind, l.p, l.virtual_stages, m_cap}, stage);
     std::vector<int> per_chunk;
     pp::peak_in_flight(actions, l.virtual_stages, &per_chunk);
-    const double total = double(std::accumulate(chunk_blocks.begin(), chunk_blocks.end(), 0LL));
-    const InFlight f{double(pp::peak_in_flight_weighted(actions, chunk_blocks)) / total, double(per_chunk.front()),
+    const double total = double(std::accumulate(blocks.begin(), blocks.end(), 0LL));
+    const InFlight f{double(pp::peak_in_flight_weighted(actions, blocks)) / total, double(per_chunk.front()),
                      double(per_chunk.back())};
     it = memo.emplace(key, f).first;
   }

@@ -130,7 +130,6 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
         const std::vector<long long> plain = layout_split(m, l);
         l.stage_layers.balanced = true;
         if (layout_split(m, l) != plain) inner();
-        l.stage_layers = StageLayers{};
       }
     }
   }

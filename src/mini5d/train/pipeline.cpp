@@ -25,13 +25,11 @@ model::StageSpec pipeline_stage(const Deck& deck, int stage) {
   const pp::Spec s = pipeline_spec(deck);
   const int P = s.p * s.v;
   const auto split = pipeline_split(deck);
+  const std::vector<long long> blocks = chunk_blocks(split, s.p, stage);
   model::StageSpec st;
-  std::vector<long long> blocks;
   for (int c = 0; c < s.v; ++c) {
     const int vs = pp::virtual_stage(s, stage, c);
-    const long long n = split[std::size_t(vs)];
-    st.chunks.push_back({int(first_block_of(split, vs)), int(n), vs == 0, vs == P - 1});
-    blocks.push_back(n);
+    st.chunks.push_back({int(first_block_of(split, vs)), int(blocks[std::size_t(c)]), vs == 0, vs == P - 1});
   }
   // Activation sets: the schedule's peak of blocks in flight over the (micro-batch,
   // chunk) pairs whose forward ran and backward not (chunks may differ in blocks); the
