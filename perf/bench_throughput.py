@@ -7,6 +7,8 @@ Rows (each the median of --rounds alternating rounds, at least 3, with min-max):
   d2    mini5d d = 2 (2 ranks x 1 core)  vs the peer under DDP (gloo), 2 x 1 thread
   omp2  mini5d 1 rank x 2 OpenMP threads vs the peer, 1 process x 2 threads; only where
         mini5d's Kokkos has the OpenMP backend (skipped with a note otherwise)
+  llama as 1x1, on --llama-deck (inputs/llama-small.yaml: RMSNorm, RoPE, SwiGLU,
+        grouped-query attention, no biases) against the peer's --block llama
 The peer is perf/peers/torch_gpt_peer.py (Debian's python3-torch), given the deck's
 model, batch per rank, learning rate, weight decay and gradient clipping.
 
@@ -44,6 +46,20 @@ def run_mini5d(app, deck, steps, ranks, threads, overrides):
             return json.load(f)
 
 
+def peer_block(m):
+    """The peer's flags for the deck's block: GPT-2's or the whole Llama-style one (the
+    peer has no mixes of the two)."""
+    parts = (m.get("norm", "layernorm"), m.get("mlp", "gelu"), str(m.get("bias", "true")).lower(),
+             m.get("positions", "learned"))
+    if parts == ("layernorm", "gelu", "true", "learned"):
+        return ["--block", "gpt2"]
+    if parts == ("rmsnorm", "swiglu", "false", "rope"):
+        kv = int(m.get("kv_heads", 0) or m["heads"])
+        return ["--block", "llama", "--kv-heads", str(kv), "--rope-theta", str(m.get("rope_theta", 10000))]
+    raise SystemExit(f"bench_throughput: the peer has GPT-2's block or the whole Llama-style one, not "
+                     f"norm={parts[0]} mlp={parts[1]} bias={parts[2]} positions={parts[3]}")
+
+
 def run_peer(peer, deck, processes, threads, steps):
     m, t = deck["model"], deck["train"]
     cmd = ["/usr/bin/python3", peer, "--vocab", str(m["vocab"]), "--d-model", str(m["d_model"]),
@@ -51,7 +67,7 @@ def run_peer(peer, deck, processes, threads, steps):
            "--ffn", str(m["ffn"]), "--batch", str(t["micro_batch"] * t["accumulation"]),
            "--steps", str(steps), "--threads", str(threads), "--ddp", str(processes),
            "--lr", str(t["lr"]), "--weight-decay", str(t["weight_decay"]),
-           "--grad-clip", str(t.get("grad_clip", 0.0)), "--json"]
+           "--grad-clip", str(t.get("grad_clip", 0.0)), "--json"] + peer_block(m)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     line = [l for l in out.splitlines() if l.startswith("JSON ")][-1]
     return json.loads(line[len("JSON "):])
@@ -85,7 +101,8 @@ def main():
     ap.add_argument("--peer", default=os.path.join(ROOT, "perf", "peers", "torch_gpt_peer.py"))
     ap.add_argument("--steps", type=int, default=5, help="measured steps per run (mini5d runs one more)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--rows", default="1x1,d2,omp2", help="comma-separated: 1x1, d2, omp2")
+    ap.add_argument("--llama-deck", default=os.path.join(ROOT, "inputs", "llama-small.yaml"))
+    ap.add_argument("--rows", default="1x1,d2,omp2,llama", help="comma-separated: 1x1, d2, omp2, llama")
     ap.add_argument("--before", help="an earlier mini5d build, run in the same rounds (before/after column)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -93,8 +110,8 @@ def main():
         ap.error("--rounds must be at least 3 (a median of fewer rounds is not a median)")
     rows = [r for r in a.rows.split(",") if r]
     for r in rows:
-        if r not in ("1x1", "d2", "omp2"):
-            ap.error(f"--rows: unknown row {r!r} (valid: 1x1, d2, omp2)")
+        if r not in ("1x1", "d2", "omp2", "llama"):
+            ap.error(f"--rows: unknown row {r!r} (valid: 1x1, d2, omp2, llama)")
     subprocess.run([a.app, "ceilings"], check=True, stdout=subprocess.DEVNULL,
                    env=dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"))
 
@@ -106,16 +123,25 @@ def main():
         rows.remove("omp2")
         notes.append(f"omp2 row skipped: this mini5d's Kokkos runs {backend}, not OpenMP "
                      "(build against a Kokkos with the OpenMP backend, e.g. Spack's Kokkos >= 4, for it)")
-    setups = {"1x1": (1, 1, ["parallel.d=1"]), "d2": (2, 1, ["parallel.d=2"]), "omp2": (1, 2, ["parallel.d=1"])}
+    setups = {"1x1": (1, 1, ["parallel.d=1"]), "d2": (2, 1, ["parallel.d=2"]), "omp2": (1, 2, ["parallel.d=1"]),
+              "llama": (1, 1, ["parallel.d=1"])}
+    decks = {r: (a.deck, deck) for r in rows}
+    if "llama" in rows:
+        decks["llama"] = (a.llama_deck, run_mini5d(a.app, a.llama_deck, 1, 1, 1, [])["deck"])
     got = {r: {"mini": [], "peer": [], "before": []} for r in rows}
     for _ in range(a.rounds):
         for r in rows:
             ranks, threads, ov = setups[r]
-            got[r]["mini"].append(run_mini5d(a.app, a.deck, a.steps + 1, ranks, threads, ov))
-            got[r]["peer"].append(run_peer(a.peer, deck, ranks, threads, a.steps))
+            path, parsed = decks[r]
+            got[r]["mini"].append(run_mini5d(a.app, path, a.steps + 1, ranks, threads, ov))
+            got[r]["peer"].append(run_peer(a.peer, parsed, ranks, threads, a.steps))
             if a.before:
-                got[r]["before"].append(run_mini5d(a.before, a.deck, a.steps + 1, ranks, threads, ov))
+                got[r]["before"].append(run_mini5d(a.before, path, a.steps + 1, ranks, threads, ov))
 
+    if "llama" in rows:
+        lm = decks["llama"][1]["model"]
+        print(f"llama row: {os.path.basename(a.llama_deck)}, d_model {lm['d_model']}, layers {lm['layers']}, heads "
+              f"{lm['heads']} ({lm.get('kv_heads') or lm['heads']} K/V), seq {lm['seq']}, ffn {lm['ffn']}")
     m = deck["model"]
     print(f"model: vocab {m['vocab']}, d_model {m['d_model']}, layers {m['layers']}, heads {m['heads']}, "
           f"seq {m['seq']}, ffn {m['ffn']}, micro_batch {deck['train']['micro_batch']} per rank; "

@@ -8,6 +8,13 @@ The same decoder as mini5d's dense model, in fp32 on the CPU:
   QKV projection, biases on every block linear, an explicit causal softmax attention
   (PyTorch 1.13 has no fused attention on the CPU), a final LayerNorm and an LM head
   without bias, untied from the token embedding unless --tied.
+With --block llama, the Llama-style block mini5d builds from model.norm=rmsnorm,
+model.mlp=swiglu, model.bias=false, model.positions=rope and model.kv_heads: RMSNorm
+gains, no biases anywhere, rotary positions on q and k (base --rope-theta, the two
+halves of each head rotated together) instead of a position table, grouped-query
+attention (--kv-heads K/V heads, each shared by heads/kv-heads query heads; expanded
+before the score product, as the written-out attention needs), and a SwiGLU MLP
+(gate and up fused in one [2F, d] product, silu(gate) * up, then down).
 One training step: zero the gradients, forward, mean cross-entropy over B*T targets,
 backward, optional clipping of the global gradient norm (mini5d clips when its deck's
 train.grad_clip > 0; the benchmark passes it), AdamW (decay on matrices and
@@ -41,6 +48,10 @@ def options(argv=None):
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tied", action="store_true", help="LM head shares the token embedding")
+    ap.add_argument("--block", choices=("gpt2", "llama"), default="gpt2",
+                    help="gpt2: LayerNorm, learned positions, GELU, biases; llama: RMSNorm, RoPE, SwiGLU, GQA, no bias")
+    ap.add_argument("--kv-heads", type=int, default=0, help="K/V heads (llama; default: --heads)")
+    ap.add_argument("--rope-theta", type=float, default=10000.0, help="rotary base (llama)")
     ap.add_argument("--grad-clip", type=float, default=0.0, help="clip the global gradient norm (0: off)")
     ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--weight-decay", type=float, default=0.1)
@@ -51,6 +62,11 @@ def options(argv=None):
     a = ap.parse_args(argv)
     if a.d_model % a.heads:
         ap.error(f"--d-model {a.d_model} is not a multiple of --heads {a.heads}")
+    a.kv_heads = a.kv_heads or a.heads
+    if a.heads % a.kv_heads:
+        ap.error(f"--kv-heads {a.kv_heads} does not divide --heads {a.heads}")
+    if a.block == "llama" and (a.d_model // a.heads) % 2:
+        ap.error(f"--block llama: the head width {a.d_model // a.heads} must be even (RoPE rotates pairs)")
     if a.steps < 1 or a.ddp < 1 or a.threads < 1:
         ap.error("--steps, --ddp and --threads must be at least 1")
     return a
@@ -91,6 +107,66 @@ class Attention(nn.Module):
         return self.proj(y.transpose(1, 2).reshape(b, t, d))
 
 
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate(x, cos, sin):
+    """RoPE on [b, h, t, hd]: element i of the first half pairs with element i of the
+    second, both turned by angle pos * theta^(-2i/hd)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+class GqaAttention(nn.Module):
+    def __init__(self, d, heads, kv_heads, seq, theta):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.qkv = nn.Linear(d, d + 2 * kv_heads * self.hd, bias=False)
+        self.proj = nn.Linear(d, d, bias=False)
+        self.mask = torch.full((seq, seq), float("-inf")).triu(1)
+        inv = theta ** (-torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd)
+        ang = torch.outer(torch.arange(seq, dtype=torch.float32), inv)  # [T, hd/2]
+        self.cos, self.sin = ang.cos(), ang.sin()
+
+    def forward(self, x):
+        b, t, d = x.shape
+        hd, kv = self.hd, self.kv_heads
+        q, k, v = self.qkv(x).split((d, kv * hd, kv * hd), dim=-1)
+        q = q.view(b, t, self.heads, hd).transpose(1, 2)
+        k = k.view(b, t, kv, hd).transpose(1, 2)
+        v = v.view(b, t, kv, hd).transpose(1, 2)
+        cos, sin = self.cos[:t], self.sin[:t]
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        group = self.heads // kv
+        if group > 1:
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + self.mask[:t, :t]
+        y = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, kv_heads, seq, ffn, theta):
+        super().__init__()
+        self.ln1, self.ln2 = RMSNorm(d), RMSNorm(d)
+        self.attn = GqaAttention(d, heads, kv_heads, seq, theta)
+        self.ffn = ffn
+        self.gate_up = nn.Linear(d, 2 * ffn, bias=False)
+        self.fc2 = nn.Linear(ffn, d, bias=False)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        gate, up = self.gate_up(self.ln2(x)).split(self.ffn, dim=-1)
+        return x + self.fc2(F.silu(gate) * up)
+
+
 class Block(nn.Module):
     def __init__(self, d, heads, seq, ffn):
         super().__init__()
@@ -107,10 +183,15 @@ class Decoder(nn.Module):
     def __init__(self, o):
         super().__init__()
         ffn = o.ffn or 4 * o.d_model
+        llama = o.block == "llama"
         self.tok = nn.Embedding(o.vocab, o.d_model)
-        self.pos = nn.Embedding(o.seq, o.d_model)
-        self.blocks = nn.ModuleList(Block(o.d_model, o.heads, o.seq, ffn) for _ in range(o.layers))
-        self.ln_f = nn.LayerNorm(o.d_model)
+        self.pos = None if llama else nn.Embedding(o.seq, o.d_model)
+        if llama:
+            self.blocks = nn.ModuleList(LlamaBlock(o.d_model, o.heads, o.kv_heads, o.seq, ffn, o.rope_theta)
+                                        for _ in range(o.layers))
+        else:
+            self.blocks = nn.ModuleList(Block(o.d_model, o.heads, o.seq, ffn) for _ in range(o.layers))
+        self.ln_f = RMSNorm(o.d_model) if llama else nn.LayerNorm(o.d_model)
         self.head = nn.Linear(o.d_model, o.vocab, bias=False)
         if o.tied:
             self.head.weight = self.tok.weight
@@ -123,7 +204,9 @@ class Decoder(nn.Module):
                 nn.init.zeros_(p)
 
     def forward(self, tokens):
-        x = self.tok(tokens) + self.pos(torch.arange(tokens.shape[1]))
+        x = self.tok(tokens)
+        if self.pos is not None:
+            x = x + self.pos(torch.arange(tokens.shape[1]))
         for blk in self.blocks:
             x = blk(x)
         return self.head(self.ln_f(x))
@@ -132,7 +215,7 @@ class Decoder(nn.Module):
 def matmul_params(model):
     """Parameters of the matrix products: everything but the two embeddings, plus the
     LM head's matrix once (tied or not)."""
-    emb = {id(model.tok.weight), id(model.pos.weight)}
+    emb = {id(model.tok.weight)} | ({id(model.pos.weight)} if model.pos is not None else set())
     n = sum(p.numel() for p in model.parameters() if id(p) not in emb)
     if id(model.head.weight) in emb:  # tied: the head's matrix is the token embedding
         n += model.head.weight.numel()

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Bytes per axis that depend on where a rank sits in its ZeRO group
-// (plan/axis_traffic.hpp), against hand computations: from ZeRO 2 on, a rank sums over
-// t only the replicated gradients in its part of each unit.
+// Bytes per axis against hand computations (plan/axis_traffic.hpp): from ZeRO 2 on, a
+// rank sums over t only the replicated gradients in its part of each unit; ZeRO 3's
+// gathers per unit in a step, the runtime's two-buffer rule replayed over a schedule.
 #include <catch2/catch.hpp>
 
 #include "mini5d/plan/axis_traffic.hpp"
@@ -40,4 +40,23 @@ TEST_CASE("ZeRO 2-3 with t > 1: each rank sums over t the replicated gradients o
   double sum = 0;
   for (int r = 0; r < 4; ++r) sum += t_grads(4, 3, r);
   CHECK(sum == all);
+}
+
+TEST_CASE("one stage: the backward regathers only what the forward's two buffers lost", "[plan][traffic]") {
+  // Units: embedding, two blocks, head, in one chunk; two micro-batches. Per micro-batch
+  // the forward gathers each unit once (the first on demand, the rest prefetched); the
+  // backward finds the head and block 1 still there, prefetches block 0 again and
+  // skips the embedding.
+  const mini5d::pp::Spec s{mini5d::pp::Kind::one_f_one_b, 1, 1, 2};
+  const auto n = zero3_gathers_per_step(s, 0, {0, 0, 0, 0}, true);
+  CHECK(n == std::vector<long long>{2, 4, 2, 2});
+}
+
+TEST_CASE("last of two stages: backwards start afresh, forwards reuse what is there", "[plan][traffic]") {
+  // Stage 1 of p = 2 with block 1 and the head; 1F1B runs F0 B0 F1 B1. F0 gathers the
+  // block and prefetches the head; B0 drops both and gathers the head, prefetching the
+  // block; F1 finds both; B1 again gathers both.
+  const mini5d::pp::Spec s{mini5d::pp::Kind::one_f_one_b, 2, 1, 2};
+  const auto n = zero3_gathers_per_step(s, 1, {0, 0}, false);
+  CHECK(n == std::vector<long long>{3, 3});
 }

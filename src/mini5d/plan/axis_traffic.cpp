@@ -5,7 +5,8 @@
 
 #include "mini5d/core/shard.hpp"
 #include "mini5d/core/stage_split.hpp"
-#include "mini5d/parallel/dp/zero3_buffers.hpp"
+#include "mini5d/core/zero3_buffers.hpp"
+#include "mini5d/parallel/pp/schedule.hpp"
 
 namespace mini5d::plan {
 
@@ -27,6 +28,32 @@ StageBlocks stage_blocks(const ModelDesc& m, const Layout& l, int stage, int moe
     s.edges += (vs > 0 ? 1 : 0) + (vs < chunks - 1 ? 1 : 0);
   }
   return s;
+}
+
+std::vector<long long> zero3_gathers_per_step(const pp::Spec& s, int stage, const std::vector<int>& chunk_of,
+                                        bool first_is_embedding) {
+  zero3::GatherBuffers b(chunk_of, first_is_embedding);
+  std::vector<long long> count(chunk_of.size(), 0);
+  auto visit = [&](int unit, bool forward) {
+    const zero3::GatherBuffers::Need n = b.need(unit, forward);
+    if (n.gather) ++count[std::size_t(unit)];
+    if (n.prefetch >= 0) ++count[std::size_t(n.prefetch)];
+  };
+  const int units = int(chunk_of.size());
+  b.drop();
+  for (const pp::Action& a : pp::schedule(s, stage)) {
+    if (!a.compute()) continue;
+    const bool forward = a.op == pp::Op::forward;
+    if (s.p == 1 ? forward : !forward) b.drop();
+    if (forward) {
+      for (int u = 0; u < units; ++u)
+        if (chunk_of[std::size_t(u)] == a.chunk) visit(u, true);
+    } else {
+      for (int u = units - 1; u >= 0; --u)
+        if (chunk_of[std::size_t(u)] == a.chunk && b.backward_reads(u)) visit(u, false);
+    }
+  }
+  return count;
 }
 
 std::vector<StageUnit> stage_units(const ModelDesc& m, const Layout& l, int stage, int moe_every) {
@@ -107,13 +134,13 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   // ZeRO's gradient and weight traffic over a group (nothing over a group of one):
   // gradients once a step (ZeRO 0-1) or every micro-batch (2-3); weights none (0), the
   // updated shard gathered once (1-2), or each unit as often as ZeRO 3's two buffers
-  // gather it in this stage's schedule (dp/zero3_buffers.hpp, replayed here).
+  // gather it in this stage's schedule (core/zero3_buffers.hpp, replayed here).
   std::vector<long long> gathers;
   if (l.zero == 3) {
     std::vector<int> chunk_of;
     for (const StageUnit& u : units) chunk_of.push_back(u.chunk);
     const pp::Spec spec{pp_kind(l), l.p, l.virtual_stages, int(l.accumulation)};
-    gathers = dp::gathers_per_step(spec, stage, chunk_of, stage == 0);
+    gathers = zero3_gathers_per_step(spec, stage, chunk_of, stage == 0);
   }
   auto zero_traffic = [&](double params, int group, bool experts, double& grads, double& weights) {
     if (group <= 1 || params == 0) return;

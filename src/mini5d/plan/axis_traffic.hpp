@@ -38,10 +38,11 @@
 //       (ZeRO 0-1) or per micro-batch (ZeRO 2-3); weights none (ZeRO 0), the updated
 //       shard gathered, P*4 per step (ZeRO 1-2), or, for ZeRO 3, each unit's elements
 //       times the number of times its two gather buffers fetch it in the stage's
-//       schedule (dp/zero3_buffers.hpp, the runtime's own rule, replayed here).
+//       schedule (core/zero3_buffers.hpp, the runtime's own rule, replayed here).
 #pragma once
 #include <vector>
 
+#include "mini5d/parallel/pp/schedule.hpp"
 #include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/model_desc.hpp"
 
@@ -76,6 +77,13 @@ struct StageUnit {
   int chunk = 0;
   double dense = 0, expert = 0, replicated = 0;
 };
+// Times each of pipeline rank `stage`'s local units is gathered in one optimizer step
+// with ZeRO 3: its schedule replayed through the runtime's two-buffer rule
+// (core/zero3_buffers.hpp), dropping the buffers where the runtime does: before every
+// micro-batch with one stage; at the step's start and before every backward with more.
+std::vector<long long> zero3_gathers_per_step(const pp::Spec& s, int stage, const std::vector<int>& chunk_of,
+                                              bool first_is_embedding);
+
 // The stage's units in model order: the embeddings (virtual stage 0), the blocks, the
 // head (the last virtual stage), chunk after chunk.
 std::vector<StageUnit> stage_units(const ModelDesc& m, const Layout& l, int stage, int moe_every);

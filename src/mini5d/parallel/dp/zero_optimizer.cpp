@@ -113,7 +113,7 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
       for (int g = first; g <= last; ++g)
         if (const int u = layout.local_unit(g); u >= 0) chunk_of[std::size_t(u)] = j;
     }
-    buffers_ = GatherBuffers(std::move(chunk_of), layout.units().front().global == 0);
+    buffers_ = zero3::GatherBuffers(std::move(chunk_of), layout.units().front().global == 0);
     const auto& units = layout.units();
     for (int c = 0; c < int(part_.chunks().size()); ++c) {
       const Span p = part_.my_part(c);
@@ -178,7 +178,7 @@ void ZeroOptimizer::start_gather(int buffer, int unit) {
 void ZeroOptimizer::need_weights(int unit, bool forward) {
   // Where the unit's weights are (or are arriving), or the buffer to gather them into
   // now; and the unit to prefetch into the other buffer while this one computes.
-  const GatherBuffers::Need n = buffers_.need(unit, forward);
+  const zero3::GatherBuffers::Need n = buffers_.need(unit, forward);
   Gathered& g = gathered_[std::size_t(n.buffer)];
   if (n.gather) {
     wait_all(g.reqs);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ZeRO 3's two gather buffers as a pure rule: which buffer a unit's weights are in or
 // go to, and which unit to prefetch into the other one while it computes. The runtime
-// (zero_optimizer.cpp) follows the rule; the planner replays a step's schedule through
-// the same rule (gathers_per_step), so its prediction of the gathered bytes is exact,
-// not a bound.
+// (parallel/dp/zero_optimizer.cpp) follows the rule; the planner replays a step's
+// schedule through the same rule (plan::zero3_gathers_per_step), so its prediction of
+// the gathered bytes is exact, not a bound.
 //
 // A rank's local units are in model order; each belongs to one pipeline chunk. A
 // forward visits a chunk's units in order, a backward in reverse, skipping the token
@@ -20,9 +20,7 @@
 #pragma once
 #include <vector>
 
-#include "mini5d/parallel/pp/schedule.hpp"
-
-namespace mini5d::dp {
+namespace mini5d::zero3 {
 
 class GatherBuffers {
  public:
@@ -51,9 +49,4 @@ class GatherBuffers {
   int current_ = 0;  // the buffer of the unit computing now
 };
 
-// Times each local unit is gathered in one optimizer step of pipeline rank `stage`:
-// its schedule replayed through GatherBuffers with the drops above.
-std::vector<long long> gathers_per_step(const pp::Spec& s, int stage, const std::vector<int>& chunk_of,
-                                        bool first_is_embedding);
-
-}  // namespace mini5d::dp
+}  // namespace mini5d::zero3
