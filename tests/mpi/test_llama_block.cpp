@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Llama's block parts (model.norm=rmsnorm, model.mlp=swiglu, model.bias=false) on every
-// axis, under mpiexec -n 4, on inputs/llama-tiny.yaml:
+// Llama's block parts (model.norm=rmsnorm, model.mlp=swiglu, model.bias=false) and rotary
+// positions (model.positions=rope) on every axis, under mpiexec -n 4, on
+// inputs/llama-tiny.yaml:
 //   * layout invariance against the single-rank run through the shared oracle
 //     (tests/mpi/invariance.hpp), in both configurations, at t2 (the fused gate|up
 //     column-parallel, down row-parallel, the RMSNorm gains' gradients summed over t),
-//     p2, c2 and d2 at ZeRO 3; and with SwiGLU experts (4, top-2) at e2 and e2 x t2;
+//     p2, c2 and c4 (zig-zag chunks: rope turns each by its global positions), t2 x c2
+//     with selective recompute (the core, rope included, rebuilt in the backward) and d2
+//     at ZeRO 3; and with SwiGLU experts (4, top-2) at e2 and e2 x t2;
 //   * in each of those runs the bytes per step of every axis equal the planner's
 //     (the expert all-to-alls as the mean over the ranks, as test_five_axes does);
 //   * the activations, work buffers and training state the runtime allocates equal the
-//     planner's formulas (t = 1, 2 with SP on and off, every recompute mode; d2 at
-//     ZeRO 0-3; the experts' parameters per rank);
-//   * a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4.
+//     planner's formulas (t = 1, 2 with SP on and off, every recompute mode; c = 2 (the
+//     rope table of the rank's positions); d2 at ZeRO 0-3; the experts' parameters per
+//     rank);
+//   * a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4, one saved at t2 x c2 at
+//     one rank.
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -76,10 +81,10 @@ void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::st
 }
 }  // namespace
 
-TEST_CASE("llama-tiny: t2, p2, c2 and d2 at ZeRO 3 match one rank; bytes per axis are the planner's",
+TEST_CASE("llama-tiny: t2, p2, c2, c4, t2 c2 and d2 at ZeRO 3 match one rank; bytes per axis are the planner's",
           "[llama][mpi]") {
   REQUIRE(test::world_size() == 4);
-  check_layouts({"t2", "p2", "c2", "d2 zero3"}, {});
+  check_layouts({"t2", "p2", "c2", "c4", "t2 c2 recompute=selective", "d2 zero3"}, {});
 }
 
 TEST_CASE("llama-tiny with SwiGLU experts: e2 and e2 x t2 match one rank", "[llama][mpi][ep]") {
@@ -102,6 +107,16 @@ TEST_CASE("llama-tiny: activations, work buffers and training state equal the pl
         CHECK(got.activations == want.activations);
         CHECK(got.workspace == want.workspace);
       }
+  {
+    // Ring attention's buffers, and the rope table of the rank's T/c positions.
+    Layout l("c2");
+    Group g(2);
+    train::Trainer tr(llama(l, 0), g.comm);
+    const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+    INFO(l.name());
+    CHECK(got.activations == want.activations);
+    CHECK(got.workspace == want.workspace);
+  }
   for (int zero = 0; zero <= 3; ++zero) {
     Layout l("d2");
     l.zero = zero;
@@ -125,7 +140,10 @@ TEST_CASE("llama-tiny: activations, work buffers and training state equal the pl
   }
 }
 
-TEST_CASE("llama-tiny: a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4", "[llama][mpi][checkpoint]") {
+TEST_CASE("llama-tiny: a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4, one at t2 x c2 at one rank", "[llama][mpi][checkpoint]") {
   test::check_reshard(test::input_deck("llama-tiny.yaml"), Layout(), "d2 t2 zero1", {"zero0", "t4 zero0"}, 6, 3,
                       "llama_reshard");
+  // Rotary positions at c = 2 (zig-zag) and t = 2 save the same logical tensors (no
+  // position table) as one rank reads.
+  test::check_reshard(test::input_deck("llama-tiny.yaml"), Layout(), "t2 c2", {"zero0"}, 6, 3, "llama_rope_reshard");
 }

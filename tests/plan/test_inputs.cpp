@@ -80,6 +80,23 @@ TEST_CASE("the block's parts: model.norm, model.mlp and model.bias in model file
   CHECK_THAT(model_error(model + "bias: maybe}\n"), Catch::Matchers::Contains("model.bias"));
 }
 
+TEST_CASE("positions: model.positions and model.rope_theta in model files and decks", "[plan][inputs]") {
+  CHECK(!load_model_file(plan_test::input("tiny.yaml")).model.rope);
+  const ModelInput llama = load_model_file(plan_test::input("llama-tiny.yaml"));
+  CHECK(llama.model.rope);
+  CHECK(llama.model.rope_theta == 10000);
+  const std::string model = "model: {vocab: 64, d_model: 32, layers: 4, heads: 4, seq: 16, ffn: 128, ";
+  const ModelInput file = parse_model_text(model + "positions: rope, rope_theta: 500000}\n", "m.yaml");
+  CHECK((file.model.rope && file.model.rope_theta == 500000));
+  CHECK(model_error(model + "positions: alibi}\n") ==
+        "m.yaml: model.positions: 'alibi' is not valid (valid: learned, rope)");
+  CHECK_THAT(model_error(model + "positions: rope, rope_theta: 0}\n"),
+             Catch::Matchers::StartsWith("m.yaml: model.rope_theta: 0 is out of range"));
+  // d_model 36 over 4 heads: heads of 9 columns, which rope cannot pair.
+  CHECK(model_error("model: {vocab: 64, d_model: 36, layers: 4, heads: 4, seq: 16, ffn: 128, positions: rope}\n") ==
+        "m.yaml: model.positions: rope turns pairs of a head's columns: d_model / heads must be even, got 9");
+}
+
 TEST_CASE("cluster files load with their figures", "[plan][inputs]") {
   for (const char* f : {"clusters/h100-sxm-8.yaml", "clusters/h200-8.yaml",
                         "clusters/perlmutter-a100-4.yaml", "clusters/cpu-2core.yaml"}) {

@@ -79,6 +79,31 @@ TEST_CASE("parameter counts and FLOPs with RMSNorm, SwiGLU and no biases", "[pla
   CHECK(count_params(m).total == gpt - 2 * (3 * 64 + 64 + 256 + 64 + 2 * 64) - 64);
 }
 
+TEST_CASE("rotary positions: no position table, a cos and sin table in the work buffers", "[plan][memory][rope]") {
+  ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  const double learned = count_params(in.model).total;
+  Layout l;
+  l.t = 2, l.p = 2;
+  const double stage0 = stage_params(in.model, l, 0).total(), stage1 = stage_params(in.model, l, 1).total();
+  in.model.rope = true;
+  // deck_small: T 32, D 64: wpe (2048) goes, on the first stage only.
+  CHECK(count_params(in.model).position_embedding == 0);
+  CHECK(count_params(in.model).total == learned - 32 * 64);
+  CHECK(stage_params(in.model, l, 0).total() == stage0 - 2048);
+  CHECK(stage_params(in.model, l, 1).total() == stage1);
+  // The work buffers gain cos and sin of the rank's T/c positions, hd/2 each: at
+  // T 8, d 16, h 4 (hd 4), 8 x 4 floats at c = 1, 4 x 4 at c = 2.
+  ActShape s;
+  s.micro_batch = 2, s.seq = 8, s.d_model = 16, s.heads = 4, s.ffn = 64, s.vocab = 32;
+  const double w = workspace_bytes(s, Recompute::none);
+  s.rope = true;
+  CHECK(workspace_bytes(s, Recompute::none) == w + 8 * 4 * 4);
+  s.c = 2;
+  const double w2 = workspace_bytes(s, Recompute::none);
+  s.rope = false;
+  CHECK(w2 == workspace_bytes(s, Recompute::none) + 4 * 4 * 4);
+}
+
 TEST_CASE("activation bytes of one block with RMSNorm and SwiGLU", "[plan][memory][llama]") {
   // The hand-computed case below (22784 bytes, full attention) with one statistic per
   // norm row instead of two (-32 floats) and gate|up [16, 128] for fc (+1024 floats):

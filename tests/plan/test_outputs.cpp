@@ -80,6 +80,16 @@ TEST_CASE("--emit-deck writes a deck with tiny.yaml's structure", "[plan][output
   CHECK(tdn["parallel"]["d"].as<int>() * tdn["train"]["micro_batch"].as<int>() *
             tdn["train"]["accumulation"].as<int>() ==
         16);
+  CHECK(!tdn["model"]["positions"]);  // learned, the default, is left out
+  // Rotary positions travel with the deck, and a base other than 10000 with them.
+  ModelInput rope = tiny;
+  rope.model.rope = true;
+  rope.model.rope_theta = 500000.5;
+  std::ostringstream rd;
+  write_deck(rd, rope, cpu, rt.top.front(), false);
+  const YAML::Node rdn = YAML::Load(rd.str());
+  CHECK(rdn["model"]["positions"].as<std::string>() == "rope");
+  CHECK(rdn["model"]["rope_theta"].as<double>() == 500000.5);
 }
 
 TEST_CASE("--emit-slurm and --json carry the plan", "[plan][outputs]") {
@@ -172,6 +182,9 @@ TEST_CASE("sanity notes: a position table that dominates, a step above an hour",
   const auto notes = sanity_notes(longer, nullptr);
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find("the learned position table (seq " + std::to_string(longer.seq)) != std::string::npos);
+  // Rotary positions have no table: the same length draws no note.
+  longer.rope = true;
+  CHECK(sanity_notes(longer, nullptr).empty());
   // A step of two hours.
   Plan slow = r.top.front();
   slow.time.step = 7200;

@@ -60,6 +60,26 @@ TEST_CASE("the block's parts: a value outside the choices is one line naming the
   CHECK(error_of("", {"model.bias=no"}) == "command line: model.bias: expected one of true, false, got \"no\"");
 }
 
+TEST_CASE("positions: learned by default, rope in llama-tiny; bad values are one line naming the field",
+          "[deck][rope]") {
+  const Deck tiny = load_deck(kDir + "tiny.yaml");
+  CHECK((tiny.model.positions == "learned" && tiny.model.rope_theta == 10000));
+  const Deck llama = load_deck(kDir + "llama-tiny.yaml");
+  CHECK((llama.model.positions == "rope" && llama.model.rope_theta == 10000));
+  // The deck round-trips through to_yaml with its base.
+  const Deck big = parse_deck("model:\n  positions: rope\n  rope_theta: 500000.5\n", "t.yaml");
+  CHECK(parse_deck(big.to_yaml(), "again.yaml").model.rope_theta == 500000.5);
+  CHECK(error_of("", {"model.positions=alibi"}) ==
+        "command line: model.positions: expected one of learned, rope, got \"alibi\"");
+  CHECK(error_of("model:\n  rope_theta: 0\n") ==
+        "t.yaml:2: model.rope_theta: expected a number in [1e-06, 1e+12], got \"0\"");
+  // d_model 36 over 4 heads: heads of 9 columns, which rope cannot pair; learned can.
+  CHECK(error_of("model:\n  d_model: 36\n  positions: rope\n") ==
+        "t.yaml: model.positions: rope turns pairs of a head's columns: model.d_model / model.heads must be even, "
+        "got 9");
+  CHECK(error_of("model:\n  d_model: 36\n") == "(no error)");
+}
+
 TEST_CASE("the long-context deck: over its activation budget at c = 1 with full attention, within it blockwise "
           "and at c = 2 and 4", "[deck][cp]") {
   const Deck lc = load_deck(kDir + "long-context.yaml");
@@ -118,7 +138,7 @@ TEST_CASE("bad decks: one message per problem, with file, line, field and range"
   CHECK_THAT(error_of("modle:\n  vocab: 3\n"),
              Contains("t.yaml:1: modle: unknown section (valid: model, parallel, train, data, checkpoint, output)"));
   CHECK_THAT(error_of("model:\n  vocab: 64\n  d_modle: 3\n"),
-             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, vocab_pad_to, d_model, layers, heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings, attention, norm, mlp, bias)"));
+             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, vocab_pad_to, d_model, layers, heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings, attention, norm, mlp, bias, positions, rope_theta)"));
   CHECK_THAT(error_of("model:\n  layers: abc\n"),
              Contains("t.yaml:2: model.layers: expected an integer in [1, 1024], got \"abc\""));
   CHECK_THAT(error_of("model:\n  layers: 2.5\n"),

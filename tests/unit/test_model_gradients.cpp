@@ -4,7 +4,7 @@
 // (gradients crossing a block boundary through the residual stream), with the default
 // blockwise attention core, and the one-block model again with full attention; the
 // two-block model with llama-tiny's block parts (RMSNorm, SwiGLU, no biases), and with
-// each part alone. Every parameter is checked, tensor by tensor. Bound: relative error
+// each part alone; with rotary positions (model.positions=rope). Every parameter is checked, tensor by tensor. Bound: relative error
 // < 1e-6 per tensor.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -21,12 +21,15 @@ namespace {
 // difference, eps * loss / h, is relatively larger than in the kernel tests; h = 1e-5
 // keeps it near 1e-7 while the O(h^2) truncation stays far below.
 constexpr double kStep = 1e-5;
-// norm, mlp, bias: the block's parts (model.norm, model.mlp, model.bias).
+// norm, mlp, bias: the block's parts (model.norm, model.mlp, model.bias); positions:
+// model.positions (rope: no position table, q and k turned; theta small so that the
+// few positions turn by sizeable angles).
 void check_model(int layers, const char* attention = "blockwise", const char* norm = "layernorm",
-                 const char* mlp = "gelu", const char* bias = "true") {
+                 const char* mlp = "gelu", const char* bias = "true", const char* positions = "learned") {
   ModelConfig m = test::fd_model(11, 5, 12, layers);
   m.attention = attention;
   m.norm = norm, m.mlp = mlp, m.bias = bias;
+  m.positions = positions, m.rope_theta = 7;
   const int B = 2, N = B * m.seq;
   model::Gpt<double> gpt(m, B);
   gpt.init_params(42);
@@ -62,6 +65,10 @@ TEST_CASE("whole two-block model: every parameter gradient", "[model][grad]") { 
 TEST_CASE("one block with full attention: every parameter gradient", "[model][grad]") { check_model(1, "full"); }
 TEST_CASE("whole two-block model with RMSNorm, SwiGLU and no biases: every parameter gradient", "[model][grad][llama]") {
   check_model(2, "blockwise", "rmsnorm", "swiglu", "false");
+}
+TEST_CASE("two-block Llama model with rotary positions: every parameter gradient", "[model][grad][llama][rope]") {
+  check_model(2, "blockwise", "rmsnorm", "swiglu", "false", "rope");
+  check_model(1, "full", "layernorm", "gelu", "true", "rope");
 }
 TEST_CASE("one block with each of RMSNorm, SwiGLU, no biases alone: every parameter gradient",
           "[model][grad][llama]") {

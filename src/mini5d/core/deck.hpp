@@ -33,6 +33,10 @@ struct ModelConfig {
   std::string norm = "layernorm";  // layernorm | rmsnorm
   std::string mlp = "gelu";        // gelu | swiglu (gate and up, silu-gated, then down)
   std::string bias = "true";       // false: no linear or norm has a bias
+  // Positions: a learned table added to the embeddings, or rotary (RoPE) on q and k with
+  // base rope_theta (kernels/rope.hpp), which has no parameters.
+  std::string positions = "learned";  // learned | rope
+  double rope_theta = 10000;
 };
 
 struct ParallelConfig {

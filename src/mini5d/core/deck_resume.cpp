@@ -21,6 +21,7 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
       {"model.experts", C::MustMatch}, {"model.top_k", C::MustMatch}, {"model.moe_every", C::MustMatch},
       {"model.capacity_factor", C::MustMatch}, {"model.tie_embeddings", C::MustMatch},
       {"model.norm", C::MustMatch}, {"model.mlp", C::MustMatch}, {"model.bias", C::MustMatch},
+      {"model.positions", C::MustMatch}, {"model.rope_theta", C::MustMatch},
       // The layout: any layout reads any checkpoint (resharding).
       {"parallel.d", C::Layout}, {"parallel.t", C::Layout}, {"parallel.p", C::Layout}, {"parallel.c", C::Layout},
       {"parallel.e", C::Layout}, {"parallel.zero", C::Layout}, {"parallel.virtual_stages", C::Layout},

@@ -90,6 +90,8 @@ const std::vector<Field>& schema() {
       text_field("model", "norm", &Deck::model, &ModelConfig::norm, {"layernorm", "rmsnorm"}, "the blocks' and the final norm: layernorm (x - mean, scaled by 1/std, gain and bias) or rmsnorm (x scaled by 1/sqrt(mean(x^2) + eps), gain only; keeps one statistic per row instead of two)"),
       text_field("model", "mlp", &Deck::model, &ModelConfig::mlp, {"gelu", "swiglu"}, "the MLP (and each expert): gelu (fc, GELU, proj: two matrices) or swiglu (proj(silu(gate x) * up x): three matrices of model.ffn, the gate and up projections fused in one GEMM)"),
       text_field("model", "bias", &Deck::model, &ModelConfig::bias, {"true", "false"}, "biases of every linear layer (QKV, projections, MLP, experts) and of the LayerNorms; false drops them all (RMSNorm has none either way)"),
+      text_field("model", "positions", &Deck::model, &ModelConfig::positions, {"learned", "rope"}, "token positions: learned (a seq x d_model table added to the token embeddings) or rope (rotary: q and k of every head turned pair by pair, pairs (2i, 2i+1), by the angle position x rope_theta^(-2i/head_dim) before attention; no parameters; needs an even d_model/heads)"),
+      real_field("model", "rope_theta", &Deck::model, &ModelConfig::rope_theta, 1e-6, 1e12, "base of the rotary angles (model.positions=rope): pair i turns by position x rope_theta^(-2i/head_dim); 10000 as in RoFormer and Llama 2"),
       int_field("parallel", "d", &Deck::parallel, &ParallelConfig::d, 1, 1 << 20, "data-parallel degree"),
       int_field("parallel", "t", &Deck::parallel, &ParallelConfig::t, 1, 1 << 20, "tensor-parallel degree"),
       int_field("parallel", "p", &Deck::parallel, &ParallelConfig::p, 1, 1 << 20, "pipeline-parallel degree"),

@@ -13,12 +13,14 @@ using Kokkos::log;
 using Kokkos::sqrt;
 using Kokkos::tanh;
 using Kokkos::cos;
+using Kokkos::sin;
 #else
 using Kokkos::Experimental::exp;
 using Kokkos::Experimental::log;
 using Kokkos::Experimental::sqrt;
 using Kokkos::Experimental::tanh;
 using Kokkos::Experimental::cos;
+using Kokkos::Experimental::sin;
 #endif
 
 // exp for the elementwise kernels' hot loops. For float it is a branch-free Cody-Waite

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The embeddings unit: vocab-parallel token embedding plus learned positions, written
+// The embeddings unit: vocab-parallel token embedding plus learned positions (none with
+// model.positions=rope: they turn q and k in attention instead), written
 // to this rank's token rows (the input of block 0, kept for its backward).
 #pragma once
 #include "mini5d/model/layer_context.hpp"

@@ -32,6 +32,8 @@ Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp:
   d.swiglu = cfg.mlp == "swiglu";
   d.seq = cfg.seq / cps.c;
   d.pos = cps.positions(cp_rank, cfg.seq);
+  d.rope = cfg.positions == "rope";
+  d.rope_theta = cfg.rope_theta;
   d.tokens = batch * d.seq;
   const bool split = sp && t > 1;
   d.rows = split ? d.tokens / t : d.tokens;
@@ -77,6 +79,12 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   if (split) w.gathered = a.mat<S>("mini5d::tp::gathered", N, D);
   w.ones = a.vec<S>("mini5d::model::ones", N);
   kernels::fill("mini5d::model::ones", w.ones, S(1));
+  if (d.rope) {
+    // The angles of this rank's positions, once: every layer and step reads them.
+    w.rope.cos = a.mat<S>("mini5d::model::rope_cos", T, hd / 2);
+    w.rope.sin = a.mat<S>("mini5d::model::rope_sin", T, hd / 2);
+    kernels::rope_table<S>(w.rope, d.pos, hd, d.rope_theta);
+  }
   if (rc == Recompute::selective) w.core.allocate(a, d);
   if (rc == Recompute::full) w.block.allocate(a, d, true);
   return w;

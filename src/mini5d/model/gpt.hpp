@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The GPT decoder as a sequence of units built from layer modules (docs/architecture.md):
-// the embeddings (vocab-parallel token embedding + learned positions), the pre-norm
-// blocks (attention and GELU MLP), and the head (final LayerNorm, LM head and the
+// the embeddings (vocab-parallel token embedding + learned positions, or none: rotary
+// positions act in attention), the pre-norm blocks (attention and GELU MLP), and the head (final LayerNorm, LM head and the
 // vocab-parallel cross-entropy). Each unit is also a ZeRO unit of the flat parameter
 // buffers laid out by ParamLayout. Under tensor parallelism every rank holds its part
 // of each layer and the layers call the TP layer (parallel/tp), never MPI; at t = 1

@@ -19,6 +19,7 @@
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/kernels/blockwise_attention.hpp"
 #include "mini5d/kernels/positions.hpp"
+#include "mini5d/kernels/rope.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/model/unit_hooks.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
@@ -43,6 +44,8 @@ struct Dims {
   bool rmsnorm = false;           // model.norm: RMSNorm (keeps rstd only), else LayerNorm
   bool swiglu = false;            // model.mlp: SwiGLU (gate and up fused), else GELU
   kernels::Positions pos;         // global position of each of the seq local tokens
+  bool rope = false;              // model.positions: rotary q and k (kernels/rope.hpp), no table
+  double rope_theta = 10000;      // model.rope_theta
   int rows = 1, row_begin = 0;    // token rows held outside tensor-parallel regions
   int d_model = 1, head_dim = 1;
   int heads = 1;                  // this rank's heads (H / t)
@@ -119,6 +122,7 @@ struct Workspace {
   kernels::BlockwiseWork<S> tiles;   // blockwise attention's tile buffers (c = 1 only)
   Mat<S> gathered;                   // [N, D]: sequence-parallel gathers (SP only)
   Vec<S> ones;                       // [N] ones (bias gradients)
+  kernels::RopeTable<S> rope;        // [T, hd/2] cos and sin of the local positions (rope only)
   CoreActs<S> core;                  // selective recompute: the recomputed core
   BlockActs<S> block;                // full recompute: the recomputed block (but res3)
 };

@@ -34,7 +34,8 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   };
   add("wte", {V, D}, Split::rows, Init::Normal, std0, true, false);
   tensors_.back().stored_rows = m.vocab;
-  add("wpe", {T, D}, Split::none, Init::Normal, std0, true, false);
+  // Rotary positions (model.positions=rope) turn q and k instead: no table.
+  if (m.positions != "rope") add("wpe", {T, D}, Split::none, Init::Normal, std0, true, false);
   close_unit("embeddings");
   for (int l = 0; l < m.layers; ++l) {
     const std::string b = "blocks." + std::to_string(l) + ".";

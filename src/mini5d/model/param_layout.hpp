@@ -13,7 +13,8 @@
 // The fused QKV keeps three row blocks (its heads' q, k and v rows), SwiGLU's fused gate
 // and up two (its gate rows, then its up rows): a local tensor is a list of rectangular
 // pieces of the logical one, stored one after the other. Which tensors exist follows
-// model.norm, model.mlp and model.bias (no bias tensors when bias=false or for RMSNorm).
+// model.norm, model.mlp and model.bias (no bias tensors when bias=false or for RMSNorm)
+// and model.positions (no wpe with rope).
 #pragma once
 #include <cstdint>
 #include <string>

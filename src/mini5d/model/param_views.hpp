@@ -75,7 +75,8 @@ void bind_views(const ParamLayout& layout, int unit, S* base, std::vector<BlockT
   const int layers = int(blocks.size());
   if (u.global == 0) {
     outer.wte = mat_of(base, u.offset, layout.at("wte"));
-    outer.wpe = mat_of(base, u.offset, layout.at("wpe"));
+    const TensorSpec* wpe = layout.find("wpe");  // none with rotary positions
+    outer.wpe = wpe ? mat_of(base, u.offset, *wpe) : MatU<S>();
   } else if (u.global <= layers) {
     blocks[u.global - 1] = block_views(layout, base, u.offset, u.global - 1);
   } else {

@@ -4,6 +4,8 @@
 #include "mini5d/plan/emit_deck.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "mini5d/core/stage_split.hpp"
@@ -12,6 +14,16 @@
 namespace mini5d::plan {
 
 namespace {
+
+// The shortest decimal that reads back as v (a deck's real field, such as rope_theta).
+std::string exact(double v) {
+  for (int prec = 6;; ++prec) {
+    std::ostringstream os;
+    os.precision(prec);
+    os << v;
+    if (std::strtod(os.str().c_str(), nullptr) == v || prec >= 17) return os.str();
+  }
+}
 
 // Default values for the sections a model file does not carry (tiny.yaml's set).
 const DeckSection kTrain = {{"steps", "100"},        {"micro_batch", "1"},
@@ -99,6 +111,8 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
   if (s.rmsnorm) model.emplace_back("norm", "rmsnorm");
   if (s.swiglu) model.emplace_back("mlp", "swiglu");
   if (!s.bias) model.emplace_back("bias", "false");
+  if (s.rope) model.emplace_back("positions", "rope");
+  if (s.rope && s.rope_theta != 10000) model.emplace_back("rope_theta", exact(s.rope_theta));
   section(os, "model", model);
   os << "parallel:            # degrees of the five axes; their product is the rank count\n";
   const DeckSection par = {{"d", std::to_string(sl.d)},

@@ -58,6 +58,15 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
   if (mlp != "gelu" && mlp != "swiglu") f.fail("model.mlp", "'" + mlp + "' is not valid (valid: gelu, swiglu)");
   m.swiglu = mlp == "swiglu";
   m.bias = f.flag("model.bias", true);
+  // Positions: the same fields, words and ranges as a mini5d deck (core/deck_schema.cpp).
+  const std::string positions = f.text("model.positions", "learned");
+  if (positions != "learned" && positions != "rope")
+    f.fail("model.positions", "'" + positions + "' is not valid (valid: learned, rope)");
+  m.rope = positions == "rope";
+  m.rope_theta = f.number("model.rope_theta", 1e-6, 1e12, "base of the rotary angles", false, 10000);
+  if (m.rope && m.d_model % m.heads == 0 && (m.d_model / m.heads) % 2 != 0)
+    f.fail("model.positions", "rope turns pairs of a head's columns: d_model / heads must be even, got " +
+                                  std::to_string(m.d_model / m.heads));
   if (m.d_model % m.heads)
     f.fail("model.heads", std::to_string(m.heads) + " does not divide d_model=" +
                               std::to_string(m.d_model) + " (valid: a divisor of d_model)");

@@ -23,7 +23,7 @@ const KeySchema& model_file_schema() {
   static const KeySchema s = {
       {"", {"model", "train"}},
       {"model", {"name", "vocab", "vocab_pad_to", "d_model", "layers", "heads", "seq", "ffn", "experts",
-                 "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias"}},
+                 "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias", "positions", "rope_theta"}},
       {"train", kPlannerTrain},
   };
   return s;

@@ -68,6 +68,7 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   s.blockwise = m.blockwise_attention;
   s.rmsnorm = m.rmsnorm;
   s.swiglu = m.swiglu;
+  s.rope = m.rope;
   return s;
 }
 
@@ -165,6 +166,8 @@ double workspace_bytes(const ActShape& s, Recompute r) {
   // A vector of ones (bias gradients as a GEMM). (The token ids are the step's own
   // buffers, which the embedding reads in place: counted with the data.)
   w += a * N;
+  // Rotary positions: cos and sin of this rank's positions, [T/c, hd/2] each.
+  if (s.rope) w += a * (s.seq / s.c) * (s.d_model / s.heads);
   // Sequence parallelism: the [N, d_model] buffer each region gathers its rows into.
   if (s.sp && s.t > 1) w += a * N * s.d_model;
   // The vocab-parallel loss: every rank's row maxima, the agreed maxima, and the summed

@@ -62,6 +62,7 @@ struct ActShape {
   bool blockwise = true;  // c = 1 attention core: blockwise (model.attention), else full
   bool rmsnorm = false;   // model.norm: a norm keeps 1 statistic per row (rstd), not 2
   bool swiglu = false;    // model.mlp: the MLP keeps gate|up [N, 2F/t] and its activation
+  bool rope = false;      // model.positions: rotary, with a cos and sin table [T/c, hd/2]
 };
 // Rows of blockwise attention's square tiles (kernels::kAttBlock; the runtime checks
 // they agree), or T when the sequence is shorter.

@@ -28,7 +28,7 @@ ParamCounts count_params(const ModelDesc& m) {
   const double E = m.moe() ? double(m.experts) : 1.0;
   c.router = m.moe() ? D * E : 0.0;
   c.token_embedding = V * D;
-  c.position_embedding = T * D;
+  c.position_embedding = m.rope ? 0.0 : T * D;  // rotary positions have no table
   c.final_norm = norm_params(m);
   c.head = m.tie_embeddings ? 0.0 : V * D;
   const double block = c.attn_sharded + c.attn_replicated + c.router +

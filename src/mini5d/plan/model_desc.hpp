@@ -3,7 +3,7 @@
 // parameter counts derived from it.
 //
 // The model is mini5d's GPT (docs/architecture.md, src/mini5d/model/param_layout.cpp): token
-// and learned position embeddings, pre-LN blocks (LN1, fused QKV linear with bias,
+// and learned position embeddings (none with rotary positions), pre-LN blocks (LN1, fused QKV linear with bias,
 // attention output projection with bias, LN2, GELU MLP fc/proj with biases), final
 // LayerNorm, LM head without bias (untied unless tie_embeddings). A mixture-of-experts
 // model replaces every block's MLP with a router (d_model x experts, no bias) and
@@ -33,6 +33,8 @@ struct ModelDesc {
   bool rmsnorm = false;             // model.norm: rmsnorm | layernorm (default)
   bool swiglu = false;              // model.mlp: swiglu | gelu (default)
   bool bias = true;                 // model.bias: every linear's and LayerNorm's bias
+  bool rope = false;                // model.positions: rope (rotary, no table) | learned (default)
+  double rope_theta = 10000;        // model.rope_theta (carried to the emitted deck)
   bool moe() const { return experts > 1; }
   // The rows the embedding and LM head have at tensor degree t (vocab when t needs no
   // padding): what the runtime allocates and computes.

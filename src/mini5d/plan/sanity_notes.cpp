@@ -15,7 +15,7 @@ std::vector<std::string> sanity_notes(const ModelDesc& m, const Plan* best) {
     notes.push_back(m.source + ": the learned position table (seq " + std::to_string(m.seq) + " x d_model " +
                     std::to_string(m.d_model) + ") is " + pct(pc.position_embedding / pc.total) +
                     " of the model's parameters; is seq meant to be " + std::to_string(m.seq) +
-                    "? (models this long use rotary positions, which have no table)");
+                    "? (models this long use rotary positions, model.positions: rope, which have no table)");
   if (best && best->time.step > kStepSecondsWarn)
   {
     char hours[32];

@@ -18,6 +18,8 @@ plan::ModelDesc plan_model(const Deck& deck) {
   md.rmsnorm = m.norm == "rmsnorm";
   md.swiglu = m.mlp == "swiglu";
   md.bias = m.bias == "true";
+  md.rope = m.positions == "rope";
+  md.rope_theta = m.rope_theta;
   return md;
 }
 

@@ -2,7 +2,8 @@
 // Vocab-parallel token embedding (Megatron): each rank holds V/t rows of wte, looks up
 // the tokens whose row it holds (zeros for the others) and the partial embeddings are
 // summed over t (an all-reduce; with sequence parallelism a reduce-scatter to the
-// rank's token rows). The position embedding, replicated, is added after the sum. The
+// rank's token rows). The position embedding, replicated, is added after the sum (an
+// empty wpe: none, the positions are rotary and act in attention). The
 // backward needs no reduction without sequence parallelism (every rank has the whole
 // dx); with it, dx's rows are all-gathered first.
 #pragma once
@@ -22,7 +23,7 @@ void vocab_embedding_forward(Region<S>& reg, MatU<S> x_rows, CTokU tokens, CMatU
     kernels::embedding_lookup<S>(reg.gathered, tokens, wte, vocab_begin);
     reg.comm->template reduce_scatter_rows<S>(x_rows, reg.gathered);
   }
-  kernels::add_positions<S>(x_rows, wpe, pos, row_begin);
+  if (wpe.data()) kernels::add_positions<S>(x_rows, wpe, pos, row_begin);
 }
 
 // dwpe gets this rank's rows only: with SP the caller sums it over t.
@@ -35,7 +36,7 @@ void vocab_embedding_backward(Region<S>& reg, MatU<S> dwte, MatU<S> dwpe, CMatU<
     dx = reg.gathered;
   }
   kernels::embedding_lookup_backward<S>(dwte, dx, tokens, vocab_begin);
-  kernels::add_positions_backward<S>(dwpe, dx_rows, pos, row_begin);
+  if (dwpe.data()) kernels::add_positions_backward<S>(dwpe, dx_rows, pos, row_begin);
 }
 
 }  // namespace mini5d::tp
