@@ -21,6 +21,9 @@ struct ModelConfig {
   int d_model = 128;
   int layers = 4;
   int heads = 4;
+  // Key/value heads (grouped-query attention: query head h reads key/value head
+  // h / (heads/kv_heads)); must divide heads. 0: heads (multi-head attention).
+  int kv_heads = 0;
   int seq = 64;
   int ffn = 512;
   int experts = 0;  // 0: dense MLP; > 0: mixture of experts (expert axis)
@@ -33,6 +36,7 @@ struct ModelConfig {
   std::string norm = "layernorm";  // layernorm | rmsnorm
   std::string mlp = "gelu";        // gelu | swiglu (gate and up, silu-gated, then down)
   std::string bias = "true";       // false: no linear or norm has a bias
+  int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 struct ParallelConfig {

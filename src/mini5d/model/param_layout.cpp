@@ -27,6 +27,10 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   // row blocks, so that a rank's gate and up rows are one GEMM (model.mlp).
   const bool bias = m.bias == "true", norm_bias = bias && m.norm != "rmsnorm", swiglu = m.mlp == "swiglu";
   const std::int64_t F_in = swiglu ? 2 * F : F;  // rows of the MLP's first matrix
+  // The fused QKV's row blocks: the query heads', then the key and the value heads'
+  // (grouped-query attention: fewer key/value heads, model.kv_heads).
+  const std::int64_t hd = D / m.heads, Dkv = std::int64_t(m.kv_head_count()) * hd;
+  qkv_blocks_ = {D, Dkv, Dkv};
   const char* fc = swiglu ? "gate_up" : "fc";
   auto norm = [&](const std::string& n) {
     add(n + ".weight", {D}, Split::none, Init::Ones, 0, false, false);
@@ -39,8 +43,8 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   for (int l = 0; l < m.layers; ++l) {
     const std::string b = "blocks." + std::to_string(l) + ".";
     norm(b + "ln1");
-    add(b + "attn.qkv.weight", {3 * D, D}, Split::qkv_rows, Init::Normal, std0, true, true);
-    if (bias) add(b + "attn.qkv.bias", {3 * D}, Split::qkv_rows, Init::Zeros, 0, false, false);
+    add(b + "attn.qkv.weight", {D + 2 * Dkv, D}, Split::qkv_rows, Init::Normal, std0, true, true);
+    if (bias) add(b + "attn.qkv.bias", {D + 2 * Dkv}, Split::qkv_rows, Init::Zeros, 0, false, false);
     add(b + "attn.proj.weight", {D, D}, Split::cols, Init::Normal, std_res, true, true);
     if (bias) add(b + "attn.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
     norm(b + "ln2");
@@ -153,15 +157,19 @@ void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, 
     t.shape[1] = p.extent[1];
   } else {  // fused QKV (three row blocks: q, k, v) or SwiGLU's gate and up (two): this
             // rank's rows of each block, one piece per block
-    const int k_blocks = split == Split::qkv_rows ? 3 : 2;
-    const std::int64_t block = shape[0] / k_blocks, part = block / n;
-    for (int k = 0; k < k_blocks; ++k) {
+    const std::vector<std::int64_t> blocks =
+        split == Split::qkv_rows ? qkv_blocks_ : std::vector<std::int64_t>(2, shape[0] / 2);
+    std::int64_t start = 0;
+    t.shape[0] = 0;
+    for (const std::int64_t block : blocks) {
+      const std::int64_t part = block / n;
       Piece p = whole;
       p.extent[0] = part;
-      p.offset[0] = k * block + r * part;
+      p.offset[0] = start + r * part;
       t.pieces.push_back(p);
+      t.shape[0] += part;
+      start += block;
     }
-    t.shape[0] = k_blocks * part;
   }
   t.replicated = n == 1 || split == Split::none;
   t.offset = total_;

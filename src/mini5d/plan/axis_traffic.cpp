@@ -53,7 +53,8 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
     }
   }
   if (l.c > 1) {
-    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * (D / l.t) * elem;
+    // K and V of the key/value heads (grouped-query attention: kv_heads of them).
+    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * (m.kv_width() / l.t) * elem;
     const double hops = (l.recompute == Recompute::none ? 3 : 4) * (l.c - 1.0);
     a.cp_activations = mb * (s.dense + s.moe) * hops * block;
   }

@@ -59,6 +59,7 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   ActShape s;
   s.micro_batch = l.micro_batch;
   s.seq = double(m.seq), s.d_model = double(m.d_model), s.heads = double(m.heads);
+  s.kv_ratio = double(m.kv()) / double(m.heads);
   s.ffn = double(m.ffn), s.vocab = double(m.padded_vocab(l.t));
   s.t = l.t, s.c = l.c, s.sp = l.sp;
   s.elem_bytes = activation_elem_bytes(prec);
@@ -115,7 +116,8 @@ double attention_prob_elems(const ActShape& s) {
 
 double attention_core_bytes(const ActShape& s) {
   const double N = local_tokens(s), t = s.t;
-  return s.elem_bytes * (4 * N * s.d_model / t + attention_prob_elems(s));
+  // q and y [N, D/t], k and v [N, Dkv/t], and the probabilities or log-sum-exps
+  return s.elem_bytes * ((2 + 2 * s.kv_ratio) * N * s.d_model / t + attention_prob_elems(s));
 }
 
 double moe_kept_bytes(const ActShape& s) {
@@ -141,7 +143,7 @@ double block_activation_bytes(const ActShape& s, Recompute r) {
   // its routing and routed rows in every mode.
   if (r == Recompute::full) return a * N * s.d_model * rr + moe_kept_bytes(s) + moe_routed_bytes(s);
   const double kept = 4 * N * s.d_model * rr + 2 * norm_stats(s) * N * rr  // residual-class + norm stats
-                      + 4 * N * s.d_model / t              // qkv, att_merged
+                      + (2 + 2 * s.kv_ratio) * N * s.d_model / t  // qkv (D + 2Dkv), att_merged
                       + (s.experts > 1 ? 0.0 : mlp_elems(s));
   const double b = a * kept + moe_kept_bytes(s) + moe_routed_bytes(s) + attention_core_bytes(s);
   return r == Recompute::selective ? b - attention_core_bytes(s) : b;
@@ -159,9 +161,10 @@ double head_activation_bytes(const ActShape& s) {
 
 double workspace_bytes(const ActShape& s, Recompute r) {
   const double N = local_tokens(s), t = s.t, a = s.elem_bytes, rr = rep(s);
-  // dres, dln; dqkv, datt_merged, dq, dk, dv, dy; dfc, dgelu; dprobs or the ring's block
-  // buffers (Gpt's work buffers)
-  double w = a * (2 * N * s.d_model * rr + 8 * N * s.d_model / t + mlp_elems(s) + core_work_elems(s));
+  // dres, dln; dqkv (D + 2Dkv), datt_merged, dq, dk, dv (Dkv each), dy; dfc, dgelu;
+  // dprobs or the ring's block buffers (Gpt's work buffers)
+  const double attn = (4 + 4 * s.kv_ratio) * N * s.d_model / t;
+  double w = a * (2 * N * s.d_model * rr + attn + mlp_elems(s) + core_work_elems(s));
   // A vector of ones (bias gradients as a GEMM). (The token ids are the step's own
   // buffers, which the embedding reads in place: counted with the data.)
   w += a * N;
@@ -258,8 +261,9 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
   }
   if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive
   // Ring attention: the K/V block in hand and the one arriving, and the same for the
-  // travelling dK/dV in the backward (parallel/cp/ring_attention.hpp).
-  if (l.c > 1) b += 4 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.d_model / l.t);
+  // travelling dK/dV in the backward (parallel/cp/ring_attention.hpp), of the key/value
+  // heads only.
+  if (l.c > 1) b += 4 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.kv_ratio * s.d_model / l.t);
   if (l.e > 1) b += 2 * a * s.top_k * s.imbalance * N * s.d_model * rr;  // all-to-all in/out
   return b;
 }
