@@ -11,10 +11,12 @@
 //   * the activations, work buffers and training state the runtime allocates equal the
 //     planner's formulas (t = 1, 2 with SP on and off, every recompute mode; d2 at
 //     ZeRO 0-3; the experts' parameters per rank);
-//   * with one key/value head (model.kv_heads=1), c2 matches one rank, its c bytes are
+//   * with one key/value head (model.kv_heads=1): c2 matches one rank, its c bytes are
 //     the planner's and a quarter of multi-head attention's, and its memory the planner's;
-//   * a checkpoint saved at d2 x t2 resumes at t = 1 and at t2 x p2 (t = 4 would split
-//     the 2 key/value heads over 4 ranks, which needs their replication).
+//     t2 (the key/value head replicated on both ranks, its gradient summed over them)
+//     matches one rank with the planner's t bytes;
+//   * a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4 (kv_heads 2: each key/value
+//     head replicated on two ranks).
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -135,10 +137,10 @@ TEST_CASE("llama-tiny: activations, work buffers and training state equal the pl
   }
 }
 
-TEST_CASE("llama-tiny with one key/value head: c2 matches one rank; c bytes are the planner's, 1/4 of MHA's",
+TEST_CASE("llama-tiny with one key/value head: c2 and t2 match one rank; c bytes are 1/4 of MHA's",
           "[llama][mpi][gqa]") {
   const std::vector<std::string> one_kv = {"model.kv_heads=1"};
-  check_layouts({"c2"}, one_kv);
+  check_layouts({"c2", "t2"}, one_kv);
   // The ring carries the key/value heads only: with 4 query heads over 1 key/value head,
   // a quarter of multi-head attention's bytes (the planner's, checked above).
   auto cp_bytes = [](const std::vector<std::string>& o) {
@@ -169,7 +171,7 @@ TEST_CASE("llama-tiny with one key/value head: c2 matches one rank; c bytes are 
   }
 }
 
-TEST_CASE("llama-tiny: a checkpoint saved at d2 x t2 resumes at t = 1 and at t2 x p2", "[llama][mpi][checkpoint]") {
-  test::check_reshard(test::input_deck("llama-tiny.yaml"), Layout(), "d2 t2 zero1", {"zero0", "t2 p2 zero0"}, 6, 3,
+TEST_CASE("llama-tiny: a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4", "[llama][mpi][checkpoint]") {
+  test::check_reshard(test::input_deck("llama-tiny.yaml"), Layout(), "d2 t2 zero1", {"zero0", "t4 zero0"}, 6, 3,
                       "llama_reshard");
 }

@@ -17,7 +17,7 @@
 
 namespace mini5d::kernels {
 
-constexpr int kNormClasses = 3;
+constexpr int kNormClasses = 4;
 constexpr std::int64_t kNormPiece = 4096;
 
 // One team's share of the buffer: [begin, begin + size), all of one class.

@@ -39,7 +39,8 @@ Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp:
   d.d_model = cfg.d_model;
   d.head_dim = cfg.d_model / cfg.heads;
   d.heads = cfg.heads / t;
-  d.kv_heads = cfg.kv_head_count() / t;
+  // Whole key/value heads; with t > kv_heads the one its query heads read (replicated).
+  d.kv_heads = std::max(1, cfg.kv_head_count() / t);
   d.ffn = cfg.ffn / t;
   // Rows of the padded vocabulary (core/vocab_padding.hpp); padding comes last, so only
   // the last ranks hold any.

@@ -31,6 +31,7 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   // (grouped-query attention: fewer key/value heads, model.kv_heads).
   const std::int64_t hd = D / m.heads, Dkv = std::int64_t(m.kv_head_count()) * hd;
   qkv_blocks_ = {D, Dkv, Dkv};
+  kv_heads_ = m.kv_head_count(), head_dim_ = hd;
   const char* fc = swiglu ? "gate_up" : "fc";
   auto norm = [&](const std::string& n) {
     add(n + ".weight", {D}, Split::none, Init::Ones, 0, false, false);
@@ -159,16 +160,29 @@ void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, 
             // rank's rows of each block, one piece per block
     const std::vector<std::int64_t> blocks =
         split == Split::qkv_rows ? qkv_blocks_ : std::vector<std::int64_t>(2, shape[0] / 2);
+    // With more tensor ranks than key/value heads (t > kv_heads) each rank holds the one
+    // key/value head its query heads read, head r / (t/kv_heads), shared with the other
+    // t/kv_heads - 1 ranks of its group (Megatron's replication).
+    const bool replicate = split == Split::qkv_rows && n > kv_heads_;
+    const std::int64_t replicas = replicate ? n / kv_heads_ : 1;
+    const std::int64_t row = shape.size() > 1 ? shape[1] : 1;
     std::int64_t start = 0;
     t.shape[0] = 0;
-    for (const std::int64_t block : blocks) {
-      const std::int64_t part = block / n;
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const bool kv = replicate && k > 0;
+      const std::int64_t part = kv ? head_dim_ : blocks[k] / n;
       Piece p = whole;
       p.extent[0] = part;
-      p.offset[0] = start + r * part;
+      p.offset[0] = start + (kv ? r / replicas : r) * part;
       t.pieces.push_back(p);
       t.shape[0] += part;
-      start += block;
+      start += blocks[k];
+    }
+    if (replicate) {
+      t.replicas = int(replicas), t.replica = int(r % replicas);
+      t.shared_from = blocks[0];
+      t.shared_begin = t.pieces[0].extent[0] * row;
+      t.shared_end = t.shared_begin + 2 * head_dim_ * row;
     }
   }
   t.replicated = n == 1 || split == Split::none;

@@ -51,10 +51,14 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
       if (s.head) rep += pc.final_norm;
       a.tp_grads = 4 * rep;
     }
+    // Grouped-query attention with t > kv_heads: the shared key/value rows' gradients,
+    // summed over the t/kv_heads ranks that hold them (counted whole from ZeRO 2 on, as
+    // the replicated tensors').
+    a.tp_grads += 4 * (s.dense + s.moe) * m.kv_shared_params(l.t);
   }
   if (l.c > 1) {
     // K and V of the key/value heads (grouped-query attention: kv_heads of them).
-    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * (m.kv_width() / l.t) * elem;
+    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * m.local_kv_width(l.t) * elem;
     const double hops = (l.recompute == Recompute::none ? 3 : 4) * (l.c - 1.0);
     a.cp_activations = mb * (s.dense + s.moe) * hops * block;
   }

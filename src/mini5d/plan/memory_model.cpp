@@ -28,7 +28,7 @@ ShardParams block_params(const ModelDesc& m, const Layout& l) {
   const ParamCounts c = count_params(m);
   const double t = l.t;
   ShardParams s;
-  s.dense = c.attn_sharded / t + c.attn_replicated + c.router;
+  s.dense = c.attn_sharded / t + c.attn_replicated + c.router + m.kv_replicated_params(l.t);
   // Whole experts, split over the e x t ranks (mini5d's scheme with t > 1: README,
   // expert parallelism), not each expert's MLP over t.
   if (m.moe())
@@ -59,7 +59,8 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   ActShape s;
   s.micro_batch = l.micro_batch;
   s.seq = double(m.seq), s.d_model = double(m.d_model), s.heads = double(m.heads);
-  s.kv_ratio = double(m.kv()) / double(m.heads);
+  // The keys' width per rank over d_model/t (one head's when t > kv_heads: replicated).
+  s.kv_ratio = m.local_kv_width(l.t) * l.t / double(m.d_model);
   s.ffn = double(m.ffn), s.vocab = double(m.padded_vocab(l.t));
   s.t = l.t, s.c = l.c, s.sp = l.sp;
   s.elem_bytes = activation_elem_bytes(prec);
@@ -258,6 +259,13 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
     if (stage == l.p - 1) rep += c.final_norm;
     if (l.zero >= 2) rep /= l.dense_group();
     b += rep * pb.grad;
+  }
+  if (l.t > m.kv()) {
+    // The key/value rows t/kv_heads ranks share, packed for their sum over them (as the
+    // replicated tensors' above).
+    double shared = stage_block_count(m, l, stage) * m.kv_shared_params(l.t);
+    if (l.zero >= 2) shared /= l.dense_group();
+    b += shared * pb.grad;
   }
   if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive
   // Ring attention: the K/V block in hand and the one arriving, and the same for the

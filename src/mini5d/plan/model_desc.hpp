@@ -40,6 +40,21 @@ struct ModelDesc {
   long long kv() const { return kv_heads > 0 ? kv_heads : heads; }
   // Width of the keys (and of the values): kv_heads heads of d_model/heads.
   double kv_width() const { return double(d_model) / double(heads) * double(kv()); }
+  // The keys' width on one of t tensor ranks: kv_width/t, or one head's when t > kv_heads
+  // (each rank holds the key/value head its query heads read, replicated).
+  double local_kv_width(long long t) const {
+    return (kv() >= t ? double(kv()) / double(t) : 1.0) * double(d_model) / double(heads);
+  }
+  // Parameters of the fused QKV's key/value rows one rank holds beyond its 1/t share
+  // (t > kv_heads: 2 rows of one head, weights and biases), per block.
+  double kv_replicated_params(long long t) const {
+    return 2 * (local_kv_width(t) - kv_width() / double(t)) * (double(d_model) + (bias ? 1.0 : 0.0));
+  }
+  // Those rows' parameters per block on a rank that shares them (0 when t <= kv_heads):
+  // their gradients are summed over the t/kv_heads ranks that hold them.
+  double kv_shared_params(long long t) const {
+    return t > kv() ? 2 * local_kv_width(t) * (double(d_model) + (bias ? 1.0 : 0.0)) : 0.0;
+  }
   // The rows the embedding and LM head have at tensor degree t (vocab when t needs no
   // padding): what the runtime allocates and computes.
   long long padded_vocab(long long t) const;
