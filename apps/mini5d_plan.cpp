@@ -219,10 +219,9 @@ static void print_stage_bytes(std::ostream& os, const plan::ModelDesc& m, const 
     const plan::AxisTraffic a = plan::step_traffic(m, l, stage, 1, sp.dense, sp.expert,
                                                    plan::activation_elem_bytes(tr.precision));
     char line[320];
-    std::snprintf(line, sizeof line, "  %5d %9.0f %9.0f %9.0f %11.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.0f%s\n", stage,
+    std::snprintf(line, sizeof line, "  %5d %9.0f %9.0f %9.0f %11.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.0f\n", stage,
                   mem.weights, mem.grads, mem.optimizer, mem.activations, a.tp(), a.cp_activations,
-                  a.ep_activations, a.pp_activations, a.dp(), a.dp_expert(),
-                  a.zero3_bound ? "  (d: ZeRO 3 bound)" : "");
+                  a.ep_activations, a.pp_activations, a.dp(), a.dp_expert());
     os << line;
   }
 }

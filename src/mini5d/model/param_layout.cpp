@@ -111,6 +111,22 @@ int ParamLayout::local_unit(int global) const {
 void ParamLayout::close_unit(const std::string& name) {
   const std::int64_t begin = units_.empty() ? 0 : units_.back().offset + units_.back().size;
   const std::int64_t size = total_ - begin;
+  // With t > 1 the tensors every tensor rank holds whole come first in the unit, then
+  // the sharded ones, then the experts. ZeRO 2-3 sum those replicated gradients over
+  // t on each rank's part of the unit only; keeping them in one run at the unit's start
+  // makes each rank's share a function of its part's bounds alone, which the planner
+  // predicts exactly (plan/axis_traffic.cpp). At t = 1 the order stays the model's.
+  if (tp_size_ > 1) {
+    auto first = std::find_if(tensors_.begin(), tensors_.end(), [&](const TensorSpec& t) { return t.offset >= begin; });
+    auto rank_of = [](const TensorSpec& t) { return t.expert ? 2 : t.replicated ? 0 : 1; };
+    std::stable_sort(first, tensors_.end(),
+                     [&](const TensorSpec& a, const TensorSpec& b) { return rank_of(a) < rank_of(b); });
+    std::int64_t at = begin;
+    for (auto it = first; it != tensors_.end(); ++it) {
+      it->offset = at;
+      at += it->size();
+    }
+  }
   units_.push_back({name, begin, size, int(units_.size()), expert_begin_ < 0 ? size : expert_begin_ - begin});
   expert_begin_ = -1;
 }

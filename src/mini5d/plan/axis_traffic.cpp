@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/plan/axis_traffic.hpp"
 
+#include <algorithm>
+
+#include "mini5d/core/shard.hpp"
 #include "mini5d/core/stage_split.hpp"
+#include "mini5d/parallel/dp/zero3_buffers.hpp"
 
 namespace mini5d::plan {
 
@@ -25,11 +29,43 @@ StageBlocks stage_blocks(const ModelDesc& m, const Layout& l, int stage, int moe
   return s;
 }
 
+std::vector<StageUnit> stage_units(const ModelDesc& m, const Layout& l, int stage, int moe_every) {
+  std::vector<StageUnit> out;
+  const ParamCounts c = count_params(m, l.t);  // the embedding and head as padded for t
+  const double t = l.t;
+  const std::vector<long long> split = layout_split(m, l, moe_every);
+  const int p = l.p, chunks = p * l.virtual_stages;
+  for (int j = 0; j < l.virtual_stages; ++j) {
+    const int vs = j * p + stage;
+    if (vs == 0) out.push_back({j, c.token_embedding / t + c.position_embedding, 0, c.position_embedding});
+    const long long first = first_block_of(split, vs);
+    for (long long b = first; b < first + split[std::size_t(vs)]; ++b) {
+      StageUnit u{j, c.attn_sharded / t + c.attn_replicated, 0, c.attn_replicated};
+      if (m.moe() && (b + 1) % moe_every == 0) {
+        u.dense += c.router;
+        u.replicated += c.router;
+        // Whole experts, split over the e x t ranks.
+        u.expert = (double(m.experts) / (double(l.e) * t)) * (c.mlp_sharded + c.mlp_replicated);
+      } else {
+        u.dense += c.mlp_sharded / t + c.mlp_replicated;
+        u.replicated += c.mlp_replicated;
+      }
+      out.push_back(u);
+    }
+    if (vs == chunks - 1) {
+      // A tied head on a separate last stage keeps its own copy of the embedding.
+      const double head = !m.tie_embeddings ? c.head / t : p > 1 ? c.token_embedding / t : 0.0;
+      out.push_back({j, c.final_norm + head, 0, c.final_norm});
+    }
+  }
+  return out;
+}
+
 AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe_every, double dense_params,
-                         double expert_params, double elem) {
+                         double expert_params, double elem, int dense_rank) {
   AxisTraffic a;
   const StageBlocks s = stage_blocks(m, l, stage, moe_every);
-  const ParamCounts pc = count_params(m, l.t);
+  const std::vector<StageUnit> units = stage_units(m, l, stage, moe_every);
   const double mb = l.accumulation;  // micro-batches per step
   const double N = double(l.micro_batch) * double(m.seq) / l.c, D = double(m.d_model);
   const double nd = N * D * elem;
@@ -37,18 +73,26 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   const double own_rows = sp ? N / l.t : N;  // rows a rank holds outside TP regions
 
   if (l.t > 1) {
-    double units = 0;  // [N, D] payloads per micro-batch
-    if (s.embedding) units += sp ? 2 : 1;
-    units += s.dense * ((sp ? 10 : 4) + (full ? (sp ? 4 : 2) : 0));
-    units += s.moe * (5 + (full ? 2 : 0));
-    if (s.head) units += sp ? 3 : 1;
+    double payloads = 0;  // [N, D] payloads per micro-batch
+    if (s.embedding) payloads += sp ? 2 : 1;
+    payloads += s.dense * ((sp ? 10 : 4) + (full ? (sp ? 4 : 2) : 0));
+    payloads += s.moe * (5 + (full ? 2 : 0));
+    if (s.head) payloads += sp ? 3 : 1;
     const double loss = s.head ? (l.t * N + 2 * N) * elem : 0;
-    a.tp_activations = mb * (units * nd + loss);
+    a.tp_activations = mb * (payloads * nd + loss);
     if (sp) {
-      const double block_rep = pc.attn_replicated;
-      double rep = s.dense * (block_rep + pc.mlp_replicated) + s.moe * (block_rep + pc.router);
-      if (s.embedding) rep += pc.position_embedding;
-      if (s.head) rep += pc.final_norm;
+      // ZeRO 0-1 sum every replicated gradient over t; from ZeRO 2 on a rank holds its
+      // part of each unit only and sums the replicated elements in it: the part of the
+      // unit's leading replicated run (model/param_layout.cpp puts it first).
+      double rep = 0;
+      for (const StageUnit& u : units) {
+        if (l.zero <= 1 || l.dense_group() <= 1) {
+          rep += u.replicated;
+          continue;
+        }
+        const Span part = even_part(std::int64_t(u.dense), l.dense_group(), dense_rank);
+        rep += double(std::max<std::int64_t>(0, std::min(part.end, std::int64_t(u.replicated)) - part.begin));
+      }
       a.tp_grads = 4 * rep;
     }
     // Grouped-query attention with t > kv_heads: the shared key/value rows' gradients,
@@ -65,16 +109,28 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   if (l.e * l.t > 1 && s.moe > 0) a.ep_activations = mb * s.moe * 4 * own_rows * double(m.top_k) * D * elem;
   if (l.p > 1) a.pp_activations = mb * 2.0 * s.edges * own_rows * D * elem;
 
-  // ZeRO's gradient and weight traffic over a group (nothing over a group of one).
-  auto zero_traffic = [&](double params, int group, double& grads, double& weights) {
+  // ZeRO's gradient and weight traffic over a group (nothing over a group of one):
+  // gradients once a step (ZeRO 0-1) or every micro-batch (2-3); weights none (0), the
+  // updated shard gathered once (1-2), or each unit as often as ZeRO 3's two buffers
+  // gather it in this stage's schedule (dp/zero3_buffers.hpp, replayed here).
+  std::vector<long long> gathers;
+  if (l.zero == 3) {
+    std::vector<int> chunk_of;
+    for (const StageUnit& u : units) chunk_of.push_back(u.chunk);
+    const pp::Spec spec{pp_kind(l), l.p, l.virtual_stages, int(l.accumulation)};
+    gathers = dp::gathers_per_step(spec, stage, chunk_of, stage == 0);
+  }
+  auto zero_traffic = [&](double params, int group, bool experts, double& grads, double& weights) {
     if (group <= 1 || params == 0) return;
     const double P = params * 4;
     grads = l.zero <= 1 ? P : mb * P;
-    weights = l.zero == 0 ? 0 : l.zero <= 2 ? P : mb * 2 * P;
+    if (l.zero == 1 || l.zero == 2) weights = P;
+    if (l.zero == 3)
+      for (std::size_t u = 0; u < units.size(); ++u)
+        weights += double(gathers[u]) * 4 * (experts ? units[u].expert : units[u].dense);
   };
-  zero_traffic(dense_params, l.dense_group(), a.dp_grads, a.dp_weights);
-  zero_traffic(expert_params, l.expert_group(), a.dp_expert_grads, a.dp_expert_weights);
-  a.zero3_bound = l.zero == 3 && (l.dense_group() > 1 || l.expert_group() > 1);
+  zero_traffic(dense_params, l.dense_group(), false, a.dp_grads, a.dp_weights);
+  zero_traffic(expert_params, l.expert_group(), true, a.dp_expert_grads, a.dp_expert_weights);
   return a;
 }
 

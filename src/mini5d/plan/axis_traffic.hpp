@@ -29,13 +29,19 @@
 //   p, activations (p > 1): every chunk edge of the stage (a receive from the virtual
 //       stage before, a send to the one after) carries N/t (SP) or N rows of D, once
 //       forward and once backward, for each micro-batch.
+//       From ZeRO 2 on a rank holds only its part of each unit's gradients and sums
+//       the replicated elements in that part: with G ranks in the dense group, rank r
+//       sums |[0, R_u) ∩ even_part(U_u, G, r)| of a unit with U_u dense elements whose
+//       first R_u are the replicated ones (model/param_layout.cpp orders them so).
 //   d, gradients and weights over the dense group d*c*e (and, for the experts, over d*c)
 //       with P parameters of the stage's shard (before ZeRO): gradients P*4 per step
 //       (ZeRO 0-1) or per micro-batch (ZeRO 2-3); weights none (ZeRO 0), the updated
-//       shard gathered, P*4 per step (ZeRO 1-2), or ZeRO 3's per-micro-batch gathers
-//       (forward, and again for the backward of the units not kept: not modelled
-//       exactly here, counted as 2P*4 per micro-batch, an upper bound).
+//       shard gathered, P*4 per step (ZeRO 1-2), or, for ZeRO 3, each unit's elements
+//       times the number of times its two gather buffers fetch it in the stage's
+//       schedule (dp/zero3_buffers.hpp, the runtime's own rule, replayed here).
 #pragma once
+#include <vector>
+
 #include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/model_desc.hpp"
 
@@ -48,7 +54,6 @@ struct AxisTraffic {
   double pp_activations = 0;
   double dp_grads = 0, dp_weights = 0;                // dense group d*c*e
   double dp_expert_grads = 0, dp_expert_weights = 0;  // expert group d*c
-  bool zero3_bound = false;  // the weight figures are ZeRO 3's upper bound
   double tp() const { return tp_activations + tp_grads; }
   double dp() const { return dp_grads + dp_weights; }
   double dp_expert() const { return dp_expert_grads + dp_expert_weights; }
@@ -64,10 +69,22 @@ struct StageBlocks {
 };
 StageBlocks stage_blocks(const ModelDesc& m, const Layout& l, int stage, int moe_every);
 
+// A unit of a stage as ZeRO sees it (model/param_layout.hpp): its chunk, its elements on
+// one rank before ZeRO, dense and expert, and how many of the dense ones lead the unit
+// as the tensors replicated over t (counted whatever t).
+struct StageUnit {
+  int chunk = 0;
+  double dense = 0, expert = 0, replicated = 0;
+};
+// The stage's units in model order: the embeddings (virtual stage 0), the blocks, the
+// head (the last virtual stage), chunk after chunk.
+std::vector<StageUnit> stage_units(const ModelDesc& m, const Layout& l, int stage, int moe_every);
+
 // Payload bytes one rank of `stage` accounts per step, by axis. `dense_params` and
 // `expert_params` are the stage's parameters on one rank before ZeRO (stage_params, or
-// the runtime's layout); elem: activation element size in bytes.
+// the runtime's layout); elem: activation element size in bytes; dense_rank: the rank's
+// index in its dense group (ZeRO 2-3 with t > 1: rank 0 sums the most over t).
 AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe_every, double dense_params,
-                         double expert_params, double elem = 4);
+                         double expert_params, double elem = 4, int dense_rank = 0);
 
 }  // namespace mini5d::plan

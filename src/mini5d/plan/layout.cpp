@@ -21,6 +21,12 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
+pp::Kind pp_kind(const Layout& l) {
+  return l.schedule == Schedule::gpipe         ? pp::Kind::gpipe
+         : l.schedule == Schedule::interleaved ? pp::Kind::interleaved
+                                               : pp::Kind::one_f_one_b;
+}
+
 const char* to_string(Schedule s) {
   switch (s) {
     case Schedule::gpipe: return "gpipe";

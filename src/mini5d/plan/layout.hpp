@@ -12,6 +12,7 @@
 
 #include "mini5d/core/stage_split.hpp"
 #include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/parallel/pp/schedule.hpp"
 #include "mini5d/plan/model_desc.hpp"
 
 namespace mini5d::plan {
@@ -41,6 +42,9 @@ struct Layout {
   int dense_group() const { return d * c * e; }
   int expert_group() const { return d * c; }
 };
+
+// The runtime's pipeline schedule kind for the layout's schedule (parallel/pp/schedule.hpp).
+pp::Kind pp_kind(const Layout& l);
 
 enum class Axis { d, p, c, e, t };
 const char* axis_name(Axis a);

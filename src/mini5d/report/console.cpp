@@ -189,8 +189,7 @@ void print_traffic(std::ostream& os, const Trainer& tr) {
         os << "  " << (a.axis + std::string(a.axis.size() < 12 ? 12 - a.axis.size() : 0, ' ')) << fmt("%12.0f", a.predicted) << " / " << fmt("%-12.0f", a.measured)
            << " mean " << fmt("%12.0f", a.mean_predicted) << " / " << fmt("%-12.0f", a.mean_measured) << " worst "
            << fmt("%.2g%%", 100 * a.worst)
-           << (a.axis == "e" ? "  (a rank's share follows the router)" : "")
-           << (a.upper_bound ? "  (ZeRO 3 gathers: the planner's figure is a bound)" : "") << "\n";
+           << (a.axis == "e" ? "  (a rank's share follows the router)" : "") << "\n";
       }
     }
   }

@@ -89,8 +89,7 @@ void json_bytes_per_step(std::ostream& o, const Trainer& tr) {
     const auto& a = tr.traffic_summary()[i];
     o << (i ? ", " : "") << jstr(a.axis) << ": {\"predicted\": " << jnum(a.predicted) << ", \"measured\": "
       << jnum(a.measured) << ", \"mean_predicted\": " << jnum(a.mean_predicted) << ", \"mean_measured\": "
-      << jnum(a.mean_measured) << ", \"worst_relative_difference\": " << jnum(a.worst)
-      << ", \"upper_bound\": " << (a.upper_bound ? "true" : "false") << "}";
+      << jnum(a.mean_measured) << ", \"worst_relative_difference\": " << jnum(a.worst) << "}";
   }
   o << "},\n";
 }

@@ -24,7 +24,6 @@ std::vector<double> measured_now() {
           a.bytes("dp_expert", Traffic::grads) + a.bytes("dp_expert", Traffic::weights)};
 }
 const char* const kAxes[] = {"t", "c", "e", "p", "d", "d (experts)"};
-constexpr int kFirstZeroAxis = 4;  // d and d (experts): where ZeRO 3's gathers are a bound
 }  // namespace
 
 std::vector<double> Trainer::traffic_snapshot() const { return measured_now(); }
@@ -36,7 +35,7 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
   const double dense = double(model_->layout().total() - model_->layout().expert_total());
   const double experts = double(model_->layout().expert_total());
   const auto want = plan::step_traffic(plan_model(deck_), plan_layout(deck_), grid_->coord(grid::Axis::p),
-                                       deck_.model.moe_every, dense, experts, sizeof(float));
+                                       deck_.model.moe_every, dense, experts, sizeof(float), comms_->dp().rank());
   const double predicted[] = {want.tp(), want.cp_activations, want.ep_activations,
                               want.pp_activations, want.dp(), want.dp_expert()};
   const int A = int(now.size()), R = grid_->size();
@@ -52,7 +51,6 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
     s.axis = kAxes[i];
     s.predicted = mine[2 * i];
     s.measured = mine[2 * i + 1];
-    s.upper_bound = i >= kFirstZeroAxis && want.zero3_bound;
     for (int r = 0; r < R; ++r) {
       const double p = all[std::size_t(r) * mine.size() + 2 * i], m = all[std::size_t(r) * mine.size() + 2 * i + 1];
       s.mean_predicted += p / R;

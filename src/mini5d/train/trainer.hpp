@@ -98,7 +98,6 @@ struct AxisTrafficSummary {
   double predicted = 0, measured = 0;
   double mean_predicted = 0, mean_measured = 0;
   double worst = 0;
-  bool upper_bound = false;  // ZeRO 3's gathers: the prediction is a bound
 };
 
 // One rank's pipeline figures at the end of a run: the bubble measured (mean over the

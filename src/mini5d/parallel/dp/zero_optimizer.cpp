@@ -108,13 +108,16 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
       g.data = Vec<float>("mini5d::optim::unit_weights", part_.max_unit_size());
       comm_mem_.grow(mem::view_bytes(g.data));
     }
-    const int n_units = part_.units();
-    for (int u = 0; u < n_units; ++u) uses_.push_back(u);       // forward
-    // Backward: head, blocks (not the embeddings; a pipeline stage without them from its unit 0).
-    const int last_used = layout.units().front().global == 0 ? 1 : 0;
-    for (int u = n_units - 1; u >= last_used; --u) uses_.push_back(u);
-    // (The embeddings' backward reads no weights; the head and the last block are still
-    // in the two buffers when their backward comes, and are not gathered again.)
+    // The rule for the two buffers (zero3_buffers.hpp): each local unit's chunk.
+    std::vector<int> chunk_of(std::size_t(part_.units()), 0);
+    const auto& chunks = model_.chunks();
+    for (int j = 0; j < int(chunks.size()); ++j) {
+      const model::ChunkSpec& c = chunks[std::size_t(j)];
+      const int first = c.embedding ? 0 : c.first_block + 1, last = c.head ? c.first_block + c.blocks + 1 : c.first_block + c.blocks;
+      for (int g = first; g <= last; ++g)
+        if (const int u = layout.local_unit(g); u >= 0) chunk_of[std::size_t(u)] = j;
+    }
+    buffers_ = GatherBuffers(std::move(chunk_of), layout.units().front().global == 0);
     const auto& units = layout.units();
     for (int c = 0; c < int(part_.chunks().size()); ++c) {
       const Span p = part_.my_part(c);
@@ -162,13 +165,10 @@ void ZeroOptimizer::begin_step() {
 
 void ZeroOptimizer::begin_microbatch(bool last) {
   last_ = last;
-  // Each micro-batch gathers afresh (after an update the buffers hold stale weights;
-  // between micro-batches this keeps the bill simple: one gather per use).
-  for (auto& g : gathered_) {
-    wait_all(g.reqs);
-    g.unit = -1;
-  }
-  use_ = 0;
+  // The buffers start afresh (after an update they hold stale weights); when else is
+  // the rule's (zero3_buffers.hpp), which the planner replays.
+  for (auto& g : gathered_) wait_all(g.reqs);
+  buffers_.drop();
 }
 
 void ZeroOptimizer::start_gather(int buffer, int unit) {
@@ -184,44 +184,37 @@ void ZeroOptimizer::start_gather(int buffer, int unit) {
     const Span span = part_.chunks()[c].span;
     g.reqs.push_back(dp_.start_gather(c, slice(g.data, span.begin, span.size())));
   }
-  g.unit = unit;
 }
 
-void ZeroOptimizer::need_weights(int unit) {
-  // Where the unit's weights are (or are arriving); otherwise gather them now into
-  // the buffer the previous unit did not use.
-  int b = gathered_[0].unit == unit ? 0 : gathered_[1].unit == unit ? 1 : -1;
-  if (b < 0) {
-    b = 1 - current_buffer_;
-    wait_all(gathered_[b].reqs);
-    start_gather(b, unit);
+void ZeroOptimizer::need_weights(int unit, bool forward) {
+  // Where the unit's weights are (or are arriving), or the buffer to gather them into
+  // now; and the unit to prefetch into the other buffer while this one computes.
+  const GatherBuffers::Need n = buffers_.need(unit, forward);
+  Gathered& g = gathered_[std::size_t(n.buffer)];
+  if (n.gather) {
+    wait_all(g.reqs);
+    start_gather(n.buffer, unit);
     ++blocking_;
   }
-  Gathered& g = gathered_[b];
   wait_all(g.reqs);
   model_.bind_unit(unit, g.data.data(), nullptr);
-  current_buffer_ = b;
-  // Prefetch the next unit of this micro-batch into the other buffer, whose unit is
-  // done with (unless that buffer holds the next unit already).
-  while (use_ < uses_.size() && uses_[use_] != unit) ++use_;  // keep in step with the model
-  Gathered& other = gathered_[1 - b];
-  if (use_ + 1 < uses_.size() && uses_[use_ + 1] != unit && other.unit != uses_[use_ + 1]) {
+  if (n.prefetch >= 0) {
+    Gathered& other = gathered_[std::size_t(1 - n.buffer)];
     wait_all(other.reqs);
-    start_gather(1 - b, uses_[use_ + 1]);
+    start_gather(1 - n.buffer, n.prefetch);
     ++prefetched_;
   }
-  ++use_;
 }
 
 void ZeroOptimizer::before_forward(int unit) {
-  if (stage_ >= 3) need_weights(unit);
+  if (stage_ >= 3) need_weights(unit, true);
   if ((stage_ == 1 || stage_ == 2) && !weight_gathers_.empty())
     for (int c : part_.unit_chunks(unit)) weight_gathers_[c].wait();
 }
 
 void ZeroOptimizer::before_backward(int unit) {
   // The embeddings' backward reads no weights, only the token ids.
-  if (stage_ >= 3 && model_.layout().units()[unit].global != 0) need_weights(unit);
+  if (stage_ >= 3 && buffers_.backward_reads(unit)) need_weights(unit, false);
   if (stage_ >= 2) {
     Slot& s = slots_[next_slot_];
     drain(s);

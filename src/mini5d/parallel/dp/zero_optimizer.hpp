@@ -15,9 +15,10 @@
 //   stage 3: as 2, and the weights too live only as shards: a unit is gathered into
 //            one of two unit-sized buffers for its forward and again for its backward,
 //            and dropped after. While a unit computes, the next unit's gather is in
-//            flight in the other buffer (prefetch). Not gathered again for their
-//            backward: the head and the last block (still in the two buffers from the
-//            end of the forward) and the embeddings (their backward reads no weights).
+//            flight in the other buffer (prefetch). Which unit goes where, and when
+//            the buffers are dropped, is the rule of dp/zero3_buffers.hpp: with one
+//            pipeline stage the head and the last block are still there for their
+//            backward; the embeddings' backward reads no weights.
 // The memory of each buffer is charged to its category in the ledger.
 #pragma once
 #include <array>
@@ -30,6 +31,7 @@
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/adamw.hpp"
 #include "mini5d/parallel/dp/dp_comm.hpp"
+#include "mini5d/parallel/dp/zero3_buffers.hpp"
 #include "mini5d/parallel/dp/zero_partition.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/replicated_grads.hpp"
@@ -125,7 +127,7 @@ class ZeroOptimizer : public model::UnitHooks {
     bool last = false;    // of the step's last micro-batch: the unit's shard is final once added
   };
   void drain(Slot& s);  // completes s's reduce-scatter and adds its part to the shard
-  void need_weights(int unit);          // stage 3: unit gathered and bound
+  void need_weights(int unit, bool forward);          // stage 3: unit gathered and bound
   void start_gather(int buffer, int unit);
   void start_replicated_sums();         // stage 0-1: for each unit whose reduction is done
 
@@ -162,17 +164,14 @@ class ZeroOptimizer : public model::UnitHooks {
   std::vector<comm::Request> weight_gathers_;  // stage 1-2: per chunk, after an update
   Vec<float> weight_shard_;              // stage 3
   Vec<float> grad_shard_;                // stage 2-3
-  // Stage 3: two unit-sized buffers of gathered weights, and the order in which the
-  // units' weights are used in one micro-batch (forward, then backward).
+  // Stage 3: two unit-sized buffers of gathered weights, and the rule saying which
+  // unit each holds (zero3_buffers.hpp).
   struct Gathered {
     Vec<float> data;
     std::vector<comm::Request> reqs;  // active while its all-gathers (one per chunk) are in flight
-    int unit = -1;      // the unit it holds (or is receiving)
   };
   std::array<Gathered, 2> gathered_;
-  std::vector<int> uses_;
-  std::size_t use_ = 0;
-  int current_buffer_ = 0;
+  GatherBuffers buffers_;
   long prefetched_ = 0, blocking_ = 0;
   std::array<Slot, 2> slots_;            // stage 2-3
   int next_slot_ = 0;
