@@ -13,8 +13,9 @@
 //     ZeRO 0-3; the experts' parameters per rank);
 //   * with one key/value head (model.kv_heads=1): c2 matches one rank, its c bytes are
 //     the planner's and a quarter of multi-head attention's, and its memory the planner's;
-//     t2 (the key/value head replicated on both ranks, its gradient summed over them)
-//     matches one rank with the planner's t bytes;
+//     t2 and d2 x t2 at ZeRO 2 (the key/value head replicated on both tensor ranks, its
+//     gradient summed over them: whole, or each rank's ZeRO part) match one rank with the
+//     planner's t bytes;
 //   * a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4 (kv_heads 2: each key/value
 //     head replicated on two ranks).
 #include <mpi.h>
@@ -135,7 +136,7 @@ TEST_CASE("llama-tiny: activations, work buffers and training state equal the pl
 TEST_CASE("llama-tiny with one key/value head: c2 and t2 match one rank; c bytes are 1/4 of MHA's",
           "[llama][mpi][gqa]") {
   const std::vector<std::string> one_kv = {"model.kv_heads=1"};
-  check_layouts({"c2", "t2"}, one_kv);
+  check_layouts({"c2", "t2", "d2 t2 zero2"}, one_kv);
   // The ring carries the key/value heads only: with 4 query heads over 1 key/value head,
   // a quarter of multi-head attention's bytes (the planner's, checked above).
   auto cp_bytes = [](const std::vector<std::string>& o) {

@@ -229,6 +229,15 @@ TEST_CASE("grouped-query attention: parameters, FLOPs, activations and ring byte
   l.t = 2;
   CHECK(step_traffic(m, l, 0, 1, 0, 0).cp_activations == 12288);
 
+  // t = 2 over one key/value head: each rank holds it whole (replicated), QKV [32 + 32,
+  // 64] and 64 biases per rank instead of 96 x 64 / 2 and 48; the gradient of its 2 x 16
+  // rows, 32 x (64 + 1) = 2080 parameters per block, is summed over both ranks: 8320
+  // bytes per block on t (without sequence parallelism nothing else is).
+  m.kv_heads = 1;
+  l.c = 1, l.sp = false;
+  CHECK(block_params(m, l).dense == (32 + 32) * 64 + 64 + 4096 / 2 + 2 * 16384 / 2 + 256 / 2 + 64 + 64 + 4 * 64);
+  CHECK(step_traffic(m, l, 0, 1, 0, 0).tp_grads == 2 * 8320);
+
   // Activations: the hand-computed block below (full attention, 5696 floats) with one
   // key/value head of 4: qkv [16, 16 + 2 x 4] = 384 instead of 768, and k, v [16, 4]
   // each (128) instead of 512: 4928 floats; selective drops q, y, k, v (640) and probs.
