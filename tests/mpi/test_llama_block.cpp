@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Llama's block parts (model.norm=rmsnorm, model.mlp=swiglu, model.bias=false) and rotary
-// positions (model.positions=rope) on every axis, under mpiexec -n 4, on
+// Llama's block parts (model.norm=rmsnorm, model.mlp=swiglu, model.bias=false), rotary
+// positions (model.positions=rope) and grouped-query attention (model.kv_heads=2: two
+// query heads per key/value head) on every axis, under mpiexec -n 4, on
 // inputs/llama-tiny.yaml:
 //   * layout invariance against the single-rank run through the shared oracle
 //     (tests/mpi/invariance.hpp), in both configurations, at t2 (the fused gate|up
@@ -14,8 +15,13 @@
 //     planner's formulas (t = 1, 2 with SP on and off, every recompute mode; c = 2 (the
 //     rope table of the rank's positions); d2 at ZeRO 0-3; the experts' parameters per
 //     rank);
-//   * a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4, one saved at t2 x c2 at
-//     one rank.
+//   * with one key/value head (model.kv_heads=1): c2 matches one rank, its c bytes are
+//     the planner's and a quarter of multi-head attention's, and its memory the planner's;
+//     t2 and d2 x t2 at ZeRO 2 (the key/value head replicated on both tensor ranks, its
+//     gradient summed over them: whole, or each rank's ZeRO part) match one rank with the
+//     planner's t bytes;
+//   * a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4 (kv_heads 2: each key/value
+//     head replicated on two ranks), one saved at t2 x c2 at one rank.
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -24,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"
 #include "layouts.hpp"
@@ -74,7 +81,7 @@ void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::st
       Group g(l.ranks());
       train::Trainer tr(llama(l, 10, o), g.comm);
       tr.run();
-      test::check_invariant(ref, tr, "llama-tiny " + l.name() + (extra.empty() ? "" : " experts"), c.name);
+      test::check_invariant(ref, tr, "llama-tiny " + l.name() + (extra.empty() ? "" : " " + extra.front()), c.name);
       check_traffic(tr, l.name());
     }
   }
@@ -137,6 +144,40 @@ TEST_CASE("llama-tiny: activations, work buffers and training state equal the pl
     const double one_expert = 3.0 * m.ffn * m.d_model;
     CHECK(double(tr.model().layout().expert_total()) == m.layers * one_expert * m.experts / (l.e * l.t));
     CHECK(tr.measured_expert_params() == tr.predicted_expert_params());
+  }
+}
+
+TEST_CASE("llama-tiny with one key/value head: c2 and t2 match one rank; c bytes are 1/4 of MHA's",
+          "[llama][mpi][gqa]") {
+  const std::vector<std::string> one_kv = {"model.kv_heads=1"};
+  check_layouts({"c2", "t2", "d2 t2 zero2"}, one_kv);
+  // The ring carries the key/value heads only: with 4 query heads over 1 key/value head,
+  // a quarter of multi-head attention's bytes (the planner's, checked above).
+  auto cp_bytes = [](const std::vector<std::string>& o) {
+    Group g(2);
+    train::Trainer tr(llama("c2", 2, o), g.comm);
+    tr.run();
+    for (const auto& a : tr.traffic_summary())
+      if (a.axis == "c") return a.measured;
+    return -1.0;
+  };
+  const double gqa = cp_bytes(one_kv), mha = cp_bytes({"model.kv_heads=4"});
+  CHECK(gqa > 0);
+  CHECK(4 * gqa == mha);
+  for (const char* r : {"none", "selective"}) {
+    Layout l("c2");
+    l.recompute = r;
+    Group g(2);
+    train::Trainer tr(llama(l, 0, one_kv), g.comm);
+    const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+    INFO(l.name());
+    CHECK(got.activations == want.activations);
+    CHECK(got.workspace == want.workspace);
+    // The ring's K/V and dK/dV buffers (in hand and arriving) hold the one key/value
+    // head of 16: 4 x 2 x B x (T/c) x 16 floats, as the planner's comm_buffer_bytes.
+    const auto& d = tr.deck();
+    const double block = 2.0 * d.train.micro_batch * (d.model.seq / 2) * (d.model.d_model / d.model.heads) * 4;
+    CHECK(double(tr.model().ring()->comm_buffer_bytes()) == 4 * block);
   }
 }
 

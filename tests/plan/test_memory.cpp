@@ -2,6 +2,8 @@
 // Memory model against the seed figure and hand-computed cases.
 #include <catch2/catch.hpp>
 
+#include "mini5d/plan/axis_traffic.hpp"
+#include "mini5d/plan/compute_model.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "plan_test_util.hpp"
@@ -215,4 +217,59 @@ TEST_CASE("device memory adds the categories of the fullest stage", "[plan][memo
   CHECK(m.optimizer == 8 * sp.dense / 2);  // ZeRO-1 over d=2
   CHECK(m.total() == Approx(m.weights + m.grads + m.optimizer + m.activations + m.workspace +
                             m.comm_buffers + m.reserved));
+}
+
+TEST_CASE("grouped-query attention: parameters, FLOPs, activations and ring bytes by hand", "[plan][memory][gqa]") {
+  ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  const ModelDesc mha = in.model;
+  ModelDesc m = mha;
+  m.kv_heads = 1;  // 4 query heads of 16 share one key/value head: Dkv = 16
+  // V 32, D 64, L 2, T 32, F 256. QKV: [D + 2 Dkv, D] = 96 x 64 = 6144 weights and 96
+  // biases, against 3D x D = 12288 and 192: 6240 fewer per block.
+  const ParamCounts c = count_params(m), c0 = count_params(mha);
+  CHECK(c.attn_sharded == 6144 + 96 + 4096);
+  CHECK(c.total == c0.total - 2 * 6240);
+  // Matrix weights per token: (QKV 6144 + proj 4096 + fc 16384 + proj 16384) per block,
+  // and the LM head 2048.
+  CHECK(c.matmul_active == 2 * (6144 + 4096 + 2 * 16384) + 2048);
+  // The attention core's products (12 L T D per token) are the queries': unchanged.
+  CHECK(model_flops_per_step(m, 1, 1) == 6 * c.matmul_active + 12 * 2 * 32 * 64);
+  // The QKV GEMM of one micro-batch of 1 sequence (N = 32) is 32 x 64 . 64 x 96.
+  Layout l;
+  const SoftwareDesc sw;
+  const BlockGemmCalls g = block_gemm_calls(m, l, sw, 1);
+  CHECK(g.linear_fwd.at(0).m == 32);
+  CHECK(g.linear_fwd.at(0).n == 96);
+  CHECK(g.linear_fwd.at(0).k == 64);
+
+  // Ring attention at c = 2 (micro-batch 1, fp32): each hop carries K and V of the one
+  // key/value head, 2 x 16 local tokens x 16 x 4 bytes = 2048, 3 (c - 1) hops per block
+  // (K/V forward, K/V and dK/dV backward), 2 blocks: 12288 bytes, a quarter of
+  // multi-head attention's.
+  l.c = 2;
+  CHECK(step_traffic(m, l, 0, 1, 0, 0).cp_activations == 12288);
+  CHECK(step_traffic(mha, l, 0, 1, 0, 0).cp_activations == 4 * 12288);
+  // ... and at t = 2 with 2 key/value heads, each rank's one of them: the same 12288.
+  m.kv_heads = 2;
+  l.t = 2;
+  CHECK(step_traffic(m, l, 0, 1, 0, 0).cp_activations == 12288);
+
+  // t = 2 over one key/value head: each rank holds it whole (replicated), QKV [32 + 32,
+  // 64] and 64 biases per rank instead of 96 x 64 / 2 and 48; the gradient of its 2 x 16
+  // rows, 32 x (64 + 1) = 2080 parameters per block, is summed over both ranks: 8320
+  // bytes per block on t (without sequence parallelism nothing else is).
+  m.kv_heads = 1;
+  l.c = 1, l.sp = false;
+  CHECK(block_params(m, l).dense == (32 + 32) * 64 + 64 + 4096 / 2 + 2 * 16384 / 2 + 256 / 2 + 64 + 64 + 4 * 64);
+  CHECK(step_traffic(m, l, 0, 1, 0, 0).tp_grads == 2 * 8320);
+
+  // Activations: the hand-computed block below (full attention, 5696 floats) with one
+  // key/value head of 4: qkv [16, 16 + 2 x 4] = 384 instead of 768, and k, v [16, 4]
+  // each (128) instead of 512: 4928 floats; selective drops q, y, k, v (640) and probs.
+  ActShape s;
+  s.micro_batch = 2, s.seq = 8, s.d_model = 16, s.heads = 4, s.ffn = 64, s.vocab = 32;
+  s.blockwise = false;
+  s.kv_ratio = 0.25;
+  CHECK(block_activation_bytes(s, Recompute::none) == 4928 * 4);
+  CHECK(block_activation_bytes(s, Recompute::selective) == (4928 - 640 - 512) * 4);
 }

@@ -138,7 +138,7 @@ TEST_CASE("bad decks: one message per problem, with file, line, field and range"
   CHECK_THAT(error_of("modle:\n  vocab: 3\n"),
              Contains("t.yaml:1: modle: unknown section (valid: model, parallel, train, data, checkpoint, output)"));
   CHECK_THAT(error_of("model:\n  vocab: 64\n  d_modle: 3\n"),
-             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, vocab_pad_to, d_model, layers, heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings, attention, norm, mlp, bias, positions, rope_theta)"));
+             Contains("t.yaml:3: model.d_modle: unknown field (valid in model: vocab, vocab_pad_to, d_model, layers, heads, kv_heads, seq, ffn, experts, top_k, moe_every, capacity_factor, tie_embeddings, attention, norm, mlp, bias, positions, rope_theta)"));
   CHECK_THAT(error_of("model:\n  layers: abc\n"),
              Contains("t.yaml:2: model.layers: expected an integer in [1, 1024], got \"abc\""));
   CHECK_THAT(error_of("model:\n  layers: 2.5\n"),

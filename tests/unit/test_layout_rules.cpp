@@ -64,6 +64,13 @@ TEST_CASE("each layout rule names its field, value and what it must divide", "[g
         "l.yaml: parallel.e=2: expert parallelism needs model.experts > 0");
   CHECK(only_problem(kModel + "  experts: 6\nparallel:\n  e: 4\n", 4) ==
         "l.yaml: parallel.e=4: must divide model.experts=6");
+  // Grouped-query attention: t splits the key/value heads (t <= kv_heads) or replicates
+  // each over t/kv_heads ranks; 12 heads over 4 key/value heads at t = 6 is neither.
+  const std::string gqa = "model:\n  vocab: 16\n  d_model: 48\n  heads: 12\n  seq: 24\n  ffn: 96\n  kv_heads: 4\n";
+  CHECK(grid::layout_problems(parse_deck(gqa + "parallel:\n  t: 2\n", "l.yaml"), 2).empty());
+  CHECK(grid::layout_problems(parse_deck(gqa + "parallel:\n  t: 12\n  sp: false\n", "l.yaml"), 12).empty());
+  CHECK(only_problem(gqa + "parallel:\n  t: 6\n", 6) ==
+        "l.yaml: parallel.t=6: must divide model.kv_heads=4 or be a multiple of it");
 }
 
 TEST_CASE("a deck breaking several rules gets every message", "[grid]") {

@@ -4,8 +4,10 @@
 // (gradients crossing a block boundary through the residual stream), with the default
 // blockwise attention core, and the one-block model again with full attention; the
 // two-block model with llama-tiny's block parts (RMSNorm, SwiGLU, no biases), and with
-// each part alone; with rotary positions (model.positions=rope). Every parameter is checked, tensor by tensor. Bound: relative error
-// < 1e-6 per tensor.
+// each part alone; with rotary positions (model.positions=rope); grouped-query attention
+// (model.kv_heads) with 4 query heads sharing 2 and 1 key/value heads, blockwise and
+// full. Every parameter is checked, tensor by tensor. Bound: relative error < 1e-6 per
+// tensor.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -23,10 +25,14 @@ namespace {
 constexpr double kStep = 1e-5;
 // norm, mlp, bias: the block's parts (model.norm, model.mlp, model.bias); positions:
 // model.positions (rope: no position table, q and k turned; theta small so that the
-// few positions turn by sizeable angles).
+// few positions turn by sizeable angles); heads, kv_heads: 0 keeps fd_model's 2 heads
+// (multi-head attention).
 void check_model(int layers, const char* attention = "blockwise", const char* norm = "layernorm",
-                 const char* mlp = "gelu", const char* bias = "true", const char* positions = "learned") {
+                 const char* mlp = "gelu", const char* bias = "true", const char* positions = "learned",
+                 int heads = 0, int kv_heads = 0) {
   ModelConfig m = test::fd_model(11, 5, 12, layers);
+  if (heads > 0) m.heads = heads;
+  m.kv_heads = kv_heads;
   m.attention = attention;
   m.norm = norm, m.mlp = mlp, m.bias = bias;
   m.positions = positions, m.rope_theta = 7;
@@ -75,6 +81,13 @@ TEST_CASE("one block with each of RMSNorm, SwiGLU, no biases alone: every parame
   check_model(1, "blockwise", "rmsnorm");
   check_model(1, "blockwise", "layernorm", "swiglu");
   check_model(1, "blockwise", "layernorm", "gelu", "false");
+}
+
+TEST_CASE("grouped-query attention (4 query heads, 2 and 1 key/value heads): every parameter gradient",
+          "[model][grad][gqa]") {
+  check_model(2, "blockwise", "rmsnorm", "swiglu", "false", "rope", 4, 2);
+  check_model(1, "blockwise", "layernorm", "gelu", "true", "learned", 4, 1);
+  check_model(1, "full", "layernorm", "gelu", "true", "learned", 4, 2);
 }
 
 // The embedding's backward reads the forward's token ids again. A caller that passes a

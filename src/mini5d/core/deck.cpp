@@ -94,6 +94,9 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
       (d.model.d_model / d.model.heads) % 2 != 0)
     bad("model.positions", "rope turns pairs of a head's columns: model.d_model / model.heads must be even, got " +
                                std::to_string(d.model.d_model / d.model.heads));
+  if (d.model.kv_heads > 0 && d.model.heads % d.model.kv_heads != 0)
+    bad("model.kv_heads", "must divide model.heads=" + std::to_string(d.model.heads) +
+                              " (0 for heads), got " + std::to_string(d.model.kv_heads));
   // The kernels index a micro-batch's token rows with 32-bit integers (every larger
   // size, such as heads x seq^2 of the attention scores, is 64-bit).
   if (std::int64_t(d.train.micro_batch) * d.model.seq > std::numeric_limits<int>::max())

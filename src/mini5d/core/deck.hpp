@@ -21,6 +21,9 @@ struct ModelConfig {
   int d_model = 128;
   int layers = 4;
   int heads = 4;
+  // Key/value heads (grouped-query attention: query head h reads key/value head
+  // h / (heads/kv_heads)); must divide heads. 0: heads (multi-head attention).
+  int kv_heads = 0;
   int seq = 64;
   int ffn = 512;
   int experts = 0;  // 0: dense MLP; > 0: mixture of experts (expert axis)
@@ -37,6 +40,7 @@ struct ModelConfig {
   // base rope_theta (kernels/rope.hpp), which has no parameters.
   std::string positions = "learned";  // learned | rope
   double rope_theta = 10000;
+  int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 struct ParallelConfig {

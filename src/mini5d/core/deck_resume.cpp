@@ -17,7 +17,7 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
   static const std::vector<std::pair<std::string, ResumeClass>> t = {
       // The model's shape and routing: the weights in the file are only this model's.
       {"model.vocab", C::MustMatch}, {"model.d_model", C::MustMatch}, {"model.layers", C::MustMatch},
-      {"model.heads", C::MustMatch}, {"model.seq", C::MustMatch}, {"model.ffn", C::MustMatch},
+      {"model.heads", C::MustMatch}, {"model.kv_heads", C::MustMatch}, {"model.seq", C::MustMatch}, {"model.ffn", C::MustMatch},
       {"model.experts", C::MustMatch}, {"model.top_k", C::MustMatch}, {"model.moe_every", C::MustMatch},
       {"model.capacity_factor", C::MustMatch}, {"model.tie_embeddings", C::MustMatch},
       {"model.norm", C::MustMatch}, {"model.mlp", C::MustMatch}, {"model.bias", C::MustMatch},

@@ -79,6 +79,7 @@ const std::vector<Field>& schema() {
       int_field("model", "d_model", &Deck::model, &ModelConfig::d_model, 1, 65536, "residual width"),
       int_field("model", "layers", &Deck::model, &ModelConfig::layers, 1, 1024, "transformer blocks"),
       int_field("model", "heads", &Deck::model, &ModelConfig::heads, 1, 1024, "attention heads; must divide d_model"),
+      int_field("model", "kv_heads", &Deck::model, &ModelConfig::kv_heads, 0, 1024, "key/value heads (grouped-query attention: query head h reads key/value head h / (heads/kv_heads)); must divide heads; 0 (default) is heads, multi-head attention"),
       int_field("model", "seq", &Deck::model, &ModelConfig::seq, 1, 1 << 20, "tokens per sequence (context length)"),
       int_field("model", "ffn", &Deck::model, &ModelConfig::ffn, 1, 1 << 20, "MLP hidden width (GPT-2 uses 4*d_model)"),
       int_field("model", "experts", &Deck::model, &ModelConfig::experts, 0, 1 << 16, "experts per MoE layer; 0 for a dense MLP"),

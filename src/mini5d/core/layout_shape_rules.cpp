@@ -19,6 +19,10 @@ std::vector<std::string> layout_shape_problems(const ModelShape& m, const Layout
   // embedding and cross-entropy); sequence parallelism splits the sequence over t. The
   // vocabulary is padded to a multiple of t (core/vocab_padding.hpp), so it needs no rule.
   must_divide("t", l.t, "model.heads", m.heads);
+  // Grouped-query attention splits the key/value heads over t too (each rank holds
+  // whole ones), or with t > kv_heads replicates each over t/kv_heads ranks.
+  if (m.kv_heads > 0 && m.kv_heads != m.heads && m.kv_heads % l.t != 0 && l.t % m.kv_heads != 0)
+    bad("t", l.t, "must divide model.kv_heads=" + n(m.kv_heads) + " or be a multiple of it");
   must_divide("t", l.t, "model.ffn", m.ffn);
   if (l.sp && l.t > 1 && m.seq % l.t != 0)
     bad("t", l.t, "must divide model.seq=" + n(m.seq) +

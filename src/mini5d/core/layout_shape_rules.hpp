@@ -25,6 +25,7 @@ struct LayoutShape {
 struct ModelShape {
   long long heads = 0, ffn = 0, layers = 0, seq = 0;  // (any vocabulary is padded to fit t)
   long long experts = 0;  // 0: dense
+  long long kv_heads = 0;  // key/value heads (grouped-query attention); 0: heads
 };
 
 // One line per broken rule, "parallel.t=2: must divide model.heads=3"; empty when the

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Causal multi-head self-attention on a fused QKV activation.
 //
-// qkv is [B*T, 3*D] (Q | K | V, head h in columns h*hd .. h*hd+hd of each third).
+// qkv is [B*T, (H + 2*Hkv)*hd] (Q | K | V: H query heads, Hkv key/value heads each,
+// head h in columns h*hd .. h*hd+hd of its part). Grouped-query attention (Hkv < H,
+// Ainslie et al. 2023): query head h reads key/value head h / (H/Hkv). With the
+// (batch, head) index bh = b*H + h of a query matrix, its key/value matrix is
+// bh / (H/Hkv) = b*Hkv + h/(H/Hkv), so the kernels below take k and v as
+// [B*Hkv, T, hd] and find the group from the extents; Hkv = H is plain multi-head
+// attention, the same products in the same order.
 // The forward permutes it to contiguous [B*H, T, hd] tensors so that each (batch,
 // head) is a plain row-major matrix for the BLAS, computes the scores
 // S = Q K^T / sqrt(hd) (the scale is the product's alpha), applies the causal mask and
@@ -37,8 +43,11 @@ constexpr int kAttBlock = 64;  // queries per causal block
 
 struct AttentionShape {
   int batch, seq, heads, head_dim;
+  int kv_heads = 0;  // key/value heads; 0: heads (multi-head attention)
   KOKKOS_INLINE_FUNCTION int d_model() const { return heads * head_dim; }  // called in device functors
+  KOKKOS_INLINE_FUNCTION int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
+
 
 // Rows [r0, r0 + n), columns [c0, c1) of (batch, head) bh of P [B*H, T, T]: a
 // LayoutRight view whose row stride is T (the BLAS's leading dimension).
@@ -67,9 +76,10 @@ KOKKOS_INLINE_FUNCTION int causal_row_end(int t, int T, int block) {
   return e < T ? e : T;
 }
 
-// Copies between qkv-style rows [B*T, n*D] and head tensors [B*H, T, hd]: a team per
-// token row, a thread per (tensor, head), lanes over the head's elements. to_heads:
-// rows -> heads, else heads -> rows.
+// Copies between qkv-style rows [B*T, (H + 2*Hkv)*hd] (or [B*T, H*hd] for one tensor)
+// and head tensors [B*H, T, hd] (k, v: [B*Hkv, T, hd]): a team per token row, a thread
+// per (tensor, head), lanes over the head's elements. to_heads: rows -> heads, else
+// heads -> rows.
 template <class S>
 struct HeadPermute {
   static constexpr int kMax = 3;
@@ -79,12 +89,14 @@ struct HeadPermute {
   AttentionShape s;
   bool to_heads;
   KOKKOS_INLINE_FUNCTION void operator()(const TeamMember& tm) const {
-    const int r = tm.league_rank(), T = s.seq, H = s.heads, hd = s.head_dim, D = s.d_model();
+    const int r = tm.league_rank(), T = s.seq, H = s.heads, Hkv = s.kv(), hd = s.head_dim;
     const int b = r / T, t = r % T;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, n * H), [&](const int wh) {
-      const int which = wh / H, h = wh % H;
-      S* hp = heads[which] + (std::int64_t(b * H + h) * T + t) * hd;
-      S* rp = &rows(r, which * D + h * hd);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, n == 1 ? H : H + 2 * Hkv), [&](const int wh) {
+      // Query heads first, then the key heads, then the value heads (the rows' order).
+      const int which = wh < H ? 0 : 1 + (wh - H) / Hkv, h = wh < H ? wh : (wh - H) % Hkv;
+      const int nh = which == 0 ? H : Hkv;
+      S* hp = heads[which] + (std::int64_t(b * nh + h) * T + t) * hd;
+      S* rp = &rows(r, (which == 0 ? 0 : H + (which - 1) * Hkv) * hd + h * hd);
       if (to_heads)
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd), [&](const int i) { hp[i] = rp[i]; });
       else
@@ -95,12 +107,12 @@ struct HeadPermute {
 
 template <class S>
 void permute_heads(const char* name, HeadPermute<S> f) {
-  const double elems = double(f.rows.extent(0)) * f.n * f.s.d_model();
+  const double elems = double(f.rows.extent(0)) * (f.n == 1 ? f.s.heads : f.s.heads + 2 * f.s.kv()) * f.s.head_dim;
   prof::Scope ps(prof::Family::attention, 0.0, 2.0 * double(sizeof(S)) * elems);
   Kokkos::parallel_for(name, teams(f.rows.extent(0)), f);
 }
 
-// qkv [B*T, 3D] -> q, k, v [B*H, T, hd]
+// qkv [B*T, (H + 2*Hkv)*hd] -> q [B*H, T, hd], k, v [B*Hkv, T, hd]
 template <class S>
 void attention_split_heads(Ten3U<S> q, Ten3U<S> k, Ten3U<S> v, CMatU<S> qkv, AttentionShape s) {
   // The functor writes through `rows` only when merging; splitting reads it.
@@ -108,7 +120,7 @@ void attention_split_heads(Ten3U<S> q, Ten3U<S> k, Ten3U<S> v, CMatU<S> qkv, Att
   permute_heads<S>("mini5d::kernels::attention_split_heads", {{q.data(), k.data(), v.data()}, 3, rows, s, true});
 }
 
-// Inverse of split_heads for gradients: dq, dk, dv [B*H, T, hd] -> dqkv [B*T, 3D].
+// Inverse of split_heads for gradients: dq, dk, dv -> dqkv [B*T, (H + 2*Hkv)*hd].
 template <class S>
 void attention_merge_heads_qkv(MatU<S> dqkv, CTen3U<S> dq, CTen3U<S> dk, CTen3U<S> dv,
                                AttentionShape s) {
@@ -195,7 +207,7 @@ void causal_gemm_work(int T, int block, int BH, double& flops, double& bytes, co
 template <class S>
 void attention_forward(Ten3U<S> y, Ten3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v, int block = kAttBlock) {
   const int BH = int(q.extent(0)), T = int(q.extent(1)), hd = int(q.extent(2)), nb = causal_blocks(T, block);
-  const int count = BH * nb;
+  const int count = BH * nb, g = kv_group(q, k);
   const S scale = S(1) / kmath::sqrt(S(hd));
   const CTen3U<S> pc = p;
   {
@@ -208,7 +220,7 @@ void attention_forward(Ten3U<S> y, Ten3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<
     batched_gemm<S>("mini5d::kernels::attention_scores", Op::N, Op::T, scale, S(0), count, KOKKOS_LAMBDA(const int i) {
       const int bh = i / nb;
       const CausalBlock c = causal_block(i % nb, block, T);
-      return GemmOperands<S>{head_rows<S>(q, bh, c.r0, c.n), head_rows<S>(k, bh, 0, c.end),
+      return GemmOperands<S>{head_rows<S>(q, bh, c.r0, c.n), head_rows<S>(k, bh / g, 0, c.end),
                              prob_block<S>(p, bh, c.r0, c.n, 0, c.end)};
     });
   }
@@ -223,7 +235,7 @@ void attention_forward(Ten3U<S> y, Ten3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<
     batched_gemm<S>("mini5d::kernels::attention_values", Op::N, Op::N, S(1), S(0), count, KOKKOS_LAMBDA(const int i) {
       const int bh = i / nb;
       const CausalBlock c = causal_block(i % nb, block, T);
-      return GemmOperands<S>{prob_block<S>(pc, bh, c.r0, c.n, 0, c.end), head_rows<S>(v, bh, 0, c.end),
+      return GemmOperands<S>{prob_block<S>(pc, bh, c.r0, c.n, 0, c.end), head_rows<S>(v, bh / g, 0, c.end),
                              head_rows<S>(y, bh, c.r0, c.n)};
     });
   }
@@ -232,12 +244,15 @@ void attention_forward(Ten3U<S> y, Ten3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<
 // Backward core: from dy, produce dq, dk, dv (overwritten). dp is a [B*H, T, T]
 // workspace. Query block i: dP_i = dY_i V[0:end]^T, dQ_i = scale dS_i K[0:end]. Key
 // block j: the queries that see it are rows [j*block, T), so dV_j = P[rows, j]^T dY[rows]
-// and dK_j = scale dS[rows, j]^T Q[rows].
+// and dK_j = scale dS[rows, j]^T Q[rows]. With grouped queries a key/value head's dK and
+// dV sum over its group's query heads: one batched product per member of the group (the
+// first overwrites, the others add), each over distinct outputs, so that no two
+// products of one launch write the same block.
 template <class S>
 void attention_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> dp, CTen3U<S> dy,
                         CTen3U<S> p, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v, int block = kAttBlock) {
   const int BH = int(q.extent(0)), T = int(q.extent(1)), hd = int(q.extent(2)), nb = causal_blocks(T, block);
-  const int count = BH * nb;
+  const int count = BH * nb, g = kv_group(q, k), kv_count = count / g;
   const S scale = S(1) / kmath::sqrt(S(hd));
   const CTen3U<S> dpc = dp;
   double flops = 0, bytes = 0;  // of the two passes, each
@@ -252,15 +267,17 @@ void attention_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> dp, CTen
     batched_gemm<S>("mini5d::kernels::attention_dprobs", Op::N, Op::T, S(1), S(0), count, KOKKOS_LAMBDA(const int i) {
       const int bh = i / nb;
       const CausalBlock c = causal_block(i % nb, block, T);
-      return GemmOperands<S>{head_rows<S>(dy, bh, c.r0, c.n), head_rows<S>(v, bh, 0, c.end),
+      return GemmOperands<S>{head_rows<S>(dy, bh, c.r0, c.n), head_rows<S>(v, bh / g, 0, c.end),
                              prob_block<S>(dp, bh, c.r0, c.n, 0, c.end)};
     });
-    batched_gemm<S>("mini5d::kernels::attention_dvalues", Op::T, Op::N, S(1), S(0), count, KOKKOS_LAMBDA(const int i) {
-      const int bh = i / nb;
-      const CausalBlock c = causal_block(i % nb, block, T);
-      return GemmOperands<S>{prob_block<S>(p, bh, c.r0, T - c.r0, c.r0, c.end), head_rows<S>(dy, bh, c.r0, T - c.r0),
-                             head_rows<S>(dv, bh, c.r0, c.n)};
-    });
+    for (int j = 0; j < g; ++j)
+      batched_gemm<S>("mini5d::kernels::attention_dvalues", Op::T, Op::N, S(1), S(j == 0 ? 0 : 1), kv_count,
+                      KOKKOS_LAMBDA(const int i) {
+                        const int kbh = i / nb, bh = kbh * g + j;
+                        const CausalBlock c = causal_block(i % nb, block, T);
+                        return GemmOperands<S>{prob_block<S>(p, bh, c.r0, T - c.r0, c.r0, c.end),
+                                               head_rows<S>(dy, bh, c.r0, T - c.r0), head_rows<S>(dv, kbh, c.r0, c.n)};
+                      });
   }
   causal_softmax_backward(dp, p, block);
   {
@@ -268,15 +285,17 @@ void attention_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<S> dp, CTen
     batched_gemm<S>("mini5d::kernels::attention_dqueries", Op::N, Op::N, scale, S(0), count, KOKKOS_LAMBDA(const int i) {
       const int bh = i / nb;
       const CausalBlock c = causal_block(i % nb, block, T);
-      return GemmOperands<S>{prob_block<S>(dpc, bh, c.r0, c.n, 0, c.end), head_rows<S>(k, bh, 0, c.end),
+      return GemmOperands<S>{prob_block<S>(dpc, bh, c.r0, c.n, 0, c.end), head_rows<S>(k, bh / g, 0, c.end),
                              head_rows<S>(dq, bh, c.r0, c.n)};
     });
-    batched_gemm<S>("mini5d::kernels::attention_dkeys", Op::T, Op::N, scale, S(0), count, KOKKOS_LAMBDA(const int i) {
-      const int bh = i / nb;
-      const CausalBlock c = causal_block(i % nb, block, T);
-      return GemmOperands<S>{prob_block<S>(dpc, bh, c.r0, T - c.r0, c.r0, c.end), head_rows<S>(q, bh, c.r0, T - c.r0),
-                             head_rows<S>(dk, bh, c.r0, c.n)};
-    });
+    for (int j = 0; j < g; ++j)
+      batched_gemm<S>("mini5d::kernels::attention_dkeys", Op::T, Op::N, scale, S(j == 0 ? 0 : 1), kv_count,
+                      KOKKOS_LAMBDA(const int i) {
+                        const int kbh = i / nb, bh = kbh * g + j;
+                        const CausalBlock c = causal_block(i % nb, block, T);
+                        return GemmOperands<S>{prob_block<S>(dpc, bh, c.r0, T - c.r0, c.r0, c.end),
+                                               head_rows<S>(q, bh, c.r0, T - c.r0), head_rows<S>(dk, kbh, c.r0, c.n)};
+                      });
   }
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The gradient's global-norm kernels: squares of a flat gradient buffer, split by class
 // in one pass (plain sharded tensors, tensors every tensor-parallel rank holds, expert
-// tensors: the optimizer weights each class by who else holds it), the plain sum of
+// tensors, key/value rows a key/value group shares: the optimizer weights each class by
+// who else holds it), the plain sum of
 // squares, clipping, and the count of non-finite values the step guard reads.
 // The buffer is cut into pieces of at most kNormPiece elements, each of one class; a
 // team sums a piece (kernels/team_reduce.hpp) and adds it to its class.
@@ -17,7 +18,7 @@
 
 namespace mini5d::kernels {
 
-constexpr int kNormClasses = 3;
+constexpr int kNormClasses = 4;
 constexpr std::int64_t kNormPiece = 4096;
 
 // One team's share of the buffer: [begin, begin + size), all of one class.
@@ -93,7 +94,9 @@ std::array<double, kNormClasses> class_squares(Kokkos::View<const NormPiece*, Me
         Kokkos::single(Kokkos::PerTeam(t), [&]() { acc.v[pc.cls] += part; });
       },
       Kokkos::Sum<ClassSums>(sums));
-  return {sums.v[0], sums.v[1], sums.v[2]};
+  std::array<double, kNormClasses> out{};
+  for (int k = 0; k < kNormClasses; ++k) out[std::size_t(k)] = sums.v[k];
+  return out;
 }
 
 // Sum of squares of g (a team per block of kNormPiece elements, blocks added in double).

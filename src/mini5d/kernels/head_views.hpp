@@ -23,4 +23,12 @@ KOKKOS_INLINE_FUNCTION MatU<S> head_rows(Ten3U<S> v, int bh, int r0, int n) {
   return Kokkos::subview(v, bh, Kokkos::make_pair(r0, r0 + n), Kokkos::ALL());
 }
 
+// Query heads per key/value head of [B*H, ., .] queries against [B*Hkv, ., .] keys
+// (grouped-query attention; 1 for multi-head): query matrix bh reads key/value matrix
+// bh / group, as bh = b*H + h and H = group*Hkv.
+template <class Q, class K>
+int kv_group(const Q& q, const K& k) {
+  return int(q.extent(0) / k.extent(0));
+}
+
 }  // namespace mini5d::kernels

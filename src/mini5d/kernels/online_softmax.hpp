@@ -13,7 +13,9 @@
 //
 //   dv += p^T dy,  ds = p * (dy v^T - delta) * scale,  dq += ds k,  dk += ds^T q.
 //
-// Tensors are [B*H, rows, hd] (one (batch, head) matrix per index, as in attention.hpp);
+// Tensors are [B*H, rows, hd] (one (batch, head) matrix per index, as in attention.hpp;
+// k, v, dk and dv [B*Hkv, rows, hd] with grouped queries: query matrix bh reads key/value
+// matrix bh / (H/Hkv), and dk, dv sum over the group, one batched product per member);
 // a block is rows [q0, q0 + n) of q against rows [k0, k0 + nk) of k and v. A block is
 // either full (every key precedes every query) or diagonal (the same rows: causal
 // within it, key j visible to query i iff j <= i; n = nk). Blocks wholly in the future
@@ -127,11 +129,12 @@ template <class S>
 void online_softmax_block(Ten3U<S> y, MatU<S> m, MatU<S> l, Ten3U<S> s, CTen3U<S> q, CTen3U<S> k,
                           CTen3U<S> v, BlockRows b) {
   const int BH = int(q.extent(0)), n = b.n, nk = b.nk, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
+  const int g = kv_group(q, k);
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
   {
     const auto ps = block_gemm_scope<S>(BH, b, hd);
     batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, nk), block_matrix<S>(s, bh, n, nk)};
+      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh / g, k0, nk), block_matrix<S>(s, bh, n, nk)};
     });
   }
   {
@@ -141,7 +144,7 @@ void online_softmax_block(Ten3U<S> y, MatU<S> m, MatU<S> l, Ten3U<S> s, CTen3U<S
   const CTen3U<S> sc = s;
   const auto ps = block_gemm_scope<S>(BH, b, hd);
   batched_gemm<S>("mini5d::kernels::online_softmax_values", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(sc, bh, n, nk), head_rows<S>(v, bh, k0, nk),
+    return GemmOperands<S>{block_matrix<S>(sc, bh, n, nk), head_rows<S>(v, bh / g, k0, nk),
                            head_rows<S>(y, bh, q0, n)};
   });
 }
@@ -205,17 +208,18 @@ void online_softmax_block_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<
                                    CMatU<S> lse, CMatU<S> delta, CTen3U<S> q, CTen3U<S> k, CTen3U<S> v,
                                    BlockRows b) {
   const int BH = int(q.extent(0)), n = b.n, nk = b.nk, q0 = b.q0, k0 = b.k0, hd = int(q.extent(2));
+  const int g = kv_group(q, k);
   const S scale = S(1) / kmath::sqrt(S(q.extent(2)));
   {
     const auto ps = block_gemm_scope<S>(BH, b, hd);
     batched_gemm<S>("mini5d::kernels::online_softmax_scores", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh, k0, nk), block_matrix<S>(s, bh, n, nk)};
+      return GemmOperands<S>{head_rows<S>(q, bh, q0, n), head_rows<S>(k, bh / g, k0, nk), block_matrix<S>(s, bh, n, nk)};
     });
   }
   {
     const auto ps = block_gemm_scope<S>(BH, b, hd);
     batched_gemm<S>("mini5d::kernels::online_softmax_dprobs", Op::N, Op::T, S(1), S(0), BH, KOKKOS_LAMBDA(const int bh) {
-      return GemmOperands<S>{head_rows<S>(dy, bh, q0, n), head_rows<S>(v, bh, k0, nk), block_matrix<S>(dp, bh, n, nk)};
+      return GemmOperands<S>{head_rows<S>(dy, bh, q0, n), head_rows<S>(v, bh / g, k0, nk), block_matrix<S>(dp, bh, n, nk)};
     });
   }
   {
@@ -224,18 +228,23 @@ void online_softmax_block_backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, Ten3U<
   }
   const CTen3U<S> sc = s, dpc = dp;
   const auto ps = block_gemm_scope<S>(BH, b, 3 * hd);  // dV, dQ and dK: three products
-  batched_gemm<S>("mini5d::kernels::online_softmax_dvalues", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(sc, bh, n, nk), head_rows<S>(dy, bh, q0, n),
-                           head_rows<S>(dv, bh, k0, nk)};
-  });
+  const int KBH = BH / g;  // key/value matrices: one product per group member over them
+  for (int j = 0; j < g; ++j)
+    batched_gemm<S>("mini5d::kernels::online_softmax_dvalues", Op::T, Op::N, S(1), S(1), KBH,
+                    KOKKOS_LAMBDA(const int kbh) {
+                      return GemmOperands<S>{block_matrix<S>(sc, kbh * g + j, n, nk),
+                                             head_rows<S>(dy, kbh * g + j, q0, n), head_rows<S>(dv, kbh, k0, nk)};
+                    });
   batched_gemm<S>("mini5d::kernels::online_softmax_dqueries", Op::N, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(dpc, bh, n, nk), head_rows<S>(k, bh, k0, nk),
+    return GemmOperands<S>{block_matrix<S>(dpc, bh, n, nk), head_rows<S>(k, bh / g, k0, nk),
                            head_rows<S>(dq, bh, q0, n)};
   });
-  batched_gemm<S>("mini5d::kernels::online_softmax_dkeys", Op::T, Op::N, S(1), S(1), BH, KOKKOS_LAMBDA(const int bh) {
-    return GemmOperands<S>{block_matrix<S>(dpc, bh, n, nk), head_rows<S>(q, bh, q0, n),
-                           head_rows<S>(dk, bh, k0, nk)};
-  });
+  for (int j = 0; j < g; ++j)
+    batched_gemm<S>("mini5d::kernels::online_softmax_dkeys", Op::T, Op::N, S(1), S(1), KBH,
+                    KOKKOS_LAMBDA(const int kbh) {
+                      return GemmOperands<S>{block_matrix<S>(dpc, kbh * g + j, n, nk),
+                                             head_rows<S>(q, kbh * g + j, q0, n), head_rows<S>(dk, kbh, k0, nk)};
+                    });
 }
 
 }  // namespace mini5d::kernels

@@ -13,7 +13,7 @@ namespace mini5d::model {
 namespace k = mini5d::kernels;
 
 namespace {
-k::AttentionShape shape_of(const Dims& d) { return {d.batch, d.seq, d.heads, d.head_dim}; }
+k::AttentionShape shape_of(const Dims& d) { return {d.batch, d.seq, d.heads, d.head_dim, d.kv_heads}; }
 
 // q, k, v from qkv (q and k turned by their positions with model.positions=rope), then
 // the causal core: on this rank's whole sequences (blockwise,
@@ -35,7 +35,7 @@ void core_only(Context<S>& ctx, CoreActs<S>& c, CMatU<S> qkv) {
     k::attention_forward<S>(c.y, c.p, c.q, c.k, c.v);
 }
 
-// The causal core on this rank's heads: qkv [N, 3D/t] -> att_merged [N, D/t].
+// The causal core on this rank's heads: qkv [N, (H + 2*Hkv)*hd/t] -> att_merged [N, D/t].
 template <class S>
 void core_forward(Context<S>& ctx, AttentionActs<S>& a) {
   core_only<S>(ctx, a.core, a.qkv);

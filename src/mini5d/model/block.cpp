@@ -78,8 +78,8 @@ template <class S>
 void CoreActs<S>::allocate(Alloc& al, const Dims& d) {
   const int BH = d.att_rows(), T = d.seq, hd = d.head_dim;
   q = al.ten<S>("mini5d::model::q", BH, T, hd);
-  k = al.ten<S>("mini5d::model::k", BH, T, hd);
-  v = al.ten<S>("mini5d::model::v", BH, T, hd);
+  k = al.ten<S>("mini5d::model::k", d.att_kv_rows(), T, hd);
+  v = al.ten<S>("mini5d::model::v", d.att_kv_rows(), T, hd);
   if (d.keeps_probs())
     p = al.ten<S>("mini5d::model::att_probs", BH, T, T);
   else
@@ -94,7 +94,7 @@ void BlockActs<S>::allocate(Alloc& al, const Dims& d, bool with_core, bool dense
   ln1 = al.mat<S>("mini5d::model::ln1", R, D);
   ln1_mean = al.vec<S>("mini5d::model::ln1_mean", stats);
   ln1_rstd = al.vec<S>("mini5d::model::ln1_rstd", R);
-  attn.qkv = al.mat<S>("mini5d::model::qkv", N, 3 * d.heads * d.head_dim);
+  attn.qkv = al.mat<S>("mini5d::model::qkv", N, d.qkv_width());
   if (with_core) attn.core.allocate(al, d);
   attn.att_merged = al.mat<S>("mini5d::model::att_merged", N, d.heads * d.head_dim);
   res2 = al.mat<S>("mini5d::model::res2", R, D);

@@ -41,6 +41,8 @@ Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp:
   d.d_model = cfg.d_model;
   d.head_dim = cfg.d_model / cfg.heads;
   d.heads = cfg.heads / t;
+  // Whole key/value heads; with t > kv_heads the one its query heads read (replicated).
+  d.kv_heads = std::max(1, cfg.kv_head_count() / t);
   d.ffn = cfg.ffn / t;
   // Rows of the padded vocabulary (core/vocab_padding.hpp); padding comes last, so only
   // the last ranks hold any.
@@ -57,13 +59,13 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   const int BH = d.att_rows(), T = d.seq, hd = d.head_dim;
   w.dres = a.mat<S>("mini5d::model::dres", R, D);
   w.dln = a.mat<S>("mini5d::model::dln", R, D);
-  w.dqkv = a.mat<S>("mini5d::model::dqkv", N, 3 * Dt);
+  w.dqkv = a.mat<S>("mini5d::model::dqkv", N, d.qkv_width());
   w.datt_merged = a.mat<S>("mini5d::model::datt_merged", N, Dt);
   w.dfc = a.mat<S>("mini5d::model::dfc", N, d.fc_width());
   w.dfc_gelu = a.mat<S>("mini5d::model::dfc_gelu", N, d.ffn);
   w.dq = a.ten<S>("mini5d::model::dq", BH, T, hd);
-  w.dk = a.ten<S>("mini5d::model::dk", BH, T, hd);
-  w.dv = a.ten<S>("mini5d::model::dv", BH, T, hd);
+  w.dk = a.ten<S>("mini5d::model::dk", d.att_kv_rows(), T, hd);
+  w.dv = a.ten<S>("mini5d::model::dv", d.att_kv_rows(), T, hd);
   w.dy = a.ten<S>("mini5d::model::dy", BH, T, hd);
   // Full attention's probability gradient, or blockwise attention's tile buffers (ring
   // attention has its own).
@@ -171,7 +173,7 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
   ctx_.region.gathered = ctx_.ws.gathered;
   if (split.c > 1) {
     const Dims& d = ctx_.dims;
-    ring_ = std::make_unique<cp::RingAttention<S>>(*par.cp, split, d.att_rows(), d.seq, d.head_dim);
+    ring_ = std::make_unique<cp::RingAttention<S>>(*par.cp, split, d.att_rows(), d.seq, d.head_dim, d.att_kv_rows());
     ctx_.ring = ring_.get();
     ctx_.cp = par.cp;
     work.bytes += ring_->workspace_bytes();

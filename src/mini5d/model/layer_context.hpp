@@ -49,10 +49,13 @@ struct Dims {
   int rows = 1, row_begin = 0;    // token rows held outside tensor-parallel regions
   int d_model = 1, head_dim = 1;
   int heads = 1;                  // this rank's heads (H / t)
+  int kv_heads = 1;               // this rank's key/value heads (Hkv / t; heads without GQA)
   int ffn = 1;                    // this rank's MLP width (F / t)
   int vocab = 1, vocab_begin = 0; // this rank's vocabulary rows (of the padded vocabulary)
   int vocab_valid = 1;            // how many of them are the model's, not padding
   int att_rows() const { return batch * heads; }  // (batch, head) matrices
+  int att_kv_rows() const { return batch * kv_heads; }  // (batch, key/value head) matrices
+  int qkv_width() const { return (heads + 2 * kv_heads) * head_dim; }  // columns of the fused QKV
   int fc_width() const { return swiglu ? 2 * ffn : ffn; }  // columns of the MLP's first GEMM
   // The core keeps the T x T probabilities: full attention on whole sequences. Blockwise
   // (c = 1) and ring attention (c > 1) keep a log-sum-exp per query row instead.
@@ -79,7 +82,8 @@ struct Alloc {
   }
 };
 
-// What the attention core keeps: q, k, v and y as [B*H, T, hd], and probabilities
+// What the attention core keeps: q and y as [B*H, T, hd], k and v as [B*Hkv, T, hd]
+// (Hkv: key/value heads, H without grouped queries), and probabilities
 // [B*H, T, T] (full attention) or, for blockwise (c = 1) and ring attention (c > 1),
 // the log-sum-exp of each query row [B*H, T] (T: local tokens).
 template <class S>
@@ -91,7 +95,7 @@ struct CoreActs {
 
 template <class S>
 struct AttentionActs {
-  Mat<S> qkv, att_merged;  // [N, 3D/t], [N, D/t]
+  Mat<S> qkv, att_merged;  // [N, (H + 2*Hkv)*hd/t], [N, D/t]
   CoreActs<S> core;
 };
 
@@ -116,7 +120,7 @@ struct BlockActs {
 template <class S>
 struct Workspace {
   Mat<S> dres, dln;                  // [rows, D]: dL/d(residual stream), dL/d(LayerNorm output)
-  Mat<S> dqkv, datt_merged;          // [N, 3D/t], [N, D/t]
+  Mat<S> dqkv, datt_merged;          // [N, (H + 2*Hkv)*hd/t], [N, D/t]
   Mat<S> dfc, dfc_gelu;              // [N, F/t] (dfc: [N, 2F/t] with SwiGLU)
   Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients (dp: full attention only)
   kernels::BlockwiseWork<S> tiles;   // blockwise attention's tile buffers (c = 1 only)

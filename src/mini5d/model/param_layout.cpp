@@ -27,6 +27,11 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   // row blocks, so that a rank's gate and up rows are one GEMM (model.mlp).
   const bool bias = m.bias == "true", norm_bias = bias && m.norm != "rmsnorm", swiglu = m.mlp == "swiglu";
   const std::int64_t F_in = swiglu ? 2 * F : F;  // rows of the MLP's first matrix
+  // The fused QKV's row blocks: the query heads', then the key and the value heads'
+  // (grouped-query attention: fewer key/value heads, model.kv_heads).
+  const std::int64_t hd = D / m.heads, Dkv = std::int64_t(m.kv_head_count()) * hd;
+  qkv_blocks_ = {D, Dkv, Dkv};
+  kv_heads_ = m.kv_head_count(), head_dim_ = hd;
   const char* fc = swiglu ? "gate_up" : "fc";
   auto norm = [&](const std::string& n) {
     add(n + ".weight", {D}, Split::none, Init::Ones, 0, false, false);
@@ -40,8 +45,8 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   for (int l = 0; l < m.layers; ++l) {
     const std::string b = "blocks." + std::to_string(l) + ".";
     norm(b + "ln1");
-    add(b + "attn.qkv.weight", {3 * D, D}, Split::qkv_rows, Init::Normal, std0, true, true);
-    if (bias) add(b + "attn.qkv.bias", {3 * D}, Split::qkv_rows, Init::Zeros, 0, false, false);
+    add(b + "attn.qkv.weight", {D + 2 * Dkv, D}, Split::qkv_rows, Init::Normal, std0, true, true);
+    if (bias) add(b + "attn.qkv.bias", {D + 2 * Dkv}, Split::qkv_rows, Init::Zeros, 0, false, false);
     add(b + "attn.proj.weight", {D, D}, Split::cols, Init::Normal, std_res, true, true);
     if (bias) add(b + "attn.proj.bias", {D}, Split::none, Init::Zeros, 0, false, false);
     norm(b + "ln2");
@@ -170,15 +175,32 @@ void ParamLayout::add(const std::string& name, std::vector<std::int64_t> shape, 
     t.shape[1] = p.extent[1];
   } else {  // fused QKV (three row blocks: q, k, v) or SwiGLU's gate and up (two): this
             // rank's rows of each block, one piece per block
-    const int k_blocks = split == Split::qkv_rows ? 3 : 2;
-    const std::int64_t block = shape[0] / k_blocks, part = block / n;
-    for (int k = 0; k < k_blocks; ++k) {
+    const std::vector<std::int64_t> blocks =
+        split == Split::qkv_rows ? qkv_blocks_ : std::vector<std::int64_t>(2, shape[0] / 2);
+    // With more tensor ranks than key/value heads (t > kv_heads) each rank holds the one
+    // key/value head its query heads read, head r / (t/kv_heads), shared with the other
+    // t/kv_heads - 1 ranks of its group (Megatron's replication).
+    const bool replicate = split == Split::qkv_rows && n > kv_heads_;
+    const std::int64_t replicas = replicate ? n / kv_heads_ : 1;
+    const std::int64_t row = shape.size() > 1 ? shape[1] : 1;
+    std::int64_t start = 0;
+    t.shape[0] = 0;
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const bool kv = replicate && k > 0;
+      const std::int64_t part = kv ? head_dim_ : blocks[k] / n;
       Piece p = whole;
       p.extent[0] = part;
-      p.offset[0] = k * block + r * part;
+      p.offset[0] = start + (kv ? r / replicas : r) * part;
       t.pieces.push_back(p);
+      t.shape[0] += part;
+      start += blocks[k];
     }
-    t.shape[0] = k_blocks * part;
+    if (replicate) {
+      t.replicas = int(replicas), t.replica = int(r % replicas);
+      t.shared_from = blocks[0];
+      t.shared_begin = t.pieces[0].extent[0] * row;
+      t.shared_end = t.shared_begin + 2 * head_dim_ * row;
+    }
   }
   t.replicated = n == 1 || split == Split::none;
   t.offset = total_;

@@ -10,7 +10,8 @@
 // QKV by heads, MLP fc, the vocab-parallel embedding and LM head) keep rows r*n/t ..
 // of the logical tensor; row-parallel weights (attention and MLP projections) keep
 // columns; LayerNorms, row-parallel biases and the position embedding are replicated.
-// The fused QKV keeps three row blocks (its heads' q, k and v rows), SwiGLU's fused gate
+// The fused QKV keeps three row blocks (its heads' q, k and v rows; the k and v blocks
+// are kv_heads heads each with grouped-query attention), SwiGLU's fused gate
 // and up two (its gate rows, then its up rows): a local tensor is a list of rectangular
 // pieces of the logical one, stored one after the other. Which tensors exist follows
 // model.norm, model.mlp and model.bias (no bias tensors when bias=false or for RMSNorm)
@@ -54,6 +55,12 @@ struct TensorSpec {
   // and LM head hold the padded vocabulary (core/vocab_padding.hpp): rows from
   // stored_rows on are padding, zero, outside checkpoints and the parameter checksum.
   std::int64_t stored_rows = -1;
+  // Grouped-query attention with t > kv_heads: the fused QKV's K/V rows (global rows
+  // from shared_from on; this part's elements [shared_begin, shared_end)) are one key/value
+  // head's, held whole by `replicas` tensor ranks; their gradients are summed over them
+  // and replica 0 writes them (checkpoints, checksum).
+  int replicas = 1, replica = 0;
+  std::int64_t shared_from = 0, shared_begin = 0, shared_end = 0;
   std::int64_t size() const {
     std::int64_t n = 1;
     for (auto e : shape) n *= e;
@@ -134,6 +141,8 @@ class ParamLayout {
   int tp_size_ = 1, tp_rank_ = 0, ep_size_ = 1, ep_rank_ = 0;
   std::vector<int> local_of_;  // [global unit] -> index in units_, or -1
   std::int64_t expert_begin_ = -1;  // flat offset of the open unit's first expert tensor
+  std::vector<std::int64_t> qkv_blocks_;  // rows of the fused QKV's q, k and v blocks
+  std::int64_t kv_heads_ = 1, head_dim_ = 1;
 };
 
 }  // namespace mini5d::model

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Views of the model's parameter (or gradient) tensors inside a flat buffer: one set
 // per block and one for the tensors outside the blocks. Shapes are this rank's part
-// (ParamLayout): under tensor parallelism qkv_w is [3D/t, D], proj_w [D, D/t], ...
+// (ParamLayout): under tensor parallelism qkv_w is [(H + 2*Hkv)*hd/t, D], proj_w [D, D/t], ...
 // A tensor the model does not have (model.bias=false; a norm's bias with RMSNorm) is an
 // empty view, which the kernels skip.
 #pragma once

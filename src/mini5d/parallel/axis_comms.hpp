@@ -11,6 +11,8 @@
 //   cp         the c ring                      ring attention
 //   ep         the expert-parallel group e x t dispatch and combine all-to-alls
 //   pp         the p group                     pipeline boundaries
+//   tp (kv)    t/kv_heads consecutive t ranks  grouped-query attention with t > kv_heads:
+//                                              the shared key/value rows' gradients
 #pragma once
 #include <memory>
 
@@ -35,7 +37,9 @@ class AxisComms {
         pp_(grid.axis(grid::Axis::p), "pp", transport),
         tensor_(tp_),
         ring_(cp_),
-        experts_(ep_) {}
+        experts_(ep_),
+        transport_(transport),
+        t_group_(grid.axis(grid::Axis::t).get()) {}
   AxisComms(const AxisComms&) = delete;
   AxisComms& operator=(const AxisComms&) = delete;
 
@@ -51,12 +55,28 @@ class AxisComms {
   tp::TpComm& tensor() { return tensor_; }
   cp::CpComm& ring() { return ring_; }
   ep::EpComm& experts() { return experts_; }
+  // The key/value group of grouped-query attention with t > kv_heads: the `replicas`
+  // consecutive tensor ranks that hold the same key/value head, accounted under "tp"
+  // like the rest of the t axis's traffic.                  collective over the t group
+  tp::TpComm& split_kv_group(int replicas) {
+    MPI_Comm sub = MPI_COMM_NULL;
+    int r = 0;
+    MPI_Comm_rank(t_group_, &r);
+    MPI_Comm_split(t_group_, r / replicas, r, &sub);
+    kv_ = std::make_unique<comm::Communicator>(grid::CommHandle(sub), "tp", transport_);
+    kv_tensor_ = std::make_unique<tp::TpComm>(*kv_);
+    return *kv_tensor_;
+  }
 
  private:
   comm::Communicator world_, dp_, dp_expert_, tp_, cp_, ep_, pp_;
   tp::TpComm tensor_;
   cp::CpComm ring_;
   ep::EpComm experts_;
+  comm::Transport transport_;
+  MPI_Comm t_group_;
+  std::unique_ptr<comm::Communicator> kv_;
+  std::unique_ptr<tp::TpComm> kv_tensor_;
 };
 
 }  // namespace mini5d::parallel

@@ -67,7 +67,14 @@ std::vector<StageUnit> stage_units(const ModelDesc& m, const Layout& l, int stag
     if (vs == 0) out.push_back({j, c.token_embedding / t + c.position_embedding, 0, c.position_embedding});
     const long long first = first_block_of(split, vs);
     for (long long b = first; b < first + split[std::size_t(vs)]; ++b) {
-      StageUnit u{j, c.attn_sharded / t + c.attn_replicated, 0, c.attn_replicated};
+      StageUnit u{j, c.attn_sharded / t + c.attn_replicated + m.kv_replicated_params(l.t), 0, c.attn_replicated};
+      if (m.kv_shared_params(l.t) > 0) {
+        // The unit holds its replicated run, then the QKV weight (D/t query rows, then the
+        // shared rows), then the QKV bias likewise.
+        const double D = double(m.d_model), q_rows = D / t, qkv_rows = q_rows + 2 * m.local_kv_width(l.t);
+        u.kv_weight_at = u.replicated + q_rows * D;
+        if (m.bias) u.kv_bias_at = u.replicated + qkv_rows * D + q_rows;
+      }
       if (m.moe() && (b + 1) % moe_every == 0) {
         u.dense += c.router;
         u.replicated += c.router;
@@ -122,9 +129,28 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
       }
       a.tp_grads = 4 * rep;
     }
+    // Grouped-query attention with t > kv_heads: the shared key/value rows' gradients,
+    // summed over the t/kv_heads ranks that hold them; from ZeRO 2 on, those in the
+    // rank's part of the unit.
+    const double rows = 2 * m.local_kv_width(l.t);
+    for (const StageUnit& u : units) {
+      if (u.kv_weight_at < 0) continue;
+      if (l.zero <= 1 || l.dense_group() <= 1) {
+        a.tp_grads += 4 * m.kv_shared_params(l.t);
+        continue;
+      }
+      const Span part = even_part(std::int64_t(u.dense), l.dense_group(), dense_rank);
+      auto in_part = [&](double at, double n) {
+        const std::int64_t b = std::int64_t(at), e = std::int64_t(at + n);
+        return double(std::max<std::int64_t>(0, std::min(part.end, e) - std::max(part.begin, b)));
+      };
+      a.tp_grads += 4 * in_part(u.kv_weight_at, rows * D);
+      if (u.kv_bias_at >= 0) a.tp_grads += 4 * in_part(u.kv_bias_at, rows);
+    }
   }
   if (l.c > 1) {
-    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * (D / l.t) * elem;
+    // K and V of the key/value heads (grouped-query attention: kv_heads of them).
+    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * m.local_kv_width(l.t) * elem;
     const double hops = (l.recompute == Recompute::none ? 3 : 4) * (l.c - 1.0);
     a.cp_activations = mb * (s.dense + s.moe) * hops * block;
   }

@@ -76,6 +76,10 @@ StageBlocks stage_blocks(const ModelDesc& m, const Layout& l, int stage, int moe
 struct StageUnit {
   int chunk = 0;
   double dense = 0, expert = 0, replicated = 0;
+  // Grouped-query attention with t > kv_heads: where the key/value rows the rank shares
+  // start in the unit, of the QKV weight and of its bias (after the replicated run and
+  // the query rows: model/param_layout.cpp); -1 where there are none.
+  double kv_weight_at = -1, kv_bias_at = -1;
 };
 // Times each of pipeline rank `stage`'s local units is gathered in one optimizer step
 // with ZeRO 3: its schedule replayed through the runtime's two-buffer rule

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // GEMM shapes of mini5d's block (see compute_model.hpp). With N = B*T/c local tokens,
 // width D, MLP width F, h heads of dh = D/h, tensor degree t:
-//   QKV        N x D   . D x 3D/t          projection  N x D/t . D/t x D
+//   QKV        N x D   . D x (D+2Dkv)/t    projection  N x D/t . D/t x D
+//   (Dkv = kv_heads * dh: grouped-query attention's narrower keys and values; with
+//   t > kv_heads a rank holds one key/value head, 2 dh columns instead of 2Dkv/t)
 //   fc         N x D   . D x F/t           proj        N x F/t . F/t x D
 //   (SwiGLU: fc is the gate and up, N x D . D x 2F/t; proj is the down projection)
 //   scores     (B h/t) x [T/c x dh . dh x T]   PV  (B h/t) x [T/c x T . T x dh]
@@ -87,7 +89,7 @@ BlockGemmCalls block_gemm_calls(const ModelDesc& m, const Layout& l, const Softw
   BlockGemmCalls g;
   for (const bool bwd : {false, true}) {
     auto& lin = bwd ? g.linear_bwd : g.linear_fwd;
-    add_linear(lin, bwd, N, 3 * D / t, D);
+    add_linear(lin, bwd, N, D / t + 2 * m.local_kv_width(l.t), D);
     add_linear(lin, bwd, N, D, D / t);
     if (m.moe()) {
       const double E = double(m.experts);

@@ -84,6 +84,8 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
     // ratio, few layers and a short sequence; every degree 1.
     const double ratio = double(m.ffn) / double(m.d_model);
     s.heads = 4;
+    // The same grouping of queries, as far as 4 heads allow.
+    s.kv_heads = m.kv() < m.heads ? std::max<long long>(1, 4 * m.kv() / m.heads) : 0;
     s.d_model = 64;
     s.ffn = round_to(static_cast<long long>(ratio * 64 + 0.5), 4);
     s.layers = std::min<long long>(m.layers, std::max<long long>(2, std::min(l.p * l.virtual_stages, 8)));
@@ -100,6 +102,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
   DeckSection model = {{"vocab", std::to_string(s.vocab)},   {"d_model", std::to_string(s.d_model)},
                        {"layers", std::to_string(s.layers)}, {"heads", std::to_string(s.heads)},
                        {"seq", std::to_string(s.seq)},       {"ffn", std::to_string(s.ffn)}};
+  if (s.kv() != s.heads) model.emplace_back("kv_heads", std::to_string(s.kv()));
   if (s.moe()) {
     model.emplace_back("experts", std::to_string(s.experts));
     model.emplace_back("top_k", std::to_string(s.top_k));

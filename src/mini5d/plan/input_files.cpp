@@ -70,6 +70,10 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
   if (m.d_model % m.heads)
     f.fail("model.heads", std::to_string(m.heads) + " does not divide d_model=" +
                               std::to_string(m.d_model) + " (valid: a divisor of d_model)");
+  m.kv_heads = f.integer("model.kv_heads", 0, 100000, "key/value heads, 0 for heads", false, 0);
+  if (m.kv_heads > 0 && m.heads % m.kv_heads)
+    f.fail("model.kv_heads", std::to_string(m.kv_heads) + " does not divide heads=" + std::to_string(m.heads) +
+                                 " (valid: a divisor of heads, or 0 for heads)");
 }
 
 // A deck's layout, and the fields it carries into emitted decks; its global batch is

@@ -22,7 +22,7 @@ void add_unique(std::vector<std::string>& v, const std::vector<std::string>& mor
 const KeySchema& model_file_schema() {
   static const KeySchema s = {
       {"", {"model", "train"}},
-      {"model", {"name", "vocab", "vocab_pad_to", "d_model", "layers", "heads", "seq", "ffn", "experts",
+      {"model", {"name", "vocab", "vocab_pad_to", "d_model", "layers", "heads", "kv_heads", "seq", "ffn", "experts",
                  "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias", "positions", "rope_theta"}},
       {"train", kPlannerTrain},
   };

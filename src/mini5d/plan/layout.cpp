@@ -101,7 +101,7 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   // printed is one mini5d accepts; a model with one expert is dense here.
   const LayoutShape shape{l.d, l.t, l.p, l.c, l.e, l.virtual_stages, l.sp,
                           l.schedule == Schedule::interleaved, l.accumulation, l.stage_layers};
-  const ModelShape shape_of_m{m.heads, m.ffn, m.layers, m.seq, m.moe() ? m.experts : 0};
+  const ModelShape shape_of_m{m.heads, m.ffn, m.layers, m.seq, m.moe() ? m.experts : 0, m.kv_heads};
   for (auto& s : layout_shape_problems(shape_of_m, shape)) why(s);
   if (!opt.allow_cross_node_tp && cl.devices_per_node % l.t)
     why(T + " does not fit inside a node of " + std::to_string(cl.devices_per_node) +

@@ -28,7 +28,7 @@ ShardParams block_params(const ModelDesc& m, const Layout& l) {
   const ParamCounts c = count_params(m);
   const double t = l.t;
   ShardParams s;
-  s.dense = c.attn_sharded / t + c.attn_replicated + c.router;
+  s.dense = c.attn_sharded / t + c.attn_replicated + c.router + m.kv_replicated_params(l.t);
   // Whole experts, split over the e x t ranks (mini5d's scheme with t > 1: README,
   // expert parallelism), not each expert's MLP over t.
   if (m.moe())
@@ -59,6 +59,8 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   ActShape s;
   s.micro_batch = l.micro_batch;
   s.seq = double(m.seq), s.d_model = double(m.d_model), s.heads = double(m.heads);
+  // The keys' width per rank over d_model/t (one head's when t > kv_heads: replicated).
+  s.kv_ratio = m.local_kv_width(l.t) * l.t / double(m.d_model);
   s.ffn = double(m.ffn), s.vocab = double(m.padded_vocab(l.t));
   s.t = l.t, s.c = l.c, s.sp = l.sp;
   s.elem_bytes = activation_elem_bytes(prec);
@@ -116,7 +118,8 @@ double attention_prob_elems(const ActShape& s) {
 
 double attention_core_bytes(const ActShape& s) {
   const double N = local_tokens(s), t = s.t;
-  return s.elem_bytes * (4 * N * s.d_model / t + attention_prob_elems(s));
+  // q and y [N, D/t], k and v [N, Dkv/t], and the probabilities or log-sum-exps
+  return s.elem_bytes * ((2 + 2 * s.kv_ratio) * N * s.d_model / t + attention_prob_elems(s));
 }
 
 double moe_kept_bytes(const ActShape& s) {
@@ -142,7 +145,7 @@ double block_activation_bytes(const ActShape& s, Recompute r) {
   // its routing and routed rows in every mode.
   if (r == Recompute::full) return a * N * s.d_model * rr + moe_kept_bytes(s) + moe_routed_bytes(s);
   const double kept = 4 * N * s.d_model * rr + 2 * norm_stats(s) * N * rr  // residual-class + norm stats
-                      + 4 * N * s.d_model / t              // qkv, att_merged
+                      + (2 + 2 * s.kv_ratio) * N * s.d_model / t  // qkv (D + 2Dkv), att_merged
                       + (s.experts > 1 ? 0.0 : mlp_elems(s));
   const double b = a * kept + moe_kept_bytes(s) + moe_routed_bytes(s) + attention_core_bytes(s);
   return r == Recompute::selective ? b - attention_core_bytes(s) : b;
@@ -160,9 +163,10 @@ double head_activation_bytes(const ActShape& s) {
 
 double workspace_bytes(const ActShape& s, Recompute r) {
   const double N = local_tokens(s), t = s.t, a = s.elem_bytes, rr = rep(s);
-  // dres, dln; dqkv, datt_merged, dq, dk, dv, dy; dfc, dgelu; dprobs or the ring's block
-  // buffers (Gpt's work buffers)
-  double w = a * (2 * N * s.d_model * rr + 8 * N * s.d_model / t + mlp_elems(s) + core_work_elems(s));
+  // dres, dln; dqkv (D + 2Dkv), datt_merged, dq, dk, dv (Dkv each), dy; dfc, dgelu;
+  // dprobs or the ring's block buffers (Gpt's work buffers)
+  const double attn = (4 + 4 * s.kv_ratio) * N * s.d_model / t;
+  double w = a * (2 * N * s.d_model * rr + attn + mlp_elems(s) + core_work_elems(s));
   // A vector of ones (bias gradients as a GEMM). (The token ids are the step's own
   // buffers, which the embedding reads in place: counted with the data.)
   w += a * N;
@@ -257,10 +261,18 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
     if (l.zero >= 2) rep /= l.dense_group();
     b += rep * pb.grad;
   }
+  if (l.t > m.kv()) {
+    // The key/value rows t/kv_heads ranks share, packed for their sum over them (as the
+    // replicated tensors' above).
+    double shared = stage_block_count(m, l, stage) * m.kv_shared_params(l.t);
+    if (l.zero >= 2) shared /= l.dense_group();
+    b += shared * pb.grad;
+  }
   if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive
   // Ring attention: the K/V block in hand and the one arriving, and the same for the
-  // travelling dK/dV in the backward (parallel/cp/ring_attention.hpp).
-  if (l.c > 1) b += 4 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.d_model / l.t);
+  // travelling dK/dV in the backward (parallel/cp/ring_attention.hpp), of the key/value
+  // heads only.
+  if (l.c > 1) b += 4 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.kv_ratio * s.d_model / l.t);
   if (l.e > 1) b += 2 * a * s.top_k * s.imbalance * N * s.d_model * rr;  // all-to-all in/out
   return b;
 }

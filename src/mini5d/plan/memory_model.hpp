@@ -55,6 +55,7 @@ ShardParams block_params(const ModelDesc& m, const Layout& l);
 // ---- activations ----------------------------------------------------------------
 struct ActShape {
   double micro_batch = 1, seq = 1, d_model = 1, heads = 1, ffn = 1, vocab = 1;
+  double kv_ratio = 1;  // kv_heads / heads: the keys' and values' width over d_model
   int t = 1, c = 1;
   bool sp = false;
   double elem_bytes = 4;

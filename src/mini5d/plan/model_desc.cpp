@@ -18,9 +18,11 @@ ParamCounts count_params(const ModelDesc& m) {
                F = double(m.ffn), L = double(m.layers), Fin = mlp_fc_rows(m);
   const double b = m.bias ? 1.0 : 0.0;  // model.bias=false: no linear has a bias
   ParamCounts c;
-  // Column-parallel QKV (weight + bias) and row-parallel proj weight are cut by t;
-  // the proj bias is added after the all-reduce, so it is replicated with the norms.
-  c.attn_sharded = 3 * D * D + b * 3 * D + D * D;
+  // Column-parallel QKV (weight + bias; D query columns, Dkv each of keys and values)
+  // and row-parallel proj weight are cut by t; the proj bias is added after the
+  // all-reduce, so it is replicated with the norms.
+  const double Dqkv = D + 2 * m.kv_width();
+  c.attn_sharded = Dqkv * D + b * Dqkv + D * D;
   c.attn_replicated = b * D + 2 * norm_params(m);  // proj bias, LN1, LN2
   // fc (SwiGLU: gate and up) weight + bias, proj (down) weight.
   c.mlp_sharded = D * Fin + b * Fin + F * D;
@@ -36,7 +38,7 @@ ParamCounts count_params(const ModelDesc& m) {
   c.total = L * block + c.token_embedding + c.position_embedding + c.final_norm + c.head;
   c.expert_total = m.moe() ? L * E * (c.mlp_sharded + c.mlp_replicated) : 0.0;
   const double k = m.moe() ? double(m.top_k) : 1.0;
-  c.matmul_active = L * (4 * D * D + k * (Fin + F) * D + c.router) + V * D;
+  c.matmul_active = L * ((Dqkv + D) * D + k * (Fin + F) * D + c.router) + V * D;
   return c;
 }
 

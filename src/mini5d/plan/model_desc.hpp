@@ -9,7 +9,9 @@
 // model replaces every block's MLP with a router (d_model x experts, no bias) and
 // `experts` copies of the MLP, each token visiting top_k of them. model.norm, model.mlp
 // and model.bias change the block to Llama's parts: RMSNorm (a gain, no bias), a SwiGLU
-// MLP (gate and up [F, D] each, down [D, F]), and no biases at all.
+// MLP (gate and up [F, D] each, down [D, F]), and no biases at all. model.kv_heads
+// gives the keys and values fewer heads than the queries (grouped-query attention):
+// QKV is [D + 2 Dkv, D] with Dkv = kv_heads * D/heads.
 //
 // Parameters are split by how tensor parallelism treats them: "sharded" tensors are
 // cut across t (QKV and fc by columns, proj by rows, embeddings by vocab), the rest
@@ -25,6 +27,7 @@ struct ModelDesc {
   std::string name;    // for tables and the emitted deck
   std::string source;  // file it came from (for messages)
   long long vocab = 0, d_model = 0, layers = 0, heads = 0, seq = 0, ffn = 0;
+  long long kv_heads = 0;  // model.kv_heads (grouped-query attention); 0: heads
   long long vocab_pad_to = 1;  // model.vocab_pad_to (core/vocab_padding.hpp): 0 = 128
   long long experts = 0;  // 0 or 1: dense
   long long top_k = 1;
@@ -36,6 +39,24 @@ struct ModelDesc {
   bool rope = false;                // model.positions: rope (rotary, no table) | learned (default)
   double rope_theta = 10000;        // model.rope_theta (carried to the emitted deck)
   bool moe() const { return experts > 1; }
+  long long kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  // Width of the keys (and of the values): kv_heads heads of d_model/heads.
+  double kv_width() const { return double(d_model) / double(heads) * double(kv()); }
+  // The keys' width on one of t tensor ranks: kv_width/t, or one head's when t > kv_heads
+  // (each rank holds the key/value head its query heads read, replicated).
+  double local_kv_width(long long t) const {
+    return (kv() >= t ? double(kv()) / double(t) : 1.0) * double(d_model) / double(heads);
+  }
+  // Parameters of the fused QKV's key/value rows one rank holds beyond its 1/t share
+  // (t > kv_heads: 2 rows of one head, weights and biases), per block.
+  double kv_replicated_params(long long t) const {
+    return 2 * (local_kv_width(t) - kv_width() / double(t)) * (double(d_model) + (bias ? 1.0 : 0.0));
+  }
+  // Those rows' parameters per block on a rank that shares them (0 when t <= kv_heads):
+  // their gradients are summed over the t/kv_heads ranks that hold them.
+  double kv_shared_params(long long t) const {
+    return t > kv() ? 2 * local_kv_width(t) * (double(d_model) + (bias ? 1.0 : 0.0)) : 0.0;
+  }
   // The rows the embedding and LM head have at tensor degree t (vocab when t needs no
   // padding): what the runtime allocates and computes.
   long long padded_vocab(long long t) const;

@@ -17,6 +17,7 @@ void print_header(std::ostream& os, const ModelDesc& m, const TrainDesc& tr,
      << " d_model=" << m.d_model << " heads=" << m.heads << " ffn=" << m.ffn
      << " vocab=" << m.vocab << " seq=" << m.seq;
   if (m.moe()) os << " experts=" << m.experts << " top_k=" << m.top_k;
+  if (m.kv() != m.heads) os << " kv_heads=" << m.kv();  // grouped-query attention
   // The block's parts, where they are not GPT-2's (model.norm, model.mlp, model.bias).
   if (m.rmsnorm) os << " norm=rmsnorm";
   if (m.swiglu) os << " mlp=swiglu";

@@ -61,7 +61,8 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << " over the dense-gradient group of " << tr.optimizer().partition().group_size() << "\n"
      << "deck " << d.origin << "\n"
      << "  model: vocab " << m.vocab << padding_note(tr) << ", d_model " << m.d_model << ", layers " << m.layers
-     << ", heads " << m.heads << ", seq " << m.seq << ", ffn " << m.ffn
+     << ", heads " << m.heads << (m.kv_head_count() != m.heads ? " (" + std::to_string(m.kv_heads) + " key/value)" : "")
+     << ", seq " << m.seq << ", ffn " << m.ffn
      // The block's parts where they are not GPT-2's (LayerNorm, GELU, biases).
      << (m.norm != "layernorm" ? ", " + m.norm : "") << (m.mlp != "gelu" ? ", " + m.mlp + " MLP" : "")
      << (m.bias != "true" ? ", no biases" : "") << "\n"

@@ -12,6 +12,7 @@ plan::ModelDesc plan_model(const Deck& deck) {
   md.source = deck.origin;
   md.vocab = m.vocab, md.d_model = m.d_model, md.layers = m.layers, md.heads = m.heads, md.seq = m.seq;
   md.vocab_pad_to = m.vocab_pad_to;
+  md.kv_heads = m.kv_heads;
   md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
   md.tie_embeddings = m.tie_embeddings == "true";
   md.blockwise_attention = m.attention == "blockwise";

@@ -102,6 +102,9 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
   zero_ = std::make_unique<dp::ZeroOptimizer>(*model_, comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
                                                  &comms_->dp_expert(), &comms_->experts());
+  // Grouped-query attention with t > kv_heads: t/kv_heads ranks share each key/value head.
+  if (deck_.parallel.t > deck_.model.kv_head_count())
+    zero_->sum_kv_shared_over(comms_->split_kv_group(deck_.parallel.t / deck_.model.kv_head_count()));
   // Every step runs through the pipeline (p = 1: one stage).
   pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), *model_, *zero_, *source_, grid_->data_index(),
                                          grid_->data_shards());

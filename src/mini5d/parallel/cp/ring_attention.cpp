@@ -30,9 +30,15 @@ void for_each_block(const std::array<int, 2>& mine, const std::array<int, 2>& th
 }  // namespace
 
 template <class S>
-RingAttention<S>::RingAttention(CpComm& ring, Split split, int bh, int local_seq, int head_dim)
-    : ring_(&ring), split_(split), bh_(bh), local_(local_seq), hd_(head_dim), chunk_(local_seq / 2) {
-  const std::int64_t block = 2 * std::int64_t(bh) * local_seq * head_dim;
+RingAttention<S>::RingAttention(CpComm& ring, Split split, int bh, int local_seq, int head_dim, int kv_bh)
+    : ring_(&ring),
+      split_(split),
+      kv_bh_(kv_bh > 0 ? kv_bh : bh),
+      local_(local_seq),
+      hd_(head_dim),
+      chunk_(local_seq / 2) {
+  // Only the key/value heads travel: with grouped queries, 1/group of the query heads.
+  const std::int64_t block = 2 * std::int64_t(kv_bh_) * local_seq * head_dim;
   const char* names[2][2] = {{"mini5d::cp::kv_a", "mini5d::cp::kv_b"}, {"mini5d::cp::dkv_a", "mini5d::cp::dkv_b"}};
   for (int i = 0; i < 2; ++i) {
     kv_[i] = Vec<S>(Kokkos::ViewAllocateWithoutInitializing(names[0][i]), block);
@@ -48,7 +54,7 @@ RingAttention<S>::RingAttention(CpComm& ring, Split split, int bh, int local_seq
 
 template <class S>
 Ten3U<S> RingAttention<S>::part(Vec<S>& block, int which) const {
-  return Ten3U<S>(block.data() + std::int64_t(which) * bh_ * local_ * hd_, bh_, local_, hd_);
+  return Ten3U<S>(block.data() + std::int64_t(which) * kv_bh_ * local_ * hd_, kv_bh_, local_, hd_);
 }
 
 template <class S>
@@ -62,7 +68,7 @@ void RingAttention<S>::pack(Vec<S>& block, CTen3U<S> k, CTen3U<S> v) const {
 
 template <class S>
 void RingAttention<S>::add_block(Ten3U<S> dk, Ten3U<S> dv, Vec<S>& block) const {
-  const std::int64_t n = std::int64_t(bh_) * local_ * hd_;
+  const std::int64_t n = std::int64_t(kv_bh_) * local_ * hd_;
   kernels::add_into<S>(VecU<S>(dk.data(), n), CVecU<S>(block.data(), n));
   kernels::add_into<S>(VecU<S>(dv.data(), n), CVecU<S>(block.data() + n, n));
 }

@@ -38,8 +38,9 @@ template <class S>
 class RingAttention {
  public:
   // bh: (batch, head) matrices on this rank (B * H/t); local_seq: tokens of a sequence
-  // on this rank (T/c, two chunks).
-  RingAttention(CpComm& ring, Split split, int bh, int local_seq, int head_dim);
+  // on this rank (T/c, two chunks); kv_bh: (batch, key/value head) matrices (grouped
+  // queries: B * Hkv/t; 0: bh), the K/V and dK/dV blocks that travel.
+  RingAttention(CpComm& ring, Split split, int bh, int local_seq, int head_dim, int kv_bh = 0);
   // K/V and dK/dV blocks in hand and arriving (the comm_buffers category), and the
   // per-block work buffers (workspace).
   std::int64_t comm_buffer_bytes() const { return comm_bytes_; }
@@ -60,8 +61,8 @@ class RingAttention {
  private:
   CpComm* ring_;
   Split split_;
-  int bh_, local_, hd_, chunk_;
-  Vec<S> kv_[2], dkv_[2];  // [2 * bh * local * hd]: K then V
+  int kv_bh_, local_, hd_, chunk_;
+  Vec<S> kv_[2], dkv_[2];  // [2 * kv_bh * local * hd]: K then V
   Ten3<S> s_, dp_;         // [bh, chunk, chunk]
   Mat<S> m_, l_;           // [bh, local]: running max and sum; delta in the backward
   std::int64_t comm_bytes_ = 0, work_bytes_ = 0;

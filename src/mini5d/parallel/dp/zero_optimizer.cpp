@@ -79,6 +79,10 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   owns_dense_ = stage_ >= 2 || group.rank() == 0;
   owns_replicated_ = owns_dense_ && tp_rank == 0;
   owns_experts_ = stage_ >= 2 || expert_rank == 0;
+  // Replicated key/value rows count on the first rank of their key/value group.
+  kv_shared_ = part_.kv_shared_spans(stage_ <= 1);
+  for (const auto& t : layout.tensors())
+    if (t.replicas > 1) owns_kv_shared_ = owns_dense_ && t.replica == 0;
   std::vector<Segment> segs;
   if (stage_ == 0) {
     for (const auto& t : layout.tensors()) segs.push_back(segment(t.offset, t.size(), t.decay));
@@ -125,7 +129,8 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
     model_.init_params(seed);
   }
   const std::int64_t grad_elements = stage_ <= 1 ? layout.total() : part_.shard_size();
-  const auto pieces = kernels::norm_pieces(grad_elements, {{}, runs(replicated_), runs(experts_)});
+  const auto pieces =
+      kernels::norm_pieces(grad_elements, {{}, runs(replicated_), runs(experts_), runs(kv_shared_)});
   norm_pieces_ = decltype(norm_pieces_)("mini5d::optim::norm_pieces", pieces.size());
   auto h = Kokkos::create_mirror_view(norm_pieces_);
   for (std::size_t i = 0; i < pieces.size(); ++i) h(i) = pieces[i];
@@ -134,6 +139,11 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !replicated_.empty())
     tp_grads_ = tp::ReplicatedGrads(*tp_, replicated_by_unit(replicated_, part_, layout, stage_ <= 1));
   model_.set_hooks(this);
+}
+
+void ZeroOptimizer::sum_kv_shared_over(tp::TpComm& kv) {
+  if (kv.size() > 1 && !kv_shared_.empty())
+    kv_grads_ = tp::ReplicatedGrads(kv, replicated_by_unit(kv_shared_, part_, model_.layout(), stage_ <= 1));
 }
 
 ZeroOptimizer::~ZeroOptimizer() {
@@ -146,6 +156,7 @@ ZeroOptimizer::~ZeroOptimizer() {
 
 void ZeroOptimizer::begin_step() {
   tp_grads_.begin_step();
+  kv_grads_.begin_step();
   if (stage_ >= 2)
     kernels::fill("mini5d::dp::zero_grad_shard", grad_shard_, 0.0f);
   else
@@ -226,8 +237,9 @@ void ZeroOptimizer::after_backward(int unit) {
         inflight_.push_back(
             dp_.start_allreduce(c, slice(model_.grads, u.offset + span.begin + at, std::min(bucket_, span.size() - at))));
     }
-    if (tp_grads_.active()) {
+    if (tp_grads_.active() || kv_grads_.active()) {
       tp_grads_.expect(unit);
+      kv_grads_.expect(unit);
       reducing_.push_back({unit, from, inflight_.size()});
       start_replicated_sums();
     }
@@ -243,7 +255,10 @@ void ZeroOptimizer::after_backward(int unit) {
   }
   s.posted = true;
   s.last = last_;
-  if (last_) tp_grads_.expect(unit);
+  if (last_) {
+    tp_grads_.expect(unit);
+    kv_grads_.expect(unit);
+  }
   next_slot_ = 1 - next_slot_;
 }
 
@@ -253,7 +268,10 @@ void ZeroOptimizer::start_replicated_sums() {
   auto done = [&](const Reducing& r) {
     bool all = true;
     for (std::size_t i = r.from; i < r.to; ++i) all = inflight_[i].test() && all;
-    if (all) tp_grads_.ready(r.unit, grad_buffer());
+    if (all) {
+      tp_grads_.ready(r.unit, grad_buffer());
+      kv_grads_.ready(r.unit, grad_buffer());
+    }
     return all;
   };
   reducing_.erase(std::remove_if(reducing_.begin(), reducing_.end(), done), reducing_.end());
@@ -263,6 +281,7 @@ void ZeroOptimizer::progress() {
   for (auto& r : inflight_) r.test();
   if (!reducing_.empty()) start_replicated_sums();
   tp_grads_.progress();
+  kv_grads_.progress();
   for (auto& r : weight_gathers_) r.test();
   for (auto& g : gathered_) test_all(g.reqs);
   for (auto& s : slots_)
@@ -275,7 +294,10 @@ void ZeroOptimizer::drain(Slot& s) {
   const std::int64_t n = part_.unit_part_size(s.unit);
   kernels::add_into<float>(slice(grad_shard_, part_.unit_shard_offset(s.unit), n), slice(s.part, 0, n));
   s.posted = false;
-  if (s.last) tp_grads_.ready(s.unit, grad_buffer());
+  if (s.last) {
+    tp_grads_.ready(s.unit, grad_buffer());
+    kv_grads_.ready(s.unit, grad_buffer());
+  }
 }
 
 VecU<float> ZeroOptimizer::grad_buffer() const {
@@ -291,6 +313,7 @@ void ZeroOptimizer::finish_reductions() {
   // gradients of the tensors they all hold are partial sums until added over the
   // group (once per step: settle() and saves come here again).
   tp_grads_.finish(grad_buffer());
+  kv_grads_.finish(grad_buffer());
 }
 
 void ZeroOptimizer::poison_gradients() {
@@ -302,8 +325,9 @@ void ZeroOptimizer::poison_gradients() {
 ZeroOptimizer::NormShare ZeroOptimizer::norm_share() const {
   const auto sq = kernels::class_squares<float>(norm_pieces_, grad_buffer());
   NormShare s;
-  s.owned = (owns_dense_ ? sq[0] : 0.0) + (owns_replicated_ ? sq[1] : 0.0) + (owns_experts_ ? sq[2] : 0.0);
-  s.finite = std::isfinite(sq[0] + sq[1] + sq[2]);
+  s.owned = (owns_dense_ ? sq[0] : 0.0) + (owns_replicated_ ? sq[1] : 0.0) + (owns_experts_ ? sq[2] : 0.0) +
+            (owns_kv_shared_ ? sq[3] : 0.0);
+  s.finite = std::isfinite(sq[0] + sq[1] + sq[2] + sq[3]);
   return s;
 }
 

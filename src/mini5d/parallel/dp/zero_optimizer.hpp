@@ -88,6 +88,10 @@ class ZeroOptimizer : public model::UnitHooks {
   // AdamW with the gradient times grad_factor (the global-norm clipping factor: no
   // separate clipping pass), then weight gathers posted (stage 1-2).
   void update(double lr, long step, double grad_factor = 1.0);
+  // Grouped-query attention with t > kv_heads: the key/value rows the t/kv_heads ranks
+  // of `kv` share (ZeroPartition::kv_shared_spans) get their gradients summed over it,
+  // a message per unit like the replicated tensors' over t. Before the first step.
+  void sum_kv_shared_over(tp::TpComm& kv);
   // Completes every operation in flight (weight gathers after an update), so the
   // buffers hold the state of the step; before a checkpoint and at the end of a run.
   void settle();
@@ -137,7 +141,9 @@ class ZeroOptimizer : public model::UnitHooks {
   // grad_buffer() cut into pieces of one class each (plain, replicated, expert) for the
   // fused norm, and which classes this rank counts (norm_share).
   Kokkos::View<kernels::NormPiece*, MemSpace> norm_pieces_;
-  bool owns_dense_ = true, owns_replicated_ = true, owns_experts_ = true;
+  bool owns_dense_ = true, owns_replicated_ = true, owns_experts_ = true, owns_kv_shared_ = true;
+  std::vector<Span> kv_shared_;  // key/value rows shared with other tensor ranks, in grad_buffer()
+  tp::ReplicatedGrads kv_grads_;  // their sums over the key/value group (inactive without)
   ep::EpComm* ep_;
   // The replicated tensors' gradients summed over t, a message per unit started once
   // the unit's gradients are final (inactive without sequence parallelism at t > 1).

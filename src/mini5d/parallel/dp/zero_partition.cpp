@@ -94,6 +94,14 @@ std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat, 
       model::append_part_blocks(t, lo - t.offset, hi - t.offset, flat ? lo : shard_offset_[c] + (lo - begin),
                                 ts.desc.blocks);
     }
+    // Replicated key/value rows (grouped-query attention, t > kv_heads) are written by
+    // the first rank that holds them.
+    if (writing && t.replica > 0) {
+      std::vector<ShardBlock> kept;
+      for (auto& b : ts.desc.blocks)
+        if (b.offset[0] < t.shared_from) kept.push_back(std::move(b));
+      ts.desc.blocks = std::move(kept);
+    }
     // Checkpoints (and the checksum, which reads their shards) hold no padding rows.
     ts.desc = model::stored_part(t, std::move(ts.desc));
     if (!ts.desc.blocks.empty()) out.push_back(std::move(ts));
@@ -127,6 +135,29 @@ std::vector<Span> ZeroPartition::spans_of(bool flat, Pred keep) const {
 std::vector<Span> ZeroPartition::replicated_spans(bool flat) const {
   if (layout_.tp_size() == 1) return {};
   return spans_of(flat, [](const model::TensorSpec& t) { return t.replicated && !t.expert; });
+}
+
+std::vector<Span> ZeroPartition::kv_shared_spans(bool flat) const {
+  std::vector<Span> out;
+  auto add = [&](std::int64_t lo, std::int64_t hi, std::int64_t at) {
+    if (lo < hi) out.push_back({at, at + (hi - lo)});
+  };
+  if (flat) {
+    for (const auto& t : layout_.tensors())
+      if (t.replicas > 1) add(t.offset + t.shared_begin, t.offset + t.shared_end, t.offset + t.shared_begin);
+    return out;
+  }
+  const auto& us = layout_.units();
+  for (int c = 0; c < int(chunks_.size()); ++c) {
+    const Span p = my_part(c);
+    const std::int64_t base = us[chunks_[c].unit].offset, begin = base + p.begin, end = base + p.end;
+    for (const auto& t : layout_.tensors()) {
+      if (t.replicas <= 1) continue;
+      const std::int64_t lo = std::max(begin, t.offset + t.shared_begin), hi = std::min(end, t.offset + t.shared_end);
+      add(lo, hi, shard_offset_[c] + (lo - begin));
+    }
+  }
+  return out;
 }
 
 std::vector<Span> ZeroPartition::expert_spans(bool flat) const {

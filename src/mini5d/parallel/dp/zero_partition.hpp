@@ -78,7 +78,11 @@ class ZeroPartition {
   // without tensor parallelism. Their gradients are summed over the group when sequence parallelism
   // gives each rank part of the tokens, and counted once in the global norm.
   std::vector<Span> replicated_spans(bool flat) const;
-  // Likewise for the expert tensors (whatever t): their squares in the global norm are
+  // Likewise for the key/value rows of the fused QKV that t/kv_heads tensor ranks share
+  // (grouped-query attention with t > kv_heads): their gradients are summed over those
+  // ranks (the key/value group) and counted once in the global norm. Empty otherwise.
+  std::vector<Span> kv_shared_spans(bool flat) const;
+  // As replicated_spans for the expert tensors (whatever t): their squares in the global norm are
   // summed over the expert-gradient group (when sharded) and the expert-parallel group.
   std::vector<Span> expert_spans(bool flat) const;
 
