@@ -273,3 +273,24 @@ TEST_CASE("grouped-query attention: parameters, FLOPs, activations and ring byte
   CHECK(block_activation_bytes(s, Recompute::none) == 4928 * 4);
   CHECK(block_activation_bytes(s, Recompute::selective) == (4928 - 640 - 512) * 4);
 }
+
+TEST_CASE("the shipped Llama 3 model files count the published parameters within 1%", "[plan][memory][gqa]") {
+  // Published totals (Dubey et al. 2024, table 3 and the model cards): 8.03B, 70.6B,
+  // 405B. The hand count of the 8B: embedding and head 2 x 128256 x 4096 = 1050.67M;
+  // per block 4096 x (4096 + 2 x 1024) + 4096^2 (attention) + 3 x 4096 x 14336 (SwiGLU)
+  // + 2 x 4096 (RMSNorm gains) = 218.11M, x 32; plus the final norm: 8030.26M.
+  const struct {
+    const char* file;
+    double published;
+  } shipped[] = {{"models/llama3-8b.yaml", 8.03e9}, {"models/llama3-70b.yaml", 70.6e9}, {"models/llama3-405b.yaml", 405e9}};
+  for (const auto& s : shipped) {
+    const ModelInput in = load_model_file(plan_test::input(s.file));
+    const double n = count_params(in.model).total;
+    INFO(s.file << ": " << n << " parameters, published " << s.published);
+    CHECK(n == Approx(s.published).epsilon(0.01));
+    CHECK(in.model.kv_heads == 8);
+    CHECK(in.model.rope);
+  }
+  const ModelInput eight = load_model_file(plan_test::input("models/llama3-8b.yaml"));
+  CHECK(count_params(eight.model).total == 8030261248.0);
+}
