@@ -64,6 +64,28 @@ void section(std::ostream& os, const char* name, const DeckSection& s) {
 
 long long round_to(long long v, long long mult) { return std::max(mult, (v / mult) * mult); }
 
+// The deck's model section: the shape, and each block option that is not the default.
+DeckSection model_section(const ModelDesc& s) {
+  DeckSection model = {{"vocab", std::to_string(s.vocab)},   {"d_model", std::to_string(s.d_model)},
+                       {"layers", std::to_string(s.layers)}, {"heads", std::to_string(s.heads)},
+                       {"seq", std::to_string(s.seq)},       {"ffn", std::to_string(s.ffn)}};
+  if (s.kv() != s.heads) model.emplace_back("kv_heads", std::to_string(s.kv()));
+  if (s.moe()) {
+    model.emplace_back("experts", std::to_string(s.experts));
+    model.emplace_back("top_k", std::to_string(s.top_k));
+  }
+  // The padding rule travels with the deck (1, the default, is left out).
+  if (s.vocab_pad_to != 1) model.emplace_back("vocab_pad_to", std::to_string(s.vocab_pad_to));
+  if (s.tie_embeddings) model.emplace_back("tie_embeddings", "true");
+  if (!s.blockwise_attention) model.emplace_back("attention", "full");
+  if (s.rmsnorm) model.emplace_back("norm", "rmsnorm");
+  if (s.swiglu) model.emplace_back("mlp", "swiglu");
+  if (!s.bias) model.emplace_back("bias", "false");
+  if (s.rope) model.emplace_back("positions", "rope");
+  if (s.rope && s.rope_theta != 10000) model.emplace_back("rope_theta", exact(s.rope_theta));
+  return model;
+}
+
 }  // namespace
 
 void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, const Plan& p,
@@ -99,24 +121,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
     sl.micro_batch = std::min(l.micro_batch, 4);
     sl.accumulation = std::min(l.accumulation, 2);
   }
-  DeckSection model = {{"vocab", std::to_string(s.vocab)},   {"d_model", std::to_string(s.d_model)},
-                       {"layers", std::to_string(s.layers)}, {"heads", std::to_string(s.heads)},
-                       {"seq", std::to_string(s.seq)},       {"ffn", std::to_string(s.ffn)}};
-  if (s.kv() != s.heads) model.emplace_back("kv_heads", std::to_string(s.kv()));
-  if (s.moe()) {
-    model.emplace_back("experts", std::to_string(s.experts));
-    model.emplace_back("top_k", std::to_string(s.top_k));
-  }
-  // The padding rule travels with the deck (1, the default, is left out).
-  if (s.vocab_pad_to != 1) model.emplace_back("vocab_pad_to", std::to_string(s.vocab_pad_to));
-  if (s.tie_embeddings) model.emplace_back("tie_embeddings", "true");
-  if (!s.blockwise_attention) model.emplace_back("attention", "full");
-  if (s.rmsnorm) model.emplace_back("norm", "rmsnorm");
-  if (s.swiglu) model.emplace_back("mlp", "swiglu");
-  if (!s.bias) model.emplace_back("bias", "false");
-  if (s.rope) model.emplace_back("positions", "rope");
-  if (s.rope && s.rope_theta != 10000) model.emplace_back("rope_theta", exact(s.rope_theta));
-  section(os, "model", model);
+  section(os, "model", model_section(s));
   os << "parallel:            # degrees of the five axes; their product is the rank count\n";
   const DeckSection par = {{"d", std::to_string(sl.d)},
                            {"t", std::to_string(sl.t)},
