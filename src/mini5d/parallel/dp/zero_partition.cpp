@@ -109,42 +109,18 @@ std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat, 
   return out;
 }
 
-template <class Pred>
-std::vector<Span> ZeroPartition::spans_of(bool flat, Pred keep) const {
-  std::vector<Span> out;
-  if (flat) {  // the whole buffer
-    for (const auto& t : layout_.tensors())
-      if (keep(t)) out.push_back({t.offset, t.offset + t.size()});
-    return out;
-  }
-  const auto& us = layout_.units();
-  for (int c = 0; c < int(chunks_.size()); ++c) {
-    const Span p = my_part(c);
-    const std::int64_t base = us[chunks_[c].unit].offset, begin = base + p.begin, end = base + p.end;
-    for (const auto& t : layout_.tensors()) {
-      if (!keep(t)) continue;
-      const std::int64_t lo = std::max(begin, t.offset), hi = std::min(end, t.offset + t.size());
-      if (lo >= hi) continue;
-      const std::int64_t at = shard_offset_[c] + (lo - begin);
-      out.push_back({at, at + (hi - lo)});
-    }
-  }
-  return out;
-}
-
-std::vector<Span> ZeroPartition::replicated_spans(bool flat) const {
-  if (layout_.tp_size() == 1) return {};
-  return spans_of(flat, [](const model::TensorSpec& t) { return t.replicated && !t.expert; });
-}
-
-std::vector<Span> ZeroPartition::kv_shared_spans(bool flat) const {
+template <class Run>
+std::vector<Span> ZeroPartition::spans_of(bool flat, Run run) const {
+  // run(t): the elements [from, to) of tensor t wanted (from >= to: none).
   std::vector<Span> out;
   auto add = [&](std::int64_t lo, std::int64_t hi, std::int64_t at) {
     if (lo < hi) out.push_back({at, at + (hi - lo)});
   };
-  if (flat) {
-    for (const auto& t : layout_.tensors())
-      if (t.replicas > 1) add(t.offset + t.shared_begin, t.offset + t.shared_end, t.offset + t.shared_begin);
+  if (flat) {  // the whole buffer
+    for (const auto& t : layout_.tensors()) {
+      const auto [from, to] = run(t);
+      add(t.offset + from, t.offset + to, t.offset + from);
+    }
     return out;
   }
   const auto& us = layout_.units();
@@ -152,16 +128,38 @@ std::vector<Span> ZeroPartition::kv_shared_spans(bool flat) const {
     const Span p = my_part(c);
     const std::int64_t base = us[chunks_[c].unit].offset, begin = base + p.begin, end = base + p.end;
     for (const auto& t : layout_.tensors()) {
-      if (t.replicas <= 1) continue;
-      const std::int64_t lo = std::max(begin, t.offset + t.shared_begin), hi = std::min(end, t.offset + t.shared_end);
+      const auto [from, to] = run(t);
+      const std::int64_t lo = std::max(begin, t.offset + from), hi = std::min(end, t.offset + to);
       add(lo, hi, shard_offset_[c] + (lo - begin));
     }
   }
   return out;
 }
 
+namespace {
+// All of a tensor that `keep` picks, none of the others.
+template <class Keep>
+auto whole_if(Keep keep) {
+  return [keep](const model::TensorSpec& t) {
+    return keep(t) ? std::pair<std::int64_t, std::int64_t>{0, t.size()} : std::pair<std::int64_t, std::int64_t>{0, 0};
+  };
+}
+}  // namespace
+
+std::vector<Span> ZeroPartition::replicated_spans(bool flat) const {
+  if (layout_.tp_size() == 1) return {};
+  return spans_of(flat, whole_if([](const model::TensorSpec& t) { return t.replicated && !t.expert; }));
+}
+
+std::vector<Span> ZeroPartition::kv_shared_spans(bool flat) const {
+  return spans_of(flat, [](const model::TensorSpec& t) {
+    return t.replicas > 1 ? std::pair<std::int64_t, std::int64_t>{t.shared_begin, t.shared_end}
+                          : std::pair<std::int64_t, std::int64_t>{0, 0};
+  });
+}
+
 std::vector<Span> ZeroPartition::expert_spans(bool flat) const {
-  return spans_of(flat, [](const model::TensorSpec& t) { return t.expert; });
+  return spans_of(flat, whole_if([](const model::TensorSpec& t) { return t.expert; }));
 }
 
 }  // namespace mini5d::dp

@@ -87,8 +87,8 @@ class ZeroPartition {
   std::vector<Span> expert_spans(bool flat) const;
 
  private:
-  template <class Pred>
-  std::vector<Span> spans_of(bool flat, Pred keep) const;
+  template <class Run>
+  std::vector<Span> spans_of(bool flat, Run run) const;
   const model::ParamLayout& layout_;
   int G_, r_, Ge_, re_;
   std::vector<Chunk> chunks_;
