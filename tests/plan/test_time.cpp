@@ -68,18 +68,35 @@ TEST_CASE("step time composes compute, exposed communication and the bubble", "[
   TimeOptions o;
   const TimeBreakdown t = step_time(m, tr, cl, l, o);
   const double t_mb = (t.compute + t.tp + t.pp + t.cp + t.ep + t.zero3) / 8;
-  CHECK(t.bubble == Approx(3 * t_mb));  // (p-1) micro-batch slots
-  CHECK(t.bubble / (t.bubble + 8 * t_mb) == Approx(3.0 / (8 + 3)));
+  // The last stage runs the head too: it sets the pace, and the others idle (p-1)
+  // micro-batch slots of their own time, (m + p - 1) c + m h in all.
+  REQUIRE(t.stage_mb.size() == 4);
+  CHECK(t.stage_mb[3] == Approx(t_mb));
+  CHECK(t.stage_mb[1] == Approx(t.stage_mb[0]));
+  CHECK(t.stage_mb[2] == Approx(t.stage_mb[0]));
+  CHECK(t.stage_mb[0] < t_mb);
+  CHECK(t.bubble == Approx(3 * t.stage_mb[0]));
+  CHECK(t.bubble < 3 * t_mb);  // the formula with the slowest stage's slot overstates it
   CHECK(t.step == Approx(8 * t_mb + t.bubble + t.dp + t.optimizer));
   CHECK(t.dp == 0);  // d=1: nothing to reduce
   CHECK(t.tp == 0);
   CHECK(t.pp > 0);
-  // Interleaving by 2 halves the bubble: (p-1)/(v*m + p-1).
+  // Interleaving by 2 halves the bubble: (p-1)/v slots of the lighter stages.
   l.virtual_stages = 2, l.schedule = Schedule::interleaved;
   const TimeBreakdown ti = step_time(m, tr, cl, l, o);
-  const double ti_mb = (ti.compute + ti.tp + ti.pp) / 8;
-  CHECK(ti.bubble == Approx(1.5 * ti_mb));
-  CHECK(ti.bubble / (ti.bubble + 8 * ti_mb) == Approx(3.0 / (2 * 8 + 3)));
+  CHECK(ti.bubble == Approx(1.5 * ti.stage_mb[0]));
+  // An uneven split, 3 + 5 blocks at p = 2: stage 1 (5 blocks and the head) sets the
+  // pace, and 1F1B idles it only for stage 0's first forward and last backward, so the
+  // bubble is stage 0's time per micro-batch (the schedule's replay, not the formula's
+  // t_mb, nor (m + p - 1) max).
+  Layout u;
+  u.p = 2, u.d = 2, u.micro_batch = 2, u.accumulation = 4;
+  u.stage_layers.counts = {3, 5};
+  const TimeBreakdown tu = step_time(m, tr, plan_test::toy_cluster(1, 4, 80), u, o);
+  REQUIRE(tu.stage_mb.size() == 2);
+  CHECK(tu.stage_mb[1] > 5.0 / 3 * tu.stage_mb[0]);
+  CHECK(tu.bubble == Approx(tu.stage_mb[0]));
+  CHECK_FALSE(tu.bubble_estimated);
   // Model FLOPs: tokens * (6 * matmul params + 12 L T d).
   const double tokens = 16.0 * 32;
   const double N = 8 * (4.0 * 64 * 64 + 2.0 * 64 * 256) + 32.0 * 64;

@@ -146,4 +146,13 @@ long long first_block_of(const std::vector<long long>& split, int vs) {
   return std::accumulate(split.begin(), split.begin() + vs, 0LL);
 }
 
+std::vector<double> virtual_stage_costs(const SplitShape& m, const std::vector<long long>& split) {
+  std::vector<double> out(split.size(), 0.0);
+  long long block = 0;
+  for (std::size_t vs = 0; vs < split.size(); ++vs)
+    for (long long b = 0; b < split[vs]; ++b) out[vs] += block_split_cost(m, block++);
+  if (!out.empty()) out.front() += embedding_split_cost(m), out.back() += head_split_cost(m);
+  return out;
+}
+
 }  // namespace mini5d

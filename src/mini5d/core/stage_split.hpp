@@ -58,5 +58,9 @@ std::vector<long long> chunk_blocks(const std::vector<long long>& split, int p, 
 long long stage_block_count(const std::vector<long long>& split, int p, int stage);
 // First block of virtual stage vs.
 long long first_block_of(const std::vector<long long>& split, int vs);
+// Each virtual stage's modelled forward cost per token (the balanced split's measure:
+// its blocks, the embeddings on the first, the head on the last), for the pipeline
+// replay's predicted bubble (parallel/pp/simulate.hpp).
+std::vector<double> virtual_stage_costs(const SplitShape& m, const std::vector<long long>& split);
 
 }  // namespace mini5d

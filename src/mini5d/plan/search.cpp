@@ -36,12 +36,14 @@ bool ranks_before(const Plan& a, const Plan& b) {
 }
 
 Plan evaluate(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl, const Layout& l,
-              const SearchOptions& o) {
+              const SearchOptions& o, double exact_below, bool searching) {
   Plan p;
   p.layout = l;
   p.memory = device_memory(m, tr, cl, l, o.memory);
   p.fits = p.memory.total() <= cl.device.memory;
-  p.time = step_time(m, tr, cl, l, o.time);
+  // In a search a plan that does not fit ranks nowhere: its pipelined time is bounded,
+  // not replayed.
+  p.time = step_time(m, tr, cl, l, o.time, p.fits || !searching ? exact_below : -std::numeric_limits<double>::infinity());
   p.split = layout_split(m, l);
   return p;
 }
@@ -95,15 +97,24 @@ SearchResult search(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& 
             }
             any_valid = true;
             ++res.valid;
-            const Plan plan = evaluate(m, tr, cl, l, o);
-            if (!res.least_memory || less_memory(plan, *res.least_memory))
+            auto it = res.best_by_degrees.find(deg);
+            // Only a plan that may rank before the n-th best, its degrees' best and the
+            // given plan needs its exact bubble (step_time's exact_below).
+            const double inf = std::numeric_limits<double>::infinity();
+            double bound = inf;
+            if (!o.keep_all && top.v.size() == top.n && it != res.best_by_degrees.end())
+              bound = std::max({top.v.back().time.step, it->second.time.step, o.given ? o.given->time.step : 0.0}) *
+                      (1 + 1e-6);
+            Plan plan = evaluate(m, tr, cl, l, o, bound, true);
+            if (!res.least_memory || less_memory(plan, *res.least_memory)) {
+              if (plan.time.bubble_estimated) plan = evaluate(m, tr, cl, l, o);
               res.least_memory = plan;
+            }
             if (!plan.fits) return;
             ++res.fitting;
             if (o.given && ranks_before(plan, *o.given)) ++res.ahead_of_given;
             top.add(plan);
             if (o.keep_all) res.all.push_back(plan);
-            auto it = res.best_by_degrees.find(deg);
             if (it == res.best_by_degrees.end()) res.best_by_degrees.emplace(deg, plan);
             else if (ranks_before(plan, it->second)) it->second = plan;
           });
@@ -124,9 +135,13 @@ std::optional<Plan> best_for_degrees(const ModelDesc& m, const TrainDesc& tr,
   std::optional<Plan> best, smallest;
   for_each_knob_set(m, tr, deg, o, [&](const Layout& l) {
     if (!check_layout(m, tr, cl, l, o.rules).empty()) return;
-    const Plan plan = evaluate(m, tr, cl, l, o);
+    const double bound = best ? best->time.step * (1 + 1e-6) : std::numeric_limits<double>::infinity();
+    Plan plan = evaluate(m, tr, cl, l, o, bound, true);
     if (plan.fits && (!best || ranks_before(plan, *best))) best = plan;
-    if (!smallest || less_memory(plan, *smallest)) smallest = plan;
+    if (!smallest || less_memory(plan, *smallest)) {
+      if (plan.time.bubble_estimated) plan = evaluate(m, tr, cl, l, o);
+      smallest = plan;
+    }
   });
   if (best || fitting_only) return best;
   return smallest;

@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -51,8 +52,11 @@ struct Plan {
 // of the knobs so the output is deterministic.
 bool ranks_before(const Plan& a, const Plan& b);
 
+// exact_below: step_time's pruning bound (a search's; infinite: every bubble exact);
+// `searching`: a plan that does not fit is bounded too (a search ranks only fitting ones).
 Plan evaluate(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl, const Layout& l,
-              const SearchOptions& o);
+              const SearchOptions& o, double exact_below = std::numeric_limits<double>::infinity(),
+              bool searching = false);
 
 using Degrees = std::array<int, 5>;  // d, t, p, c, e
 

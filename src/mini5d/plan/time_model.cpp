@@ -10,6 +10,7 @@
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/compute_model.hpp"
+#include "mini5d/parallel/pp/simulate.hpp"
 
 namespace mini5d::plan {
 
@@ -78,6 +79,7 @@ struct StageCost {
   double gemm = 0, attention_gemm = 0, memory = 0, launch = 0;
   double tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;  // exposed per micro-batch
   double cp_total = 0, zero3_total = 0, tp_total = 0;
+  double head = 0;  // of fwd + bwd, the LM head's share (the last stage's last chunk runs it)
   double per_mb() const { return fwd + bwd + recompute + tp + cp + ep + pp + zero3; }
 };
 
@@ -191,6 +193,7 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
     const double head_bwd = head_gemm_time(m, l, cl.device, tr.precision, true);
     sc.fwd += head_fwd + head_mem / 3;
     sc.bwd += head_bwd + head_mem * 2 / 3;
+    sc.head = head_fwd + head_bwd + head_mem;
     sc.gemm += head_fwd + head_bwd;
     sc.memory += head_mem;
   }
@@ -199,20 +202,87 @@ StageCost stage_cost(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc&
   return sc;
 }
 
+// Which of distinct_stages' stages pipeline rank r is costed as: stages with the same
+// chunks cost the same (an even split: 0, the middle ones, the last).
+std::size_t costed_as(const Layout& l, const std::vector<int>& stages, const std::vector<long long>& split, int r) {
+  if (r == 0) return 0;
+  if (r == l.p - 1) return stages.size() - 1;
+  if (split.empty()) return 1;
+  const std::vector<long long> mine = chunk_blocks(split, l.p, r);
+  std::size_t k = 1;
+  while (k + 1 < stages.size() && chunk_blocks(split, l.p, stages[k]) != mine) ++k;
+  return k;
+}
+
+pp::Spec pipeline_spec(const Layout& l) {
+  return {l.schedule == Schedule::gpipe ? pp::Kind::gpipe
+          : l.schedule == Schedule::interleaved ? pp::Kind::interleaved : pp::Kind::one_f_one_b,
+          l.p, l.virtual_stages, l.accumulation};
+}
+
+// An uneven split's forward and backward time of each virtual stage, for the replay:
+// its stage's per-micro-batch time shared among the stage's chunks by blocks, the head
+// on the last chunk, forward and backward in the stage's ratio.
+void virtual_stage_times(const ModelDesc& m, const Layout& l, const std::vector<int>& stages,
+                         const std::vector<StageCost>& costs, std::vector<double>& fwd, std::vector<double>& bwd) {
+  const pp::Spec s = pipeline_spec(l);
+  const int P = l.p * l.virtual_stages;
+  fwd.assign(std::size_t(P), 0.0), bwd.assign(std::size_t(P), 0.0);
+  const std::vector<long long> split = layout_split(m, l);
+  for (int r = 0; r < l.p; ++r) {
+    const std::vector<long long> mine = chunk_blocks(split, l.p, r);
+    const StageCost& c = costs[costed_as(l, stages, split, r)];
+    const double total = c.per_mb(), fraction_fwd = c.fwd / std::max(c.fwd + c.bwd + c.recompute, 1e-300);
+    const double blocks = double(mini5d::stage_block_count(split, l.p, r));
+    for (int j = 0; j < l.virtual_stages; ++j) {
+      const int vs = pp::virtual_stage(s, r, j);
+      const double cost = (total - c.head) * double(mine[std::size_t(j)]) / blocks + (vs == P - 1 ? c.head : 0.0);
+      fwd[std::size_t(vs)] = fraction_fwd * cost, bwd[std::size_t(vs)] = (1 - fraction_fwd) * cost;
+    }
+  }
+}
+
+// The pipelined part of a step: m micro-batches through every stage, fill and drain
+// included. An even split (every chunk alike but the head's) has a closed form: with
+// C_r the per-micro-batch time of stage r,
+//   span = m max C + (sum C - max C) / v,
+// the formula (m + (p-1)/v) t_mb when the stages are equal; it equals the schedule's
+// replay (parallel/pp/simulate.hpp) whenever only the last virtual stage differs
+// (tests/unit/test_pp_replay.cpp). An uneven split has none (1F1B's bounded warm-up
+// makes a slow early stage stall the others): it is replayed, unless the replay's lower
+// bound already makes the step at least `exact_below` (then `*bounded` is set and the
+// bound returned).
+double pipelined_span(const ModelDesc& m, const Layout& l, const std::vector<int>& stages,
+                      const std::vector<StageCost>& costs, double other, double exact_below, bool* bounded) {
+  if (even_split(m, l)) {
+    // Stage 0, the p - 2 middle stages (costed once) and the last.
+    const double first = costs.front().per_mb(), last = costs.back().per_mb();
+    const double middle = l.p > 2 ? costs[1].per_mb() : 0.0;
+    const double sum = first + (l.p - 2) * middle + last, most = std::max({first, middle, last});
+    return l.accumulation * most + (sum - most) / l.virtual_stages;
+  }
+  std::vector<double> fwd, bwd;
+  virtual_stage_times(m, l, stages, costs, fwd, bwd);
+  const pp::Spec s = pipeline_spec(l);
+  const double lower = pp::replay_lower_bound(s, fwd, bwd);
+  if (lower + other >= exact_below) return *bounded = true, lower;
+  return pp::replay(s, fwd, bwd).span;
+}
+
 }  // namespace
 
 TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-                        const Layout& l, const TimeOptions& o) {
+                        const Layout& l, const TimeOptions& o, double exact_below) {
   TimeBreakdown tb;
   // The slowest stage sets the pace (any stage, once stages differ in blocks; ties
   // keep the first).
-  StageCost sc = stage_cost(m, tr, cl, l, 0, o);
+  const std::vector<int> stages = distinct_stages(m, l);
+  std::vector<StageCost> costs;
+  for (int s : stages) costs.push_back(stage_cost(m, tr, cl, l, s, o));
+  StageCost sc = costs[0];
   tb.slowest_stage = 0;
-  for (int s : distinct_stages(m, l)) {
-    if (s == 0) continue;
-    StageCost here = stage_cost(m, tr, cl, l, s, o);
-    if (here.per_mb() > sc.per_mb()) sc = here, tb.slowest_stage = s;
-  }
+  for (std::size_t i = 1; i < stages.size(); ++i)
+    if (costs[i].per_mb() > sc.per_mb()) sc = costs[i], tb.slowest_stage = stages[i];
   const double M = l.accumulation;
   const double t_mb = sc.per_mb();
   tb.compute = M * (sc.fwd + sc.bwd + sc.recompute);
@@ -223,7 +293,6 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   tb.zero3 = M * sc.zero3;
   tb.cp_total = M * sc.cp_total, tb.zero3_total = M * sc.zero3_total;
   tb.tp_total = M * sc.tp_total, tb.ep_total = tb.ep, tb.pp_total = tb.pp;
-  tb.bubble = double(l.p - 1) / l.virtual_stages * t_mb;
 
   // Gradient reduction over the dense group (and the expert group), once per step.
   const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
@@ -259,7 +328,16 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   // AdamW on the local shard streams weight, grad, master and moments once.
   tb.optimizer = optimizer_bytes(m, tr, l, tb.slowest_stage) / cl.device.optimizer_bw();
 
-  tb.step = M * t_mb + tb.bubble + tb.dp + tb.optimizer;
+  // A search need not replay an uneven split whose step is at least the replay's lower
+  // bound, when that already makes it slower than every plan it could matter to
+  // (search.cpp): the bound stands in.
+  const double no_bubble = M * t_mb + tb.dp + tb.optimizer;
+  const std::vector<long long> split = l.p > 1 && !even_split(m, l) ? layout_split(m, l) : std::vector<long long>();
+  tb.stage_mb.resize(std::size_t(l.p));
+  for (int r = 0; r < l.p; ++r) tb.stage_mb[std::size_t(r)] = costs[costed_as(l, stages, split, r)].per_mb();
+  if (l.p > 1)
+    tb.bubble = pipelined_span(m, l, stages, costs, tb.dp + tb.optimizer, exact_below, &tb.bubble_estimated) - M * t_mb;
+  tb.step = no_bubble + tb.bubble;
   const double tokens = double(l.micro_batch) * l.accumulation * l.d * l.e * double(m.seq);
   tb.model_flops = model_flops_per_step(m, tokens, l.t);
   tb.model_flops_rate = tb.model_flops / tb.step;

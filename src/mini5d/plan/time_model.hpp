@@ -8,10 +8,15 @@
 //        + CP ring passes beyond what the attention core hides
 //        + PP boundary sends + ZeRO-3 gathers beyond what compute hides,
 // and a step is m * t_mb + bubble + exposed gradient reduction + optimizer, with the
-// bubble ((p-1)/v) * t_mb, i.e. a fraction (p-1)/(v*m + p-1) of the pipelined part.
+// bubble the pipelined part's idle time: ((p-1)/v) * t_mb, a fraction (p-1)/(v*m + p-1),
+// when the stages are equal, less when only the last (the head) is slower, and the
+// schedule replayed with each stage's cost for an uneven split (time_model.cpp).
 // Overlapped communication is not free: a fraction (1 - overlap_efficiency) of the
 // hidden part still shows (it competes with compute for memory and SMs/cores).
 #pragma once
+#include <limits>
+#include <vector>
+
 #include "mini5d/plan/cluster_desc.hpp"
 #include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/memory_model.hpp"
@@ -34,6 +39,7 @@ struct TimeBreakdown {
   double tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;
   double dp = 0;      // exposed gradient reduction (and ZeRO parameter all-gather)
   double bubble = 0;
+  bool bubble_estimated = false;  // a lower bound: pruned by a search (step_time's exact_below)
   double optimizer = 0;
   double step = 0;
   // Whole bills, hidden or not, per step.
@@ -47,6 +53,7 @@ struct TimeBreakdown {
   double hardware_flops = 0, hardware_flops_rate = 0, hfu = 0;
   double tokens_per_s = 0;
   int slowest_stage = 0;
+  std::vector<double> stage_mb;  // each pipeline rank's time per micro-batch (the slowest's is t_mb)
   double exposed_comm() const { return tp + cp + ep + pp + zero3 + dp; }
 };
 
@@ -68,7 +75,12 @@ double optimizer_bytes(const ModelDesc& m, const TrainDesc& tr, const Layout& l,
 // Exposed part of `comm` seconds running beside `window` seconds of compute.
 double exposed_time(double comm, double window, double overlap_efficiency);
 
+// `exact_below`: a search's pruning bound. An uneven split whose step with the replay's
+// lower bound for its pipelined part is at least this long gets that bound's bubble
+// (bubble_estimated, never more than the replay's) instead of the replay: it cannot rank
+// before the plans the search's bound comes from.
 TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
-                        const Layout& l, const TimeOptions& o);
+                        const Layout& l, const TimeOptions& o,
+                        double exact_below = std::numeric_limits<double>::infinity());
 
 }  // namespace mini5d::plan

@@ -239,11 +239,12 @@ void print_pipeline(std::ostream& os, const Trainer& tr) {
     const auto& pl = tr.deck().parallel;
     os << "pipeline (" << pl.schedule << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
        << tr.deck().train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
-       << "formula; micro-batches in flight / planner; activations / planner\n";
+       << "replay of the schedule with modelled stage costs (even-stage formula); micro-batches in flight / planner; "
+       << "activations / planner\n";
     for (const auto& r : ps) {
       if (r.coords[0] || r.coords[2] || r.coords[3] || r.coords[4]) continue;
       os << "  stage " << r.coords[1] << " (rank " << r.rank << "): bubble " << fmt("%.3f", r.bubble) << " / "
-         << fmt("%.3f", r.formula) << ", in flight " << fmt("%.2f", r.in_flight) << " / "
+         << fmt("%.3f", r.predicted) << " (" << fmt("%.3f", r.formula) << "), in flight " << fmt("%.2f", r.in_flight) << " / "
          << fmt("%.2f", r.predicted_in_flight) << ", activations " << mib(r.activations) << " / "
          << mib(r.predicted_activations) << "\n";
     }

@@ -128,7 +128,7 @@ void json_pipeline(std::ostream& o, const Trainer& tr) {
   for (std::size_t i = 0; i < tr.pipeline_summary().size(); ++i) {
     const auto& r = tr.pipeline_summary()[i];
     o << (i ? ", " : "") << "{\"rank\": " << r.rank << ", \"stage\": " << r.coords[1] << ", \"bubble\": "
-      << jnum(r.bubble) << ", \"bubble_formula\": " << jnum(r.formula) << ", \"in_flight\": " << jnum(r.in_flight)
+      << jnum(r.bubble) << ", \"bubble_predicted\": " << jnum(r.predicted) << ", \"bubble_formula\": " << jnum(r.formula) << ", \"in_flight\": " << jnum(r.in_flight)
       << ", \"in_flight_predicted\": " << jnum(r.predicted_in_flight) << ", \"activations\": "
       << jnum(r.activations) << ", \"activations_predicted\": " << jnum(r.predicted_activations) << "}";
   }

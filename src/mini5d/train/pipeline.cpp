@@ -15,10 +15,14 @@ pp::Spec pipeline_spec(const Deck& deck) {
   return {kind, deck.parallel.p, deck.parallel.virtual_stages, deck.train.accumulation};
 }
 
-std::vector<long long> pipeline_split(const Deck& deck) {
+SplitShape pipeline_split_shape(const Deck& deck) {
   const auto& m = deck.model;
-  const SplitShape shape{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, m.mlp == "swiglu"};
-  return stage_split(shape, 1LL * deck.parallel.p * deck.parallel.virtual_stages, deck.parallel.stage_layers);
+  return {m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, m.mlp == "swiglu"};
+}
+
+std::vector<long long> pipeline_split(const Deck& deck) {
+  return stage_split(pipeline_split_shape(deck), 1LL * deck.parallel.p * deck.parallel.virtual_stages,
+                     deck.parallel.stage_layers);
 }
 
 model::StageSpec pipeline_stage(const Deck& deck, int stage) {

@@ -25,6 +25,8 @@ pp::Spec pipeline_spec(const Deck& deck);
 // Blocks per virtual stage, as parallel.stage_layers says (core/stage_split.hpp, the
 // planner's rule too).
 std::vector<long long> pipeline_split(const Deck& deck);
+// The model's shape as the split (and the replayed bubble) costs it.
+SplitShape pipeline_split_shape(const Deck& deck);
 // Pipeline rank `stage`'s chunks (local chunk j is virtual stage j*p + stage, with its
 // blocks of pipeline_split; the embeddings on virtual stage 0, the head on the last)
 // and the activation sets its schedule needs at once.

@@ -12,6 +12,8 @@
 #include <fstream>
 
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/stage_split.hpp"
+#include "mini5d/parallel/pp/simulate.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/trainer.hpp"
 
@@ -82,9 +84,12 @@ void Trainer::summarise_pipeline() {
                        : sp.kind == pp::Kind::interleaved ? plan::Schedule::interleaved
                                                           : plan::Schedule::one_f_one_b;
   const int stage = grid_->coord(grid::Axis::p);
+  const auto costs = virtual_stage_costs(pipeline_split_shape(deck_), pipeline_split(deck_));
+  const double predicted = pp::modelled_bubbles(sp, costs)[std::size_t(stage)];
   const double mine[] = {n > 0 ? bubble / n : 0.0, pp::formula_bubble(sp), in_flight,
                          plan::in_flight_microbatches(sch, sp.p, sp.m, sp.v, stage), act, pred,
-                         double(coords[0]), double(coords[1]), double(coords[2]), double(coords[3]), double(coords[4])};
+                         double(coords[0]), double(coords[1]), double(coords[2]), double(coords[3]), double(coords[4]),
+                         predicted};
   constexpr int k = int(sizeof mine / sizeof mine[0]);
   std::vector<double> all(std::size_t(k) * std::size_t(grid_->size()));
   comms_->world().allgather_host(mine, k, all.data());
@@ -94,7 +99,7 @@ void Trainer::summarise_pipeline() {
     PipelineRankSummary s;
     s.rank = r;
     for (int c = 0; c < 5; ++c) s.coords[std::size_t(c)] = int(x[6 + c]);
-    s.bubble = x[0], s.formula = x[1], s.in_flight = x[2], s.predicted_in_flight = x[3];
+    s.bubble = x[0], s.formula = x[1], s.in_flight = x[2], s.predicted_in_flight = x[3], s.predicted = x[11];
     s.activations = x[4], s.predicted_activations = x[5];
     pipeline_summary_.push_back(s);
   }

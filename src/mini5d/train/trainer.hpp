@@ -101,13 +101,14 @@ struct AxisTrafficSummary {
 };
 
 // One rank's pipeline figures at the end of a run: the bubble measured (mean over the
-// steps after the first) and the formula's; the most micro-batches in flight (in units
+// steps after the first), predicted (the schedule replayed with each virtual stage's
+// modelled cost, parallel/pp/simulate.hpp) and the even-stage formula's; the most micro-batches in flight (in units
 // of all the stage's layers: (micro-batch, chunk) pairs / v) measured and as the
 // planner predicts; the activation bytes the stage holds and the planner's prediction.
 struct PipelineRankSummary {
   int rank = 0;
   std::array<int, 5> coords{};  // d, p, c, e, t
-  double bubble = 0, formula = 0, in_flight = 0, predicted_in_flight = 0;
+  double bubble = 0, predicted = 0, formula = 0, in_flight = 0, predicted_in_flight = 0;
   double activations = 0, predicted_activations = 0;
 };
 
