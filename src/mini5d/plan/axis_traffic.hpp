@@ -29,6 +29,9 @@
 //   p, activations (p > 1): every chunk edge of the stage (a receive from the virtual
 //       stage before, a send to the one after) carries N/t (SP) or N rows of D, once
 //       forward and once backward, for each micro-batch.
+//   p, gradients (model.tie_embeddings, p > 1): the first and the last stage sum their
+//       copies of the token embedding's gradient once a step, V/t * D * 4 bytes each
+//       (V padded for t; parallel/pp/tied_embedding.hpp).
 //       From ZeRO 2 on a rank holds only its part of each unit's gradients and sums
 //       the replicated elements in that part: with G ranks in the dense group, rank r
 //       sums |[0, R_u) ∩ even_part(U_u, G, r)| of a unit with U_u dense elements whose
@@ -52,10 +55,11 @@ struct AxisTraffic {
   double tp_activations = 0, tp_grads = 0;
   double cp_activations = 0;
   double ep_activations = 0;
-  double pp_activations = 0;
+  double pp_activations = 0, pp_grads = 0;
   double dp_grads = 0, dp_weights = 0;                // dense group d*c*e
   double dp_expert_grads = 0, dp_expert_weights = 0;  // expert group d*c
   double tp() const { return tp_activations + tp_grads; }
+  double pp() const { return pp_activations + pp_grads; }
   double dp() const { return dp_grads + dp_weights; }
   double dp_expert() const { return dp_expert_grads + dp_expert_weights; }
 };

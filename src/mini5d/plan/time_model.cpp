@@ -224,6 +224,13 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   tb.cp_total = M * sc.cp_total, tb.zero3_total = M * sc.zero3_total;
   tb.tp_total = M * sc.tp_total, tb.ep_total = tb.ep, tb.pp_total = tb.pp;
   tb.bubble = double(l.p - 1) / l.virtual_stages * t_mb;
+  // A tied embedding split over the pipeline: its two ends sum their gradients of it
+  // once a step, after the data-parallel reduction, exposed (parallel/pp/tied_embedding.hpp).
+  double tie = 0;
+  if (l.p > 1 && m.tie_embeddings)
+    if (const LinkTier* lp = tier_ptr(cl, axis_tier(cl, l, Axis::p)))
+      tie = allreduce_time(4 * count_params(m, l.t).token_embedding / double(l.t), 2, *lp);
+  tb.pp += tie, tb.pp_total += tie;
 
   // Gradient reduction over the dense group (and the expert group), once per step.
   const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
@@ -259,7 +266,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   // AdamW on the local shard streams weight, grad, master and moments once.
   tb.optimizer = optimizer_bytes(m, tr, l, tb.slowest_stage) / cl.device.optimizer_bw();
 
-  tb.step = M * t_mb + tb.bubble + tb.dp + tb.optimizer;
+  tb.step = M * t_mb + tb.bubble + tb.dp + tb.optimizer + tie;
   const double tokens = double(l.micro_batch) * l.accumulation * l.d * l.e * double(m.seq);
   tb.model_flops = model_flops_per_step(m, tokens, l.t);
   tb.model_flops_rate = tb.model_flops / tb.step;

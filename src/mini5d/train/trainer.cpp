@@ -105,6 +105,8 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   // Grouped-query attention with t > kv_heads: t/kv_heads ranks share each key/value head.
   if (deck_.parallel.t > deck_.model.kv_head_count())
     zero_->sum_kv_shared_over(comms_->split_kv_group(deck_.parallel.t / deck_.model.kv_head_count()));
+  // A tied embedding split over the pipeline: the two ends' group, made once.
+  if (deck_.model.tie_embeddings == "true") tied_ = pp::TiedEmbedding(comms_->split_pipeline_ends());
   // Every step runs through the pipeline (p = 1: one stage).
   pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), *model_, *zero_, *source_, grid_->data_index(),
                                          grid_->data_shards());
@@ -237,6 +239,12 @@ StepStats Trainer::step(long s) {
   {
     Phase p("mini5d::train::reduce", phases_.reduce);
     zero_->finish_reductions();
+    // The tied embedding's two gradients (wte on the first stage, its copy on the last)
+    // summed; ZeRO 0-1 (the deck refuses more) keep the whole gradient buffer.
+    if (tied_.active()) {
+      const auto& wte = model_->layout().at("wte");
+      tied_.sum(Kokkos::subview(VecU<float>(model_->grads), std::make_pair(wte.offset, wte.offset + wte.size())));
+    }
   }
   if (fault_nan_now(comms_->world().rank(), s + 1)) zero_->poison_gradients();
   StepStats st;
