@@ -10,6 +10,8 @@
 // traffic is accounted under "pp" as gradients (the planner's plan/axis_traffic.cpp
 // counts it).
 #pragma once
+#include <cstdint>
+
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/kernels/views.hpp"
 
@@ -18,18 +20,24 @@ namespace mini5d::pp {
 class TiedEmbedding {
  public:
   // `ends`: the two ends' group; nullptr (a middle stage, p = 1, no tying): inactive.
-  explicit TiedEmbedding(comm::Communicator* ends = nullptr) : ends_(ends) {}
+  // [offset, offset + size): wte (first stage) or its copy (last stage) in the flat
+  // gradient buffer.
+  TiedEmbedding() = default;
+  TiedEmbedding(comm::Communicator* ends, std::int64_t offset, std::int64_t size)
+      : ends_(ends), offset_(offset), size_(size) {}
   bool active() const { return ends_ != nullptr; }
-  // Sums this rank's gradient of wte (first stage) or of its copy (last stage) with
-  // the other end's, in place.                      collective over the two ends
-  void sum(VecU<float> grad) {
+  // Sums this rank's gradient of wte or of its copy, in `grads` (the whole flat buffer,
+  // as ZeRO 0-1 keep it), with the other end's, in place.
+  //                                                  collective over the two ends
+  void sum(VecU<float> grads) {
     if (!ends_) return;
     fence("mini5d::pp::tied_grad_ready");  // MPI reads the reduced gradient next
-    ends_->allreduce<float>(grad, comm::Traffic::grads);
+    ends_->allreduce<float>(Kokkos::subview(grads, std::make_pair(offset_, offset_ + size_)), comm::Traffic::grads);
   }
 
  private:
-  comm::Communicator* ends_;
+  comm::Communicator* ends_ = nullptr;
+  std::int64_t offset_ = 0, size_ = 0;
 };
 
 }  // namespace mini5d::pp
