@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/core/error.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
@@ -132,4 +133,14 @@ TEST_CASE("tied embeddings: a checkpoint saved at p2 resumes on one rank, and on
   const std::string deck = test::input_deck("tiny.yaml");
   test::check_reshard(deck, one, tied_layout("p2"), {one, tied_layout("t2")}, 4, 2, "tie_reshard_p2", kTied);
   test::check_reshard(deck, one, one, {tied_layout("d2 p2 zero1")}, 4, 2, "tie_reshard_one", kTied);
+}
+
+TEST_CASE("tied embeddings: the trainer refuses ZeRO 2 and 3 in one line naming both fields", "[tie][mpi]") {
+  for (const char* spec : {"d2 zero2", "d2 p2 zero3"}) {
+    const Layout l = tied_layout(spec);
+    Group g(l.ranks());
+    const std::string want = "model.tie_embeddings=true with parallel.zero=" + std::to_string(l.zero) +
+                             ": not implemented in this build (supported: parallel.zero 0 or 1 with tied embeddings)";
+    CHECK_THROWS_WITH(train::Trainer(tied(l, 1), g.comm), Catch::Matchers::Contains(want));
+  }
 }

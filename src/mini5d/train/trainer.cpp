@@ -73,6 +73,8 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
   // Refused before anything is allocated (the app checks it even earlier).
   if (auto why = activation_budget_problem(deck_); !why.empty()) throw InputError(why);
+  for (const auto& u : unsupported_features(deck_))  // tied: the sum needs ZeRO 0-1's whole buffer
+    if (u.find("model.tie_embeddings") != std::string::npos) throw InputError(u);
   // Counting starts before the first allocation, so the first step's are seen too.
   prof::profile().enabled = kernel_profile_on(deck_);
   if (prof::profile().enabled) prof::start_counting_kokkos_events();
