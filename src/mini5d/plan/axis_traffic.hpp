@@ -29,13 +29,13 @@
 //   p, activations (p > 1): every chunk edge of the stage (a receive from the virtual
 //       stage before, a send to the one after) carries N/t (SP) or N rows of D, once
 //       forward and once backward, for each micro-batch.
-//   p, gradients (model.tie_embeddings, p > 1): the first and the last stage sum their
-//       copies of the token embedding's gradient once a step, V/t * D * 4 bytes each
-//       (V padded for t; parallel/pp/tied_embedding.hpp).
 //       From ZeRO 2 on a rank holds only its part of each unit's gradients and sums
 //       the replicated elements in that part: with G ranks in the dense group, rank r
 //       sums |[0, R_u) ∩ even_part(U_u, G, r)| of a unit with U_u dense elements whose
 //       first R_u are the replicated ones (model/param_layout.cpp orders them so).
+//   p, gradients (model.tie_embeddings, p > 1): the first and the last stage sum their
+//       copies of the token embedding's gradient once a step, V/t * D * 4 bytes each
+//       (V padded for t; parallel/pp/tied_embedding.hpp).
 //   d, gradients and weights over the dense group d*c*e (and, for the experts, over d*c)
 //       with P parameters of the stage's shard (before ZeRO): gradients P*4 per step
 //       (ZeRO 0-1) or per micro-batch (ZeRO 2-3); weights none (ZeRO 0), the updated
