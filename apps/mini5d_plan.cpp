@@ -221,7 +221,7 @@ static void print_stage_bytes(std::ostream& os, const plan::ModelDesc& m, const 
     char line[320];
     std::snprintf(line, sizeof line, "  %5d %9.0f %9.0f %9.0f %11.0f %10.0f %10.0f %10.0f %10.0f %10.0f %10.0f\n", stage,
                   mem.weights, mem.grads, mem.optimizer, mem.activations, a.tp(), a.cp_activations,
-                  a.ep_activations, a.pp_activations, a.dp(), a.dp_expert());
+                  a.ep_activations, a.pp(), a.dp(), a.dp_expert());
     os << line;
   }
 }

@@ -12,11 +12,12 @@ common=(checkpoint.dir=ck output.report=)
 "$app" train "$deck" train.steps=2 checkpoint.at_end=true "${common[@]}" > first.out 2>&1 || { cat first.out; fail "first run"; }
 # Two ranks, another layout (the same global batch of 16): still refused, once.
 "$mpiexec" "$npflag" 2 "$app" train "$deck" train.steps=4 parallel.d=2 train.micro_batch=8 model.heads=2 \
-  data.markov_order=3 "${common[@]}" resume=latest > /dev/null 2> refused.err
+  data.markov_order=3 model.tie_embeddings=true "${common[@]}" resume=latest > /dev/null 2> refused.err
 status=$?
 [[ $status -eq 2 ]] || { cat refused.err; fail "changed model and data: status $status, expected 2"; }
 for want in "ck/step-00000002.h5: model.heads is 4 in the checkpoint, 2 in the deck" \
-            "ck/step-00000002.h5: data.markov_order is 2 in the checkpoint, 3 in the deck"; do
+            "ck/step-00000002.h5: data.markov_order is 2 in the checkpoint, 3 in the deck" \
+            "ck/step-00000002.h5: model.tie_embeddings is false in the checkpoint, true in the deck"; do
   [[ $(grep -cF -- "$want" refused.err) -eq 1 ]] || { cat refused.err; fail "not once: $want"; }
 done
 grep -qF "parallel.d" refused.err && { cat refused.err; fail "a layout change was refused"; }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Communication formulas, tier placement and the step-time composition.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/plan/time_model.hpp"
 #include "plan_test_util.hpp"
@@ -102,6 +104,38 @@ TEST_CASE("step time composes compute, exposed communication and the bubble", "[
   const double N = 8 * (4.0 * 64 * 64 + 2.0 * 64 * 256) + 32.0 * 64;
   CHECK(t.model_flops == Approx(tokens * (6 * N + 12.0 * 8 * 32 * 64)));
   CHECK(t.mfu == Approx(t.model_flops / t.step / (4 * 100e12)));
+}
+
+TEST_CASE("tied embeddings: the pipeline ends' all-reduce of the embedding's gradient, once a step, exposed",
+          "[plan][time]") {
+  const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  ModelDesc m = in.model;
+  m.layers = 8;
+  TrainDesc tr = in.train;
+  tr.global_batch = 16;
+  const ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);
+  Layout l;
+  l.p = 4, l.micro_batch = 2, l.accumulation = 8;
+  ModelDesc tied = m;
+  tied.tie_embeddings = true;
+  const TimeBreakdown u = step_time(m, tr, cl, l, {}), t = step_time(tied, tr, cl, l, {});
+  const double bytes = 4.0 * double(m.padded_vocab(1)) * double(m.d_model);
+  const double tie = allreduce_time(bytes, 2, cl.tiers[std::size_t(axis_tier(cl, l, Axis::p))]);
+  CHECK(tie > 0);
+  CHECK(t.pp - u.pp == Approx(tie));
+  CHECK(t.pp_total - u.pp_total == Approx(tie));
+  // The untied head's compute stays (the head multiplies by wte), the all-reduce adds.
+  CHECK(t.step - u.step == Approx(tie));
+  // One stage: nothing to sum.
+  l.p = 1;
+  CHECK(step_time(tied, tr, cl, l, {}).pp == 0);
+  // The runtime ties at ZeRO 0-1 only: no plan beyond.
+  l.d = 4, l.p = 1, l.zero = 2, l.micro_batch = 1, l.accumulation = 4;
+  const auto why = check_layout(tied, tr, cl, l);
+  CHECK(std::find(why.begin(), why.end(), "model.tie_embeddings=true runs with ZeRO 0 or 1 only") != why.end());
+  CHECK(check_layout(m, tr, cl, l).empty());
+  l.zero = 1;
+  CHECK(check_layout(tied, tr, cl, l).empty());
 }
 
 TEST_CASE("recomputation costs compute and TP all-reduces", "[plan][time]") {

@@ -60,3 +60,29 @@ TEST_CASE("last of two stages: backwards start afresh, forwards reuse what is th
   const auto n = zero3_gathers_per_step(s, 1, {0, 0}, false);
   CHECK(n == std::vector<long long>{3, 3});
 }
+
+TEST_CASE("tied embeddings: the pipeline's two ends sum the embedding's gradient once a step", "[plan][traffic]") {
+  ModelDesc m = small();
+  m.tie_embeddings = true;
+  Layout l;
+  l.p = 3, l.t = 2, l.accumulation = 3;
+  // V/t * D fp32 gradients on the first and the last stage, none in the middle; the
+  // boundary activations are the same as untied.
+  const double tie = 4.0 * 64 * 32 / 2;
+  ModelDesc untied = small();
+  for (int stage = 0; stage < 3; ++stage) {
+    const AxisTraffic a = step_traffic(m, l, stage, 1, 0, 0, 4);
+    const AxisTraffic u = step_traffic(untied, l, stage, 1, 0, 0, 4);
+    CHECK(a.pp_activations == u.pp_activations);
+    CHECK(a.pp_grads == (stage == 1 ? 0.0 : tie));
+    CHECK(a.pp() == a.pp_activations + a.pp_grads);
+    CHECK(u.pp_grads == 0);
+  }
+  // One stage: the head uses wte itself, nothing to sum.
+  l.p = 1;
+  CHECK(step_traffic(m, l, 0, 1, 0, 0, 4).pp() == 0);
+  // The last stage holds LNf and its copy of wte as its head unit.
+  l.p = 2;
+  const auto units = stage_units(m, l, 1, 1);
+  CHECK(units.back().dense == 64 + 64 * 32 / 2);
+}

@@ -6,9 +6,12 @@
 // two-block model with llama-tiny's block parts (RMSNorm, SwiGLU, no biases), and with
 // each part alone; with rotary positions (model.positions=rope); grouped-query attention
 // (model.kv_heads) with 4 query heads sharing 2 and 1 key/value heads, blockwise and
-// full. Every parameter is checked, tensor by tensor. Bound: relative error < 1e-6 per
+// full; with the LM head tied to the token embedding (model.tie_embeddings: one wte
+// whose gradient sums the head's and the lookup's), with a padded vocabulary row too.
+// Every parameter is checked, tensor by tensor. Bound: relative error < 1e-6 per
 // tensor.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -29,8 +32,10 @@ constexpr double kStep = 1e-5;
 // (multi-head attention).
 void check_model(int layers, const char* attention = "blockwise", const char* norm = "layernorm",
                  const char* mlp = "gelu", const char* bias = "true", const char* positions = "learned",
-                 int heads = 0, int kv_heads = 0) {
+                 int heads = 0, int kv_heads = 0, const char* tie = "false", int vocab_pad_to = 1) {
   ModelConfig m = test::fd_model(11, 5, 12, layers);
+  m.tie_embeddings = tie;
+  m.vocab_pad_to = vocab_pad_to;
   if (heads > 0) m.heads = heads;
   m.kv_heads = kv_heads;
   m.attention = attention;
@@ -88,6 +93,60 @@ TEST_CASE("grouped-query attention (4 query heads, 2 and 1 key/value heads): eve
   check_model(2, "blockwise", "rmsnorm", "swiglu", "false", "rope", 4, 2);
   check_model(1, "blockwise", "layernorm", "gelu", "true", "learned", 4, 1);
   check_model(1, "full", "layernorm", "gelu", "true", "learned", 4, 2);
+}
+
+TEST_CASE("tied embeddings: every parameter gradient, wte's the sum of the head's and the lookup's",
+          "[model][grad][tie]") {
+  check_model(1, "blockwise", "layernorm", "gelu", "true", "learned", 0, 0, "true");
+  // A padded row (11 -> 12): never a target, no gradient from either path.
+  check_model(2, "blockwise", "rmsnorm", "swiglu", "false", "rope", 0, 0, "true", 4);
+}
+
+// The tied model's wte gradient is the untied model's wte gradient plus its LM head's,
+// when the head starts equal to wte: the two paths, added in one tensor. Exact up to the
+// order of the additions.
+TEST_CASE("tied embeddings: wte's gradient equals the untied embedding's plus the head's", "[model][grad][tie]") {
+  ModelConfig m = test::fd_model(11, 5, 12, 2);
+  m.vocab_pad_to = 4;
+  ModelConfig tied = m;
+  tied.tie_embeddings = "true";
+  const int B = 2, N = B * m.seq;
+  const test::Batch batch = test::fixed_batch(N, m.vocab);
+  model::Gpt<double> a(m, B), b(tied, B);
+  REQUIRE(!b.layout().find("lm_head.weight"));
+  REQUIRE(b.layout().total() + a.layout().at("wte").size() == a.layout().total());
+  a.init_params(42);
+  b.init_params(42);
+  const auto& wa = a.layout().at("wte");
+  const auto& ha = a.layout().at("lm_head.weight");
+  auto slice = [](Vec<double> v, const model::TensorSpec& t) {
+    return Kokkos::subview(v, std::make_pair(t.offset, t.offset + t.size()));
+  };
+  Kokkos::deep_copy(slice(a.params, ha), slice(a.params, wa));  // the untied head starts as wte
+  // Every tensor but the head: the same values in both models (same names, same order).
+  for (const auto& t : b.layout().tensors()) Kokkos::deep_copy(slice(b.params, t), slice(a.params, a.layout().at(t.name)));
+  double loss[2];
+  int k = 0;
+  for (model::Gpt<double>* g : {&a, &b}) {
+    g->zero_grads();
+    loss[k++] = g->forward(batch.in, batch.tg, 1.0 / N);
+    g->backward();
+  }
+  CHECK(loss[0] == Approx(loss[1]).epsilon(1e-14));
+  const auto ga = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.grads);
+  const auto gb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.grads);
+  const auto& wb = b.layout().at("wte");
+  double worst = 0, scale = 0;
+  for (std::int64_t i = 0; i < wa.size(); ++i) {
+    const double want = ga(wa.offset + i) + ga(ha.offset + i);
+    worst = std::max(worst, std::abs(gb(wb.offset + i) - want));
+    scale = std::max(scale, std::abs(want));
+  }
+  INFO("worst difference " << worst << " of gradients up to " << scale);
+  CHECK(scale > 0);
+  CHECK(worst <= 1e-14 * scale);
+  // The padded row (row 11) has no gradient in either model.
+  for (std::int64_t c = 0; c < m.d_model; ++c) CHECK(gb(wb.offset + 11 * m.d_model + c) == 0.0);
 }
 
 // The embedding's backward reads the forward's token ids again. A caller that passes a

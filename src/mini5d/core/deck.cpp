@@ -360,7 +360,11 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
                   supported + ")");
   };
-  if (d.model.tie_embeddings != "false") no("model.tie_embeddings", d.model.tie_embeddings, "false");
+  // A tied head sums its gradient with wte's on the whole gradient buffer, which ZeRO 2
+  // and 3 do not keep (docs/parallelism.md, tied embeddings).
+  if (d.model.tie_embeddings == "true" && d.parallel.zero >= 2)
+    no("model.tie_embeddings", "true with parallel.zero=" + std::to_string(d.parallel.zero),
+       "parallel.zero 0 or 1 with tied embeddings");
   if (d.train.precision != "fp32") no("train.precision", d.train.precision, "fp32");
   return out;
 }

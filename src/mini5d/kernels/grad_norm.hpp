@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The gradient's global-norm kernels: squares of a flat gradient buffer, split by class
 // in one pass (plain sharded tensors, tensors every tensor-parallel rank holds, expert
-// tensors, key/value rows a key/value group shares: the optimizer weights each class by
-// who else holds it), the plain sum of
+// tensors, key/value rows a key/value group shares, a tied head's copy of the embedding
+// that another pipeline stage counts: the optimizer weights each class by who else
+// holds it), the plain sum of
 // squares, clipping, and the count of non-finite values the step guard reads.
 // The buffer is cut into pieces of at most kNormPiece elements, each of one class; a
 // team sums a piece (kernels/team_reduce.hpp) and adds it to its class.
@@ -18,7 +19,7 @@
 
 namespace mini5d::kernels {
 
-constexpr int kNormClasses = 4;
+constexpr int kNormClasses = 5;
 constexpr std::int64_t kNormPiece = 4096;
 
 // One team's share of the buffer: [begin, begin + size), all of one class.

@@ -15,7 +15,7 @@ bool is_moe_block(const ModelConfig& m, int layer) {
 
 ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned, int ep_size,
                          int ep_rank)
-    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank) {
+    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank), tied_(m.tie_embeddings == "true") {
   // The embedding and the LM head hold the padded vocabulary (core/vocab_padding.hpp).
   const std::int64_t V = padded_vocab(m.vocab, m.vocab_pad_to, tp_size), D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
@@ -70,14 +70,26 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
     close_unit("blocks." + std::to_string(l));
   }
   norm("lnf");
-  add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
-  tensors_.back().stored_rows = m.vocab;
+  // Tied: a rank holding the head without the embeddings (a last pipeline stage) keeps
+  // its own copy of wte, split over t as wte is; else the head uses wte itself.
+  const int head_unit = m.layers + 1;
+  const auto owns = [&](int g) { return owned.empty() || std::find(owned.begin(), owned.end(), g) != owned.end(); };
+  if (!tied_) {
+    add("lm_head.weight", {V, D}, Split::rows, Init::Normal, std0, true, true);
+    tensors_.back().stored_rows = m.vocab;
+  } else if (owns(head_unit) && !owns(0)) {
+    add("wte", {V, D}, Split::rows, Init::Normal, std0, true, false);
+    tensors_.back().stored_rows = m.vocab;
+    tensors_.back().tied_copy = true;
+  }
   close_unit("head");
+  // The tied head's product with wte is a matrix product all the same.
+  if (tied_) matmul_params_ += V * D;
   for (const auto& t : tensors_) {
     // An expert's weights act on the top_k / E of the tokens routed to it: per token,
     // top_k experts' worth of them take part (the "active" parameters).
     if (t.in_matmul) matmul_params_ += t.expert ? t.global_size() / m.experts * m.top_k : t.global_size();
-    global_total_ += t.global_size();
+    if (!t.tied_copy) global_total_ += t.global_size();
   }
   local_of_.assign(units_.size(), -1);
   if (owned.empty()) {

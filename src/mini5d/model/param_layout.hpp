@@ -15,7 +15,10 @@
 // and up two (its gate rows, then its up rows): a local tensor is a list of rectangular
 // pieces of the logical one, stored one after the other. Which tensors exist follows
 // model.norm, model.mlp and model.bias (no bias tensors when bias=false or for RMSNorm)
-// and model.positions (no wpe with rope).
+// and model.positions (no wpe with rope). With model.tie_embeddings the head has no
+// lm_head.weight: it multiplies by wte, the embeddings' own tensor when one rank holds
+// both units, or a copy of it (TensorSpec::tied_copy) on a last pipeline stage that
+// holds the head without the embeddings. wte and the LM head share one row split.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -61,6 +64,12 @@ struct TensorSpec {
   // and replica 0 writes them (checkpoints, checksum).
   int replicas = 1, replica = 0;
   std::int64_t shared_from = 0, shared_begin = 0, shared_end = 0;
+  // model.tie_embeddings with the head on another pipeline stage than the embeddings:
+  // that stage's copy of wte. It is named wte so that it draws wte's initial values and
+  // loads wte's dataset; it is left out of checkpoints, the parameter checksum and the
+  // gradient norm (the first stage's wte counts), and its gradient is summed with
+  // wte's over the pipeline ends every step (parallel/pp/tied_embedding.hpp).
+  bool tied_copy = false;
   std::int64_t size() const {
     std::int64_t n = 1;
     for (auto e : shape) n *= e;
@@ -129,6 +138,8 @@ class ParamLayout {
   int ep_rank() const { return ep_rank_; }
   // Elements of this rank's expert tensors.
   std::int64_t expert_total() const;
+  // model.tie_embeddings: the LM head multiplies by wte (or this rank's copy of it).
+  bool tied() const { return tied_; }
 
  private:
   enum class Split { none, rows, cols, qkv_rows, pair_rows, experts };
@@ -139,6 +150,7 @@ class ParamLayout {
   std::vector<Unit> units_;
   std::int64_t total_ = 0, matmul_params_ = 0, global_total_ = 0;
   int tp_size_ = 1, tp_rank_ = 0, ep_size_ = 1, ep_rank_ = 0;
+  bool tied_ = false;
   std::vector<int> local_of_;  // [global unit] -> index in units_, or -1
   std::int64_t expert_begin_ = -1;  // flat offset of the open unit's first expert tensor
   std::vector<std::int64_t> qkv_blocks_;  // rows of the fused QKV's q, k and v blocks

@@ -77,13 +77,22 @@ void bind_views(const ParamLayout& layout, int unit, S* base, std::vector<BlockT
     outer.wte = mat_of(base, u.offset, layout.at("wte"));
     const TensorSpec* wpe = layout.find("wpe");  // none with rotary positions
     outer.wpe = wpe ? mat_of(base, u.offset, *wpe) : MatU<S>();
+    // Tied (model.tie_embeddings) on a rank with both units: the head reads and
+    // accumulates into wte itself, so both paths' gradients land in one tensor.
+    if (layout.tied()) outer.lm_head = outer.wte;
   } else if (u.global <= layers) {
     blocks[u.global - 1] = block_views(layout, base, u.offset, u.global - 1);
   } else {
     outer.lnf_w = vec_of(base, u.offset, layout.at("lnf.weight"));
     const TensorSpec* lnf_b = layout.find("lnf.bias");  // none with RMSNorm or model.bias=false
     outer.lnf_b = lnf_b ? vec_of(base, u.offset, *lnf_b) : VecU<S>();
-    outer.lm_head = mat_of(base, u.offset, layout.at("lm_head.weight"));
+    // Tied: the last pipeline stage's copy of wte; on a rank with the embeddings too,
+    // binding unit 0 set lm_head to wte.
+    if (!layout.tied()) {
+      outer.lm_head = mat_of(base, u.offset, layout.at("lm_head.weight"));
+    } else if (const TensorSpec* copy = layout.find("wte"); copy && copy->tied_copy) {
+      outer.lm_head = mat_of(base, u.offset, *copy);
+    }
   }
 }
 

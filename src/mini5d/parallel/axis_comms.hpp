@@ -13,6 +13,8 @@
 //   pp         the p group                     pipeline boundaries
 //   tp (kv)    t/kv_heads consecutive t ranks  grouped-query attention with t > kv_heads:
 //                                              the shared key/value rows' gradients
+//   pp (ends)  stages 0 and p-1 of a p group   a tied embedding's gradients
+//                                              (model.tie_embeddings, p > 1)
 #pragma once
 #include <memory>
 
@@ -39,7 +41,8 @@ class AxisComms {
         ring_(cp_),
         experts_(ep_),
         transport_(transport),
-        t_group_(grid.axis(grid::Axis::t).get()) {}
+        t_group_(grid.axis(grid::Axis::t).get()),
+        p_group_(grid.axis(grid::Axis::p).get()) {}
   AxisComms(const AxisComms&) = delete;
   AxisComms& operator=(const AxisComms&) = delete;
 
@@ -67,6 +70,21 @@ class AxisComms {
     kv_tensor_ = std::make_unique<tp::TpComm>(*kv_);
     return *kv_tensor_;
   }
+  // The two ends of this rank's pipeline (stages 0 and p-1 at the same d, c, e, t),
+  // accounted under "pp"; nullptr on a middle stage or at p = 1.
+  //                                                          collective over the p group
+  comm::Communicator* split_pipeline_ends() {
+    int r = 0, p = 1;
+    MPI_Comm_rank(p_group_, &r);
+    MPI_Comm_size(p_group_, &p);
+    if (p == 1) return nullptr;
+    const bool end = r == 0 || r == p - 1;
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(p_group_, end ? 0 : MPI_UNDEFINED, r, &sub);
+    if (!end) return nullptr;
+    ends_ = std::make_unique<comm::Communicator>(grid::CommHandle(sub), "pp", transport_);
+    return ends_.get();
+  }
 
  private:
   comm::Communicator world_, dp_, dp_expert_, tp_, cp_, ep_, pp_;
@@ -74,8 +92,8 @@ class AxisComms {
   cp::CpComm ring_;
   ep::EpComm experts_;
   comm::Transport transport_;
-  MPI_Comm t_group_;
-  std::unique_ptr<comm::Communicator> kv_;
+  MPI_Comm t_group_, p_group_;
+  std::unique_ptr<comm::Communicator> kv_, ends_;
   std::unique_ptr<tp::TpComm> kv_tensor_;
 };
 

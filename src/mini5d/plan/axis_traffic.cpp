@@ -156,6 +156,10 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   }
   if (l.e * l.t > 1 && s.moe > 0) a.ep_activations = mb * s.moe * 4 * own_rows * double(m.top_k) * D * elem;
   if (l.p > 1) a.pp_activations = mb * 2.0 * s.edges * own_rows * D * elem;
+  // A tied embedding: the two ends of the pipeline sum their gradients of it once a
+  // step, after ZeRO's reduction (fp32 gradients, like ZeRO's below).
+  if (l.p > 1 && m.tie_embeddings && (stage == 0 || stage == l.p - 1))
+    a.pp_grads = 4 * count_params(m, l.t).token_embedding / l.t;
 
   // ZeRO's gradient and weight traffic over a group (nothing over a group of one):
   // gradients once a step (ZeRO 0-1) or every micro-batch (2-3); weights none (0), the

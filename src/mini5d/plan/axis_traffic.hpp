@@ -33,6 +33,9 @@
 //       the replicated elements in that part: with G ranks in the dense group, rank r
 //       sums |[0, R_u) ∩ even_part(U_u, G, r)| of a unit with U_u dense elements whose
 //       first R_u are the replicated ones (model/param_layout.cpp orders them so).
+//   p, gradients (model.tie_embeddings, p > 1): the first and the last stage sum their
+//       copies of the token embedding's gradient once a step, V/t * D * 4 bytes each
+//       (V padded for t; parallel/pp/tied_embedding.hpp).
 //   d, gradients and weights over the dense group d*c*e (and, for the experts, over d*c)
 //       with P parameters of the stage's shard (before ZeRO): gradients P*4 per step
 //       (ZeRO 0-1) or per micro-batch (ZeRO 2-3); weights none (ZeRO 0), the updated
@@ -52,10 +55,11 @@ struct AxisTraffic {
   double tp_activations = 0, tp_grads = 0;
   double cp_activations = 0;
   double ep_activations = 0;
-  double pp_activations = 0;
+  double pp_activations = 0, pp_grads = 0;
   double dp_grads = 0, dp_weights = 0;                // dense group d*c*e
   double dp_expert_grads = 0, dp_expert_weights = 0;  // expert group d*c
   double tp() const { return tp_activations + tp_grads; }
+  double pp() const { return pp_activations + pp_grads; }
   double dp() const { return dp_grads + dp_weights; }
   double dp_expert() const { return dp_expert_grads + dp_expert_weights; }
 };

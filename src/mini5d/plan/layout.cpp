@@ -109,6 +109,8 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   if (m.moe() && (m.top_k < 1 || m.top_k > m.experts))
     why("top_k must be in 1..experts");
   if (l.zero < 0 || l.zero > 3) why("ZeRO stage must be 0..3");
+  // The runtime sums a tied head's gradient on the whole gradient buffer (ZeRO 0-1).
+  if (m.tie_embeddings && l.zero > 1) why("model.tie_embeddings=true runs with ZeRO 0 or 1 only");
   // The runtime also runs chunks without interleaving; the planner's schedule model
   // knows virtual stages only in the interleaved schedule.
   if (l.virtual_stages > 1 && l.schedule != Schedule::interleaved)

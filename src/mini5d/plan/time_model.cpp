@@ -293,6 +293,13 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   tb.zero3 = M * sc.zero3;
   tb.cp_total = M * sc.cp_total, tb.zero3_total = M * sc.zero3_total;
   tb.tp_total = M * sc.tp_total, tb.ep_total = tb.ep, tb.pp_total = tb.pp;
+  // A tied embedding split over the pipeline: its two ends sum their gradients of it
+  // once a step, after the data-parallel reduction, exposed (parallel/pp/tied_embedding.hpp).
+  double tie = 0;
+  if (l.p > 1 && m.tie_embeddings)
+    if (const LinkTier* lp = tier_ptr(cl, axis_tier(cl, l, Axis::p)))
+      tie = allreduce_time(4 * count_params(m, l.t).token_embedding / double(l.t), 2, *lp);
+  tb.pp += tie, tb.pp_total += tie;
 
   // Gradient reduction over the dense group (and the expert group), once per step.
   const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
@@ -331,12 +338,13 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   // A search need not replay an uneven split whose step is at least the replay's lower
   // bound, when that already makes it slower than every plan it could matter to
   // (search.cpp): the bound stands in.
-  const double no_bubble = M * t_mb + tb.dp + tb.optimizer;
+  const double no_bubble = M * t_mb + tb.dp + tb.optimizer + tie;
   const std::vector<long long> split = l.p > 1 && !even_split(m, l) ? layout_split(m, l) : std::vector<long long>();
   tb.stage_mb.resize(std::size_t(l.p));
   for (int r = 0; r < l.p; ++r) tb.stage_mb[std::size_t(r)] = costs[costed_as(l, stages, split, r)].per_mb();
   if (l.p > 1)
-    tb.bubble = pipelined_span(m, l, stages, costs, tb.dp + tb.optimizer, exact_below, &tb.bubble_estimated) - M * t_mb;
+    tb.bubble =
+        pipelined_span(m, l, stages, costs, tb.dp + tb.optimizer + tie, exact_below, &tb.bubble_estimated) - M * t_mb;
   tb.step = no_bubble + tb.bubble;
   const double tokens = double(l.micro_batch) * l.accumulation * l.d * l.e * double(m.seq);
   tb.model_flops = model_flops_per_step(m, tokens, l.t);

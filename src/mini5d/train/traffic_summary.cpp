@@ -19,7 +19,7 @@ std::vector<double> measured_now() {
   return {a.bytes("tp", Traffic::activations) + a.bytes("tp", Traffic::grads),
           a.bytes("cp", Traffic::activations),
           a.bytes("ep", Traffic::activations),
-          a.bytes("pp", Traffic::activations),
+          a.bytes("pp", Traffic::activations) + a.bytes("pp", Traffic::grads),
           a.bytes("dp", Traffic::grads) + a.bytes("dp", Traffic::weights),
           a.bytes("dp_expert", Traffic::grads) + a.bytes("dp_expert", Traffic::weights)};
 }
@@ -37,7 +37,7 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
   const auto want = plan::step_traffic(plan_model(deck_), plan_layout(deck_), grid_->coord(grid::Axis::p),
                                        deck_.model.moe_every, dense, experts, sizeof(float), comms_->dp().rank());
   const double predicted[] = {want.tp(), want.cp_activations, want.ep_activations,
-                              want.pp_activations, want.dp(), want.dp_expert()};
+                              want.pp(), want.dp(), want.dp_expert()};
   const int A = int(now.size()), R = grid_->size();
   // [predicted, measured] per axis, every rank.
   std::vector<double> mine(2 * std::size_t(A)), all(mine.size() * std::size_t(R));

@@ -73,6 +73,8 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
   // Refused before anything is allocated (the app checks it even earlier).
   if (auto why = activation_budget_problem(deck_); !why.empty()) throw InputError(why);
+  for (const auto& u : unsupported_features(deck_))  // tied: the sum needs ZeRO 0-1's whole buffer
+    if (u.find("model.tie_embeddings") != std::string::npos) throw InputError(u);
   // Counting starts before the first allocation, so the first step's are seen too.
   prof::profile().enabled = kernel_profile_on(deck_);
   if (prof::profile().enabled) prof::start_counting_kokkos_events();
@@ -105,6 +107,10 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   // Grouped-query attention with t > kv_heads: t/kv_heads ranks share each key/value head.
   if (deck_.parallel.t > deck_.model.kv_head_count())
     zero_->sum_kv_shared_over(comms_->split_kv_group(deck_.parallel.t / deck_.model.kv_head_count()));
+  // A tied embedding split over the pipeline: the two ends' group, made once, and wte's
+  // place (or its copy's) in the gradient buffer.
+  if (const auto* wte = model_->layout().find("wte"); wte && deck_.model.tie_embeddings == "true")
+    tied_ = pp::TiedEmbedding(comms_->split_pipeline_ends(), wte->offset, wte->size());
   // Every step runs through the pipeline (p = 1: one stage).
   pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), *model_, *zero_, *source_, grid_->data_index(),
                                          grid_->data_shards());
@@ -237,6 +243,7 @@ StepStats Trainer::step(long s) {
   {
     Phase p("mini5d::train::reduce", phases_.reduce);
     zero_->finish_reductions();
+    tied_.sum(model_->grads);  // a tied embedding's two ends (ZeRO 0-1: the whole buffer)
   }
   if (fault_nan_now(comms_->world().rank(), s + 1)) zero_->poison_gradients();
   StepStats st;
@@ -321,15 +328,6 @@ long Trainer::skipped_steps() const {
   long n = 0;
   for (const auto& st : history_) n += st.skipped ? 1 : 0;
   return n;
-}
-
-bool Trainer::state_is_finite() {
-  zero_->settle();
-  double bad = 0;
-  for (const auto& b : {zero_->weights(), zero_->exp_avg(), zero_->exp_avg_sq()})
-    bad += double(kernels::count_nonfinite(CVecU<float>(b.data.data(), b.data.extent(0))));
-  comms_->world().allreduce_host(&bad, 1, comm::Communicator::Op::max);
-  return bad == 0;
 }
 
 bool Trainer::stop_requested(bool after_save) {

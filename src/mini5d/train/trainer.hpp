@@ -24,6 +24,7 @@
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/axis_comms.hpp"
+#include "mini5d/parallel/pp/tied_embedding.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/step_guard.hpp"
@@ -241,6 +242,7 @@ class Trainer {
   std::unique_ptr<data::Source> source_;
   std::unique_ptr<model::Gpt<float>> model_;
   std::unique_ptr<dp::ZeroOptimizer> zero_;
+  pp::TiedEmbedding tied_;  // model.tie_embeddings at p > 1, on the pipeline's two ends
   std::vector<StepStats> history_;
   PhaseTimes phases_;
   long steps_run_ = 0;             // steps this process ran

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Trainer::save and Trainer::resume: what a checkpoint records besides the tensors
-// (step, tokens, deck, layout, seeds, data cursor) and how a resume checks it.
+// (step, tokens, deck, layout, seeds, data cursor) and how a resume checks it; and the
+// check that keeps a non-finite state out of a checkpoint.
 #include <cstdio>
 
 #include "mini5d/core/deck_resume.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "mini5d/train/training_state.hpp"
 
@@ -18,6 +20,15 @@ std::string layout_json(const Deck& d) {
          std::to_string(p.zero) + "}";
 }
 }  // namespace
+
+bool Trainer::state_is_finite() {
+  zero_->settle();
+  double bad = 0;
+  for (const auto& b : {zero_->weights(), zero_->exp_avg(), zero_->exp_avg_sq()})
+    bad += double(kernels::count_nonfinite(CVecU<float>(b.data.data(), b.data.extent(0))));
+  comms_->world().allreduce_host(&bad, 1, comm::Communicator::Op::max);
+  return bad == 0;
+}
 
 CheckpointEvent Trainer::save(const std::string& reason) {
   static const std::string kAxis = "checkpoint";

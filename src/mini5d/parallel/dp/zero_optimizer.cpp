@@ -130,7 +130,8 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   }
   const std::int64_t grad_elements = stage_ <= 1 ? layout.total() : part_.shard_size();
   const auto pieces =
-      kernels::norm_pieces(grad_elements, {{}, runs(replicated_), runs(experts_), runs(kv_shared_)});
+      kernels::norm_pieces(grad_elements, {{}, runs(replicated_), runs(experts_), runs(kv_shared_),
+                                           runs(part_.tied_copy_spans(stage_ <= 1))});
   norm_pieces_ = decltype(norm_pieces_)("mini5d::optim::norm_pieces", pieces.size());
   auto h = Kokkos::create_mirror_view(norm_pieces_);
   for (std::size_t i = 0; i < pieces.size(); ++i) h(i) = pieces[i];
@@ -327,7 +328,8 @@ ZeroOptimizer::NormShare ZeroOptimizer::norm_share() const {
   NormShare s;
   s.owned = (owns_dense_ ? sq[0] : 0.0) + (owns_replicated_ ? sq[1] : 0.0) + (owns_experts_ ? sq[2] : 0.0) +
             (owns_kv_shared_ ? sq[3] : 0.0);
-  s.finite = std::isfinite(sq[0] + sq[1] + sq[2] + sq[3]);
+  // Class 4, a tied head's copy of wte, counts on the first stage as wte.
+  s.finite = std::isfinite(sq[0] + sq[1] + sq[2] + sq[3] + sq[4]);
   return s;
 }
 

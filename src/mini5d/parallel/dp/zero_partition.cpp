@@ -85,6 +85,8 @@ std::vector<ZeroPartition::TensorShard> ZeroPartition::tensor_shards(bool flat, 
   for (const auto& t : layout_.tensors()) {
     // A tensor every tensor-parallel rank holds whole is written by the first of them.
     if (writing && t.replicated && layout_.tp_rank() != 0) continue;
+    // A tied head's copy of wte is the first stage's wte again: written once, by it.
+    if (writing && t.tied_copy) continue;
     TensorShard ts{t.name, {t.global_shape, {}}};
     for (int c = 0; c < int(chunks_.size()); ++c) {
       const Span p = my_part(c);
@@ -160,6 +162,10 @@ std::vector<Span> ZeroPartition::kv_shared_spans(bool flat) const {
 
 std::vector<Span> ZeroPartition::expert_spans(bool flat) const {
   return spans_of(flat, whole_if([](const model::TensorSpec& t) { return t.expert; }));
+}
+
+std::vector<Span> ZeroPartition::tied_copy_spans(bool flat) const {
+  return spans_of(flat, whole_if([](const model::TensorSpec& t) { return t.tied_copy; }));
 }
 
 }  // namespace mini5d::dp

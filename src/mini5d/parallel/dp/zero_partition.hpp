@@ -85,6 +85,9 @@ class ZeroPartition {
   // As replicated_spans for the expert tensors (whatever t): their squares in the global norm are
   // summed over the expert-gradient group (when sharded) and the expert-parallel group.
   std::vector<Span> expert_spans(bool flat) const;
+  // Likewise for a last pipeline stage's copy of the tied embedding
+  // (model::TensorSpec::tied_copy): counted in the global norm by the first stage's wte.
+  std::vector<Span> tied_copy_spans(bool flat) const;
 
  private:
   template <class Run>

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Tied embeddings (model.tie_embeddings=true) through the trainer, on 4 ranks: the LM head
+// multiplies by wte (one rank holds both) or by the last pipeline stage's copy of it,
+// whose gradient the two ends of the pipeline sum every step (parallel/pp/tied_embedding.hpp).
+//   * layout invariance against one rank (tests/mpi/invariance.hpp) at p2, t2, d2 (ZeRO 1),
+//     d2 x p2 (ZeRO 1) and t2 x p2, in both configurations, with a padded vocabulary;
+//   * the two copies bit-identical after training with sharded moments (ZeRO 1);
+//   * the p axis's bytes (the boundary activations and the tie all-reduce) and every
+//     other axis's equal the planner's, and the training state per rank equals its
+//     memory model (the last stage's copy included, no LM head at p = 1);
+//   * a checkpoint saved at p2 resumes on one rank, and one saved on one rank at d2 x p2:
+//     the file holds the tied matrix once.
+#include <mpi.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "mini5d/core/error.hpp"
+#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/train/deck_plan.hpp"
+#include "mini5d/train/trainer.hpp"
+#include "invariance_check.hpp"
+#include "layouts.hpp"
+#include "mpi_util.hpp"
+#include "reshard_check.hpp"
+
+using namespace mini5d;
+using test::Group;
+using test::Layout;
+
+namespace {
+// Tied, with the vocabulary of 16 padded to 18 at t = 2 (a multiple of 3 x t): the last
+// tensor rank's rows of wte end in padding, which must never be a target.
+const std::vector<std::string> kTied = {"model.tie_embeddings=true", "model.vocab_pad_to=3"};
+
+// Two micro-batches, two blocks, 1F1B, ZeRO 0 unless the spec says otherwise.
+Layout tied_layout(const char* spec) {
+  Layout l(spec);
+  l.m = 2, l.layers = 2, l.v = 1, l.schedule = "1f1b";
+  if (l.zero < 0) l.zero = 0;
+  return l;
+}
+
+Deck tied(const Layout& l, long steps, std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), kTied.begin(), kTied.end());
+  return test::tiny(l, steps, extra);
+}
+
+// This rank's wte (or the last stage's copy), on the host.
+std::vector<float> wte_of(const train::Trainer& tr) {
+  const auto& t = tr.model().layout().at("wte");
+  const auto all = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tr.model().params);
+  return std::vector<float>(all.data() + t.offset, all.data() + t.offset + t.size());
+}
+}  // namespace
+
+TEST_CASE("tied embeddings: layout invariance at p2, t2, d2, d2 x p2 and t2 x p2", "[tie][mpi]") {
+  const Layout one = tied_layout("");
+  const std::vector<Layout> layouts = {tied_layout("p2"), tied_layout("t2"), tied_layout("d2 zero1"),
+                                       tied_layout("d2 p2 zero1"), tied_layout("t2 p2")};
+  for (const auto& c : test::configs()) {
+    train::Trainer ref(tied(one, 3, c.overrides), MPI_COMM_SELF);
+    ref.run();
+    // One tensor for the embedding and the head: no LM head anywhere.
+    CHECK(train::parameter_checksums(ref).count("lm_head.weight") == 0);
+    for (const auto& l : layouts) {
+      Group g(l.ranks());
+      train::Trainer tr(tied(l, 3, c.overrides), g.comm);
+      tr.run();
+      test::check_invariant(ref, tr, l.name(), c.name);
+      if (l.p == 1) continue;
+      // The ends of the pipeline hold the same wte, bit for bit, after three updates.
+      const int stage = tr.grid().coord(grid::Axis::p);
+      bool same = true;
+      if (stage == 0 || stage == l.p - 1) {
+        const std::vector<float> mine = wte_of(tr);
+        std::vector<float> other(mine.size());
+        const int peer = stage == 0 ? l.p - 1 : 0;
+        MPI_Sendrecv(mine.data(), int(mine.size()), MPI_FLOAT, peer, 0, other.data(), int(other.size()), MPI_FLOAT,
+                     peer, 0, tr.grid().axis(grid::Axis::p).get(), MPI_STATUS_IGNORE);
+        same = mine == other;
+      }
+      INFO(l.name() << ", " << c.name << ": the copies of wte are identical");
+      CHECK(test::all_ranks(same));
+    }
+  }
+}
+
+TEST_CASE("tied embeddings: bytes per axis and training state equal the planner's", "[tie][mpi]") {
+  for (const char* spec : {"d2 p2 zero1", "t2 p2", "d2 zero1"}) {
+    const Layout l = tied_layout(spec);
+    Group g(l.ranks());
+    train::Trainer tr(tied(l, 2), g.comm);
+    // The state per rank before the first step (one trainer alive: the ledger is its own).
+    const Deck& d = tr.deck();
+    const plan::ModelDesc md = train::plan_model(d);
+    const plan::Layout pl = train::plan_layout(d);
+    const int stage = tr.grid().coord(grid::Axis::p);
+    const plan::ShardParams sp = plan::stage_params(md, pl, stage);
+    const auto& layout = tr.model().layout();
+    plan::TrainDesc td;
+    td.global_batch = test::kGlobalBatch;
+    const plan::MemoryBreakdown want = plan::stage_memory(md, td, plan::ClusterDesc{}, pl, stage, {});
+    const auto got = tr.measured_state_memory();
+    INFO(l.name() << ": weights " << got.weights << " / " << want.weights << ", gradients " << got.gradients << " / "
+                  << want.grads << ", optimizer " << got.optimizer << " / " << want.optimizer);
+    CHECK(test::all_ranks(sp.dense == double(layout.total())));
+    CHECK(test::all_ranks(got.weights == want.weights && got.gradients == want.grads &&
+                          got.optimizer == want.optimizer));
+    tr.run();
+    double worst = 0, p_bytes = 0;
+    for (const auto& a : tr.traffic_summary()) {
+      if (a.axis != "e") worst = test::worse(worst, a.worst);
+      if (a.axis == "p") p_bytes = a.measured;
+    }
+    // The tie all-reduce is there: the p axis carries more than the boundary activations.
+    const double tokens = double(test::kGlobalBatch / l.d / l.accumulation()) * d.model.seq;
+    const double rows = d.parallel.sp == "true" && l.t > 1 ? tokens / l.t : tokens;
+    const double activations = l.p > 1 ? 2.0 * l.accumulation() * rows * d.model.d_model * sizeof(float) : 0.0;
+    const double tie = l.p > 1 ? 18.0 / l.t * d.model.d_model * sizeof(float) : 0.0;
+    INFO(l.name() << ": worst relative difference of the bytes per axis " << worst << ", p bytes " << p_bytes
+                  << ", want " << activations + tie);
+    CHECK(test::world_max(worst) == 0);
+    CHECK(test::all_ranks(p_bytes == activations + tie));
+  }
+}
+
+TEST_CASE("tied embeddings: a checkpoint saved at p2 resumes on one rank, and one saved on one rank at d2 x p2",
+          "[tie][mpi][checkpoint]") {
+  const Layout one = tied_layout("");
+  const std::string deck = test::input_deck("tiny.yaml");
+  test::check_reshard(deck, one, tied_layout("p2"), {one, tied_layout("t2")}, 4, 2, "tie_reshard_p2", kTied);
+  test::check_reshard(deck, one, one, {tied_layout("d2 p2 zero1")}, 4, 2, "tie_reshard_one", kTied);
+}
+
+TEST_CASE("tied embeddings: the trainer refuses ZeRO 2 and 3 in one line naming both fields", "[tie][mpi]") {
+  for (const char* spec : {"d2 zero2", "d2 p2 zero3"}) {
+    const Layout l = tied_layout(spec);
+    Group g(l.ranks());
+    const std::string want = "model.tie_embeddings=true with parallel.zero=" + std::to_string(l.zero) +
+                             ": not implemented in this build (supported: parallel.zero 0 or 1 with tied embeddings)";
+    CHECK_THROWS_WITH(train::Trainer(tied(l, 1), g.comm), Catch::Matchers::Contains(want));
+  }
+}
