@@ -128,9 +128,11 @@ TEST_CASE("parallel.stage_layers: syntax, and the rules against p, v and the lay
   CHECK(parse_stage_layers("3,5", out).empty());
   CHECK(out.counts == std::vector<long long>{3, 5});
   CHECK(parse_stage_layers(" 3, 5 ", out).empty());
+  CHECK(parse_stage_layers("[3,5]", out).empty());  // as a command-line override spells the list
+  CHECK(out.counts == std::vector<long long>{3, 5});
   CHECK(format_stage_layers(out) == "3,5");
   CHECK(format_stage_layers(StageLayers{}) == "auto");
-  for (const char* bad : {"", "3,,5", "0,8", "a", "3,-1", "2.5", "Auto"}) {
+  for (const char* bad : {"", "3,,5", "0,8", "a", "3,-1", "2.5", "Auto", "[3,5", "[]"}) {
     INFO(bad);
     CHECK_FALSE(parse_stage_layers(bad, out).empty());
   }

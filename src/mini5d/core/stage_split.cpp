@@ -99,6 +99,10 @@ std::string parse_stage_layers(const std::string& text, StageLayers& out) {
     return "";
   }
   std::vector<long long>& counts = out.counts;
+  // A command-line override may carry the deck's list brackets: [3,5] as 3,5.
+  std::string body = text;
+  const auto first = body.find_first_not_of(' '), last = body.find_last_not_of(' ');
+  if (first != std::string::npos && body[first] == '[' && body[last] == ']') body = body.substr(first + 1, last - first - 1);
   std::string item;
   auto take = [&]() -> std::string {
     if (item.empty()) return "an empty entry";
@@ -109,7 +113,7 @@ std::string parse_stage_layers(const std::string& text, StageLayers& out) {
     item.clear();
     return "";
   };
-  for (char ch : text) {
+  for (char ch : body) {
     if (ch == ' ') continue;
     if (ch == ',') {
       if (auto why = take(); !why.empty()) return why;

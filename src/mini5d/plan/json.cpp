@@ -31,6 +31,13 @@ std::string num(double v) {
   return buf;
 }
 std::string str(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+// Each pipeline rank's time per micro-batch (the replayed bubble's inputs).
+std::string stage_times(const TimeBreakdown& t) {
+  std::string o = "[";
+  for (std::size_t i = 0; i < t.stage_mb.size(); ++i) o += (i ? ", " : "") + num(t.stage_mb[i]);
+  return o + "]";
+}
+
 std::string stage_layers_json(const Plan& p) {
   std::string s = "[";
   for (std::size_t i = 0; i < p.split.size(); ++i) s += (i ? ", " : "") + std::to_string(p.split[i]);
@@ -58,7 +65,7 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
      << ", \"recompute\": " << num(t.recompute) << ", \"compute_parts\": {\"gemm\": " << num(t.compute_gemm)
      << ", \"attention_gemm\": " << num(t.compute_attention_gemm) << ", \"memory_bound\": "
      << num(t.compute_memory) << ", \"launch\": " << num(t.compute_launch) << "}"
-     << ", \"bubble\": " << num(t.bubble)
+     << ", \"bubble\": " << num(t.bubble) << ", \"stage_per_micro_batch\": " << stage_times(t)
      << ", \"optimizer\": " << num(t.optimizer) << ", \"exposed\": {\"tp\": " << num(t.tp)
      << ", \"pp\": " << num(t.pp) << ", \"cp\": " << num(t.cp) << ", \"ep\": " << num(t.ep)
      << ", \"dp\": " << num(t.dp) << ", \"zero3\": " << num(t.zero3) << "}, \"total\": {\"dp\": "
