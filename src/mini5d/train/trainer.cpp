@@ -12,6 +12,7 @@
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/optim/schedule.hpp"
@@ -71,7 +72,6 @@ bool kernel_profile_on(const Deck& deck) {
 
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
-  // Refused before anything is allocated (the app checks it even earlier).
   if (auto why = activation_budget_problem(deck_); !why.empty()) throw InputError(why);
   for (const auto& u : unsupported_features(deck_))  // tied: the sum needs ZeRO 0-1's whole buffer
     if (u.find("model.tie_embeddings") != std::string::npos) throw InputError(u);
@@ -82,6 +82,8 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   comm::watchdog::start(deck_.parallel.collective_timeout_s, world_rank);
   grid_ = std::make_unique<grid::ProcessGrid>(comm, deck_.parallel);
+  // The app checks every rule first; a deck built in code (the tests') meets them too.
+  if (const auto why = grid::layout_problems(deck_, grid_->size()); !why.empty()) throw InputError(why.front());
   // One identity for the run, chosen by rank 0 (a resume replaces it with the checkpoint's).
   run_id_ = comm::bcast_string(grid_->cart().get(), checkpoint::new_run_id(), 0);
   const auto transport =
