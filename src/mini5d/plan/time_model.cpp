@@ -223,12 +223,11 @@ pp::Spec pipeline_spec(const Layout& l) {
 // An uneven split's forward and backward time of each virtual stage, for the replay:
 // its stage's per-micro-batch time shared among the stage's chunks by blocks, the head
 // on the last chunk, forward and backward in the stage's ratio.
-void virtual_stage_times(const ModelDesc& m, const Layout& l, const std::vector<int>& stages,
+void virtual_stage_times(const Layout& l, const std::vector<long long>& split, const std::vector<int>& stages,
                          const std::vector<StageCost>& costs, std::vector<double>& fwd, std::vector<double>& bwd) {
   const pp::Spec s = pipeline_spec(l);
   const int P = l.p * l.virtual_stages;
   fwd.assign(std::size_t(P), 0.0), bwd.assign(std::size_t(P), 0.0);
-  const std::vector<long long> split = layout_split(m, l);
   for (int r = 0; r < l.p; ++r) {
     const std::vector<long long> mine = chunk_blocks(split, l.p, r);
     const StageCost& c = costs[costed_as(l, stages, split, r)];
@@ -252,9 +251,9 @@ void virtual_stage_times(const ModelDesc& m, const Layout& l, const std::vector<
 // makes a slow early stage stall the others): it is replayed, unless the replay's lower
 // bound already makes the step at least `exact_below` (then `*bounded` is set and the
 // bound returned).
-double pipelined_span(const ModelDesc& m, const Layout& l, const std::vector<int>& stages,
+double pipelined_span(const Layout& l, const std::vector<long long>& split, const std::vector<int>& stages,
                       const std::vector<StageCost>& costs, double other, double exact_below, bool* bounded) {
-  if (even_split(m, l)) {
+  if (split.empty()) {  // even: step_time resolves a split only for an uneven one
     // Stage 0, the p - 2 middle stages (costed once) and the last.
     const double first = costs.front().per_mb(), last = costs.back().per_mb();
     const double middle = l.p > 2 ? costs[1].per_mb() : 0.0;
@@ -262,7 +261,7 @@ double pipelined_span(const ModelDesc& m, const Layout& l, const std::vector<int
     return l.accumulation * most + (sum - most) / l.virtual_stages;
   }
   std::vector<double> fwd, bwd;
-  virtual_stage_times(m, l, stages, costs, fwd, bwd);
+  virtual_stage_times(l, split, stages, costs, fwd, bwd);
   const pp::Spec s = pipeline_spec(l);
   const double lower = pp::replay_lower_bound(s, fwd, bwd);
   if (lower + other >= exact_below) return *bounded = true, lower;
@@ -344,7 +343,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   for (int r = 0; r < l.p; ++r) tb.stage_mb[std::size_t(r)] = costs[costed_as(l, stages, split, r)].per_mb();
   if (l.p > 1)
     tb.bubble =
-        pipelined_span(m, l, stages, costs, tb.dp + tb.optimizer + tie, exact_below, &tb.bubble_estimated) - M * t_mb;
+        pipelined_span(l, split, stages, costs, tb.dp + tb.optimizer + tie, exact_below, &tb.bubble_estimated) - M * t_mb;
   tb.step = no_bubble + tb.bubble;
   const double tokens = double(l.micro_batch) * l.accumulation * l.d * l.e * double(m.seq);
   tb.model_flops = model_flops_per_step(m, tokens, l.t);
