@@ -213,3 +213,28 @@ TEST_CASE("DP traffic per ZeRO stage is what the runtime moves", "[plan][time]")
   const double block = block_params(in.model, l).total();
   CHECK(comm_buffer_bytes(in.model, l, tr.precision, mo) == Approx(2 * block * pb.grad * (1 + 1.0 / 4)));
 }
+
+TEST_CASE("RoPE's traffic: q and k turned forward, dq and dk backward", "[plan][time][llama]") {
+  // llama-tiny (D 64, 4 heads of 16, 2 K/V heads), micro-batch 2 at c2: N = 2 x 16 = 32
+  // local rows, fp32. Each way reads and writes q [N, D/t] and k [N, D_kv/t]:
+  //   t2: D_kv/t = 16 columns, 2 x 4 x 32 x (32 + 16) = 12288 bytes;
+  //   t4: 4 K/V columns per rank would split a head, so each rank holds one whole K/V head
+  //       (16 columns, replicated): 2 x 4 x 32 x (16 + 16) = 8192 bytes.
+  const ModelInput in = load_model_file(plan_test::input("llama-tiny.yaml"));
+  REQUIRE(in.model.rope);
+  TrainDesc tr = in.train;
+  tr.precision = Precision::fp32;
+  const ClusterDesc cl = plan_test::toy_cluster(1, 8, 80);
+  ModelDesc learned = in.model;
+  learned.rope = false;
+  for (const auto& [t, want] : {std::pair{2, 12288.0}, std::pair{4, 8192.0}}) {
+    Layout l;
+    l.t = t, l.c = 2, l.micro_batch = 2, l.sp = true;
+    const MemoryBoundBytes with = block_memory_bytes(in.model, tr, cl, l, {});
+    const MemoryBoundBytes without = block_memory_bytes(learned, tr, cl, l, {});
+    INFO("t" << t);
+    CHECK(with.elementwise_fwd - without.elementwise_fwd == want);
+    CHECK(with.elementwise_bwd - without.elementwise_bwd == want);
+    CHECK(with.softmax_fwd == without.softmax_fwd);
+  }
+}

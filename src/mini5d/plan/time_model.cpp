@@ -53,6 +53,16 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
   b.elementwise_bwd = o.elementwise_passes * 2 / 3 * other;
   b.softmax_fwd = (2 + drop) * scores;
   b.softmax_bwd = (3 + drop) * scores;
+  // Rotary positions turn q and k in place after the QKV product, and dq, dk back in the
+  // backward (kernels/rope.hpp): a read and a write of the rank's [N, (D + D_kv)/t] each
+  // way. They are not in the stored activations (q, k are kept turned), so they are
+  // added here; the cos/sin table, (T/c) x hd, stays in cache. Like the norms, RoPE's
+  // arithmetic is not in the model FLOPs, which count matrix products only.
+  if (m.rope) {
+    const double turned = 2 * a * B * (T / l.c) * (1 + as.kv_ratio) * double(m.d_model) / t;
+    b.elementwise_fwd += turned;
+    b.elementwise_bwd += turned;
+  }
   return b;
 }
 

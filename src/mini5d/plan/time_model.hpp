@@ -58,7 +58,7 @@ struct TimeBreakdown {
 };
 
 // The memory-bound kernels' traffic as the planner counts it (time_model.cpp), per
-// block and micro-batch on one rank: LayerNorm, GELU, bias, residual and permutes
+// block and micro-batch on one rank: LayerNorm, GELU, bias, residual, permutes and RoPE
 // (elementwise), and the softmax over the scores. Divided by the device's rates
 // (DeviceDesc::elementwise_bw, softmax_bw), which `mini5d calibrate` measures against
 // these very counts.
