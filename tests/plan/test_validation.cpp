@@ -45,7 +45,7 @@ TEST_CASE("published Megatron-LM runs (SC21 Table 1) are predicted within the bo
           "[plan][validation]") {
   const YAML::Node v = YAML::LoadFile(plan_test::input("validation/megatron-sc21.yaml"));
   const ClusterDesc selene = load_cluster_file(plan_test::input("clusters/selene-a100-80-8.yaml"));
-  const double V = v["vocab"].as<double>(), s = v["seq"].as<double>();
+  const double V = v["model"]["vocab"].as<double>(), s = v["model"]["seq"].as<double>();
   REQUIRE(v["runs"].size() == 10);
   std::printf("| params | t | p | d | GPUs | batch | published TFLOP/s/GPU | predicted | error | "
               "planner's mb, v | published (t,p) rank |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
