@@ -18,8 +18,9 @@ What is free, per cluster (FITS below):
 Latencies, overlap fractions and per-call costs stay the files' stated assumptions: the
 fit runs do not move them measurably (they are large-message, large-GEMM runs).
 
-usage: perf/fit_cluster.py [--plan build/apps/mini5d-plan] [--write]
-Without --write it prints the fitted figures and the fit-row errors only.
+usage: perf/fit_cluster.py [--plan build/apps/mini5d-plan] [--write | --check]
+Without --write it prints the fitted figures and the fit-row errors only; --check exits 1
+when a cluster file's figure is not what the fit gives (CTest plan.fit_cluster_check).
 """
 import argparse
 import json
@@ -136,7 +137,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--plan", default=os.path.join(ROOT, "build", "apps", "mini5d-plan"))
     ap.add_argument("--write", action="store_true", help="write the fitted cluster files")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless the files hold the fit")
     a = ap.parse_args()
+    stale = []
     efficiency = {}
     for spec in FITS:
         path = os.path.join(CLUSTERS, spec["cluster"])
@@ -156,11 +159,16 @@ def main():
         for k, v in values.items():
             print("  %s = %s" % (k, fmt(v)))
         print("  fit-run errors: %s" % ", ".join("%+.1f%%" % (100 * (math.exp(e) - 1)) for e in errs))
+        text = base
+        for k, v in values.items():
+            text = set_field(text, k, v, note)
         if a.write:
-            text = base
-            for k, v in values.items():
-                text = set_field(text, k, v, note)
             open(path, "w").write(text)
+        elif a.check and text != open(path).read():
+            stale.append(spec["cluster"])
+    if stale:
+        sys.exit("fit_cluster.py: not what the fit runs give (run perf/fit_cluster.py --write): " +
+                 ", ".join(stale))
 
 
 if __name__ == "__main__":
