@@ -26,6 +26,7 @@
 #include "mini5d/plan/sanity_notes.hpp"
 #include "mini5d/plan/search.hpp"
 #include "mini5d/plan/tune.hpp"
+#include "mini5d/plan/validation_cli.hpp"
 
 namespace plan = mini5d::plan;
 
@@ -71,7 +72,9 @@ const char* kUsage =
     "  --run                 with --tune: run the decks (needs the plans' ranks)\n"
     "  --tune-steps N        with --run: steps per deck, the first untimed (default 10)\n"
     "  --launcher CMD        with --run: how to start N ranks (default 'mpiexec -n {ranks}')\n"
-    "  --mini5d PATH         with --run: the runtime (default: next to mini5d-plan)\n";
+    "  --mini5d PATH         with --run: the runtime (default: next to mini5d-plan)\n"
+    "  --validate FILE       published runs (inputs/validation/*.yaml) against the planner;\n"
+    "                        with --rows fit|test|all, --json, --cluster FILE (default: the file's)\n";
 
 struct Args {
   std::string model, cluster, deck_out, slurm_out, layout, deck;
@@ -344,6 +347,8 @@ void write_outputs(const Args& a, const plan::ModelInput& in, const plan::Cluste
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--validate") return plan::validate_main(argc, argv);
   Args a = parse(argc, argv);
   try {
     plan::ModelInput in;

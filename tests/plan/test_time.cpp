@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "mini5d/plan/comm_model.hpp"
+#include "mini5d/plan/compute_model.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/memory_model.hpp"
@@ -237,4 +238,38 @@ TEST_CASE("RoPE's traffic: q and k turned forward, dq and dk backward", "[plan][
     CHECK(with.elementwise_bwd - without.elementwise_bwd == want);
     CHECK(with.softmax_fwd == without.softmax_fwd);
   }
+}
+
+TEST_CASE("fused attention: the causal tiles of the square at the sustained rate, no score traffic",
+          "[plan][time]") {
+  ModelDesc m;
+  m.vocab = 1000, m.d_model = 512, m.heads = 8, m.layers = 2, m.seq = 1024, m.ffn = 2048;
+  TrainDesc tr;
+  tr.global_batch = 2, tr.precision = Precision::bf16;
+  ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);
+  cl.device.sustained[precision_index(Precision::bf16)] = 100e12;
+  cl.software.fused_attention = true;
+  Layout l;
+  l.micro_batch = 2;
+  // By hand: forward QK^T and PV over the whole square, 2 * 2 T^2 dh per (sequence, head),
+  // 2 sequences x 8 heads; n = 1024/128 = 8 tiles, 8*9/2 of 64 computed: 9/16.
+  const double T = 1024, dh = 64, fwd = 2 * 2 * T * T * dh * 2 * 8, causal = 9.0 / 16;
+  BlockGemms g = block_forward_gemms(m, l, cl, Precision::bf16, 1.0);
+  CHECK(g.attention == Approx(causal * fwd / 100e12).epsilon(1e-12));
+  // Backward: dP, dV, dQ, dK and the scores again (blockwise: no stored probabilities).
+  CHECK(g.attention_bwd == Approx(causal * 2.5 * fwd / 100e12).epsilon(1e-12));
+  // The softmax (and dropout) passes over the scores vanish; the rest is unchanged.
+  TimeOptions o;
+  const MemoryBoundBytes fused = block_memory_bytes(m, tr, cl, l, o);
+  CHECK(fused.softmax_fwd == 0);
+  CHECK(fused.softmax_bwd == 0);
+  cl.software.fused_attention = false;
+  const MemoryBoundBytes unfused = block_memory_bytes(m, tr, cl, l, o);
+  CHECK(unfused.softmax_fwd == Approx(2 * 2.0 * 2 * 8 * T * T));  // 2 passes, 2-byte scores
+  CHECK(unfused.elementwise_fwd == fused.elementwise_fwd);
+  // Ring attention (c = 2): each rank's half of the queries, the same causal share.
+  cl.software.fused_attention = true;
+  l.c = 2;
+  g = block_forward_gemms(m, l, cl, Precision::bf16, 1.0);
+  CHECK(g.attention == Approx(causal * fwd / 2 / 100e12).epsilon(1e-12));
 }

@@ -95,6 +95,11 @@ struct SoftwareDesc {
   // whole T x T square, masked, as Megatron-LM 2021 and a batched GPU kernel run it.
   // Ring attention (c > 1) is costed as the whole square of its chunk either way.
   int attention_block = 0;
+  // The attention core as one fused, memory-efficient kernel (FlashAttention-style, as
+  // the GPU training stacks of 2023 on run it): its products at the sustained rate with
+  // the causal tiles above the diagonal skipped, the scores never in memory (no softmax
+  // or dropout passes over them); backward computes the scores again (compute_model.hpp).
+  bool fused_attention = false;
   // Fraction of the overlappable communication that compute actually hides (the
   // planner's overlap efficiency, time_model.hpp), as measured by `mini5d calibrate`;
   // < 0: not stated (mini5d-plan's --overlap, default 0.9).

@@ -177,6 +177,7 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
                                     false, 0);
   cl.software.pp_scatter_gather = f.flag("software.pp_scatter_gather", false);
   cl.software.attention_dropout = f.flag("software.attention_dropout", false);
+  cl.software.fused_attention = f.flag("software.fused_attention", false);
   cl.software.overlap_efficiency = f.number("software.overlap_efficiency", 0, 1,
                                             "fraction of overlappable communication compute hides", false, -1);
   cl.software.attention_block = int(f.integer("software.attention_block", 0, 1 << 20,

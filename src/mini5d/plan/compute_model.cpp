@@ -140,6 +140,18 @@ std::vector<GemmCall> head_gemm_calls(const ModelDesc& m, const Layout& l, bool 
   return out;
 }
 
+double fused_attention_time(const ModelDesc& m, const DeviceDesc& dev, Precision prec,
+                            const std::vector<GemmCall>& square, bool triangular) {
+  double flops = 0;
+  for (const GemmCall& c : square) flops += c.flops();
+  // Tiles of kFusedTile queries x kFusedTile keys: n(n+1)/2 of the n^2 meet the causal
+  // mask, n = T/tile over the whole sequence (a load-balanced ring gives every rank its
+  // share of the same triangle).
+  const double n = std::ceil(double(m.seq) / kFusedTile);
+  const double causal = n > 0 && !triangular ? (n + 1) / (2 * n) : 1.0;
+  return causal * flops / dev.sustained[precision_index(prec)];
+}
+
 BlockGemms block_forward_gemms(const ModelDesc& m, const Layout& l, const ClusterDesc& cl,
                                Precision prec, double imb) {
   const BlockGemmCalls calls = block_gemm_calls(m, l, cl.software, imb);
@@ -156,6 +168,12 @@ BlockGemms block_forward_gemms(const ModelDesc& m, const Layout& l, const Cluste
   sum(calls.linear_bwd, g.linear_bwd, false);
   sum(calls.expert_bwd, g.experts_bwd, false);
   sum(calls.attention_bwd, g.attention_bwd, false);
+  if (cl.software.fused_attention) {
+    // Causal blocks (software.attention_block, c = 1) are triangular already.
+    const bool tri = l.c == 1 && cl.software.attention_block > 0;
+    g.attention = fused_attention_time(m, cl.device, prec, calls.attention_fwd, tri);
+    g.attention_bwd = fused_attention_time(m, cl.device, prec, calls.attention_bwd, tri);
+  }
   g.linear += g.experts;
   g.linear_bwd += g.experts_bwd;
   return g;

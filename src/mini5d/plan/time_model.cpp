@@ -51,8 +51,10 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
   MemoryBoundBytes b;
   b.elementwise_fwd = o.elementwise_passes / 3 * other;
   b.elementwise_bwd = o.elementwise_passes * 2 / 3 * other;
-  b.softmax_fwd = (2 + drop) * scores;
-  b.softmax_bwd = (3 + drop) * scores;
+  // A fused attention kernel keeps the scores on chip: no softmax or dropout passes.
+  const double passes = cl.software.fused_attention ? 0.0 : 1.0;
+  b.softmax_fwd = passes * (2 + drop) * scores;
+  b.softmax_bwd = passes * (3 + drop) * scores;
   // Rotary positions turn q and k in place after the QKV product, and dq, dk back in the
   // backward (kernels/rope.hpp): a read and a write of the rank's [N, (D + D_kv)/t] each
   // way. They are not in the stored activations (q, k are kept turned), so they are

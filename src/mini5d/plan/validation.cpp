@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Reading the validation files (inputs/validation/*.yaml) and evaluating their runs.
+#include "mini5d/plan/validation.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/yaml_fields.hpp"
+
+namespace mini5d::plan {
+
+namespace {
+
+using namespace yaml_input;
+
+// The run keys that change the source's model for one run (SC21 varies the shape).
+const char* const kShapeKeys[] = {"d_model", "heads", "layers", "seq", "ffn", "kv_heads"};
+
+std::string dir_of(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+SearchOptions read_features(const Fields& f) {
+  SearchOptions o;
+  o.top = 1;
+  const YAML::Node z = f.at("features.zero");
+  if (z) {
+    if (!z.IsSequence() || z.size() == 0) f.fail("features.zero", "expected a list of ZeRO stages in [0, 3]");
+    o.zero_stages.clear();
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      const int st = z[i].IsScalar() ? z[i].as<int>(-1) : -1;
+      if (st < 0 || st > 3) f.fail("features.zero", "expected a list of ZeRO stages in [0, 3]");
+      o.zero_stages.push_back(st);
+    }
+  }
+  const YAML::Node r = f.at("features.recompute");
+  if (r) {
+    if (!r.IsSequence() || r.size() == 0) f.fail("features.recompute", "expected a list of none, selective, full");
+    o.recomputes.clear();
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      Recompute rc;
+      if (!r[i].IsScalar() || !parse_recompute(r[i].Scalar(), rc))
+        f.fail("features.recompute", "'" + (r[i].IsScalar() ? r[i].Scalar() : std::string("?")) +
+                                         "' is not valid (valid: none, selective, full)");
+      o.recomputes.push_back(rc);
+    }
+  }
+  o.allow_sp = f.flag("features.sp", true);
+  o.uneven_stages = f.flag("features.uneven_stages", true);
+  o.max_c = f.integer("features.max_c", 1, 1LL << 40, "largest context-parallel degree", false, o.max_c);
+  o.time.moe_imbalance = f.number("features.moe_imbalance", 1, 100, "busiest expert's load over the mean",
+                                  false, 1.0);
+  return o;
+}
+
+}  // namespace
+
+ValidationSet load_validation_file(const std::string& path) {
+  const YAML::Node root = parse(read_file(path), path);
+  const Fields f(root, path);
+  f.check_keys({{"", {"source", "cluster", "published", "precision", "features", "model", "runs"}},
+                {"features", {"zero", "recompute", "sp", "uneven_stages", "max_c", "moe_imbalance"}}},
+               "validation file");
+  ValidationSet v;
+  v.path = path;
+  v.source = f.text("source", "");
+  if (v.source.empty()) f.fail("source", "missing (the citation the numbers come from)");
+  const std::string cl = f.text("cluster", "");
+  if (cl.empty()) f.fail("cluster", "missing (a file in inputs/clusters/)");
+  v.cluster_file = dir_of(path) + "/../clusters/" + cl;
+  const std::string unit = f.text("published", "");
+  if (unit != "step_s" && unit != "tflops_eq3" && unit != "tflops_palm")
+    f.fail("published", "'" + unit + "' is not valid (valid: step_s, tflops_eq3, tflops_palm)");
+  const std::string prec = f.text("precision", "bf16");
+  v.options = read_features(f);
+  if (!root["model"] || !root["model"].IsMap()) f.fail("model", "missing section (the model's shape)");
+  const YAML::Node runs = root["runs"];
+  if (!runs || !runs.IsSequence() || runs.size() == 0) f.fail("runs", "missing or empty list of runs");
+
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::string field = "runs[" + std::to_string(i) + "]";
+    const Fields rf(runs[i], path + ": " + field);
+    ValidationRun r;
+    r.name = rf.text("name", "");
+    if (r.name.empty()) rf.fail("name", "missing (a label for the tables)");
+    const std::string role = rf.text("role", "");
+    if (role != "fit" && role != "test") rf.fail("role", "'" + role + "' is not valid (valid: fit, test)");
+    r.fit = role == "fit";
+    r.gpus = rf.integer("gpus", 1, 10000000, "GPUs of the run");
+    const int t = int(rf.integer("t", 1, 4096, "tensor degree", false, 1));
+    const int p = int(rf.integer("p", 1, 4096, "pipeline degree", false, 1));
+    const int c = int(rf.integer("c", 1, 4096, "context degree", false, 1));
+    const int e = int(rf.integer("e", 1, 4096, "expert degree", false, 1));
+    const long long tpce = 1LL * t * p * c * e;
+    if (r.gpus % tpce) rf.fail("gpus", std::to_string(r.gpus) + " is not a multiple of t*p*c*e = " + std::to_string(tpce));
+    r.degrees = {int(r.gpus / tpce), t, p, c, e};
+    const long long batch = rf.integer("batch", 1, 2147483647LL, "sequences per step");
+
+    // The run's model: the file's model section with the run's shape keys over it.
+    YAML::Node model = YAML::Clone(root["model"]);
+    for (const char* k : kShapeKeys)
+      if (runs[i][k]) model[k] = runs[i][k];
+    if (runs[i]["hidden"]) model["d_model"] = runs[i]["hidden"];  // SC21's name for d_model
+    if (!model["ffn"] && model["d_model"]) model["ffn"] = 4 * model["d_model"].as<long long>();
+    YAML::Node deck;
+    deck["model"] = model;
+    deck["train"]["global_batch"] = batch;
+    deck["train"]["precision"] = prec;
+    YAML::Emitter out;
+    out << deck;
+    const ModelInput in = parse_model_text(out.c_str(), path + ": " + field);
+    r.model = in.model;
+    r.train = in.train;
+    validate_model(r.model, r.train);
+
+    const double s = double(r.model.seq), V = double(r.model.vocab);
+    const double h = double(r.model.d_model), l = double(r.model.layers), B = double(batch);
+    if (unit == "step_s") {
+      r.published = rf.number("step_s", 1e-6, 1e7, "published seconds per step");
+      r.published_step = r.published;
+    } else {
+      r.published = rf.number("tflops_per_gpu", 1e-3, 1e5, "published TFLOP/s per GPU");
+      const double flops = unit == "tflops_eq3"
+                               ? 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+                               : model_flops_per_step(r.model, B * s, t);
+      r.published_step = flops / (r.published * 1e12 * double(r.gpus));
+    }
+    v.runs.push_back(r);
+  }
+  return v;
+}
+
+ValidationResult evaluate_run(const ValidationRun& r, const ClusterDesc& cluster,
+                              const SearchOptions& o) {
+  ValidationResult res;
+  res.run = &r;
+  ClusterDesc cl = cluster;
+  cl.nodes = (r.gpus + cl.devices_per_node - 1) / cl.devices_per_node;
+  res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, o);
+  if (res.plan) {
+    res.predicted_step = res.plan->time.step;
+    res.error = r.published_step / res.predicted_step - 1;
+  }
+  return res;
+}
+
+}  // namespace mini5d::plan

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The planner out of sample: every published run of inputs/validation/ evaluated with
+// the cluster files perf/fit_cluster.py wrote from the `fit` runs alone, and the `test`
+// runs (never used to fit anything) held to bounds fixed before any test run was
+// evaluated: each within kEachBound, the mean |error| within kMeanBound, and the errors
+// not all of one sign (a planner that is off one way everywhere has a missing cost, even
+// when each error is small). The fit runs are printed beside them, not bounded here
+// (megatron-sc21.yaml's own test bounds those).
+//
+// The bounds are not met today (docs/planner.md, "Out of sample"), so this case is
+// hidden from plan.unit ("[.out-of-sample]": Catch2 runs it only when asked) and has its
+// own CTest test, plan.out_of_sample (label validation), registered when CMake is run
+// with -DMINI5D_OUT_OF_SAMPLE=ON; CI's plain `ctest` does not run it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/validation.hpp"
+#include "plan_test_util.hpp"
+
+using namespace mini5d::plan;
+
+namespace {
+// Fixed before the test rows were first evaluated; not to be loosened.
+constexpr double kEachBound = 0.20;  // |published/predicted throughput - 1| per test run
+constexpr double kMeanBound = 0.10;  // mean |error| over the test runs
+
+const char* const kSources[] = {"validation/megatron-sc21.yaml",
+                                "validation/megatron-turing-530b.yaml",
+                                "validation/llama3-405b.yaml"};
+}  // namespace
+
+TEST_CASE("held-out published runs are predicted within the bounds fixed before they were seen",
+          "[.out-of-sample]") {
+  std::vector<double> test_errors;
+  for (const char* src : kSources) {
+    const ValidationSet v = load_validation_file(plan_test::input(src));
+    const ClusterDesc cl = load_cluster_file(v.cluster_file);
+    std::printf("%s (%s)\n| run | role | GPUs | d,t,p,c,e | published step (s) | predicted (s) | error |\n"
+                "|---|---|---|---|---|---|---|\n", src, v.source.c_str());
+    for (const ValidationRun& r : v.runs) {
+      INFO(src << ": " << r.name);
+      const ValidationResult res = evaluate_run(r, cl, v.options);
+      REQUIRE(res.plan);  // the published layout fits in the planner's memory model
+      const auto& g = r.degrees;
+      std::printf("| %s | %s | %lld | %d,%d,%d,%d,%d | %.4g | %.4g | %+.1f%% |\n", r.name.c_str(),
+                  r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2], g[3], g[4], r.published_step,
+                  res.predicted_step, 100 * res.error);
+      if (r.fit) continue;
+      test_errors.push_back(res.error);
+      CHECK(std::fabs(res.error) <= kEachBound);
+    }
+  }
+  REQUIRE(test_errors.size() >= 4);
+  double mean = 0, worst = 0;
+  int positive = 0;
+  for (double e : test_errors) {
+    mean += std::fabs(e) / double(test_errors.size());
+    worst = std::fmax(worst, std::fabs(e));
+    positive += e > 0;
+  }
+  std::printf("test runs: %zu, mean |error| %.1f%% (bound %.0f%%), worst %.1f%% (bound %.0f%%), "
+              "%d optimistic\n", test_errors.size(), 100 * mean, 100 * kMeanBound, 100 * worst,
+              100 * kEachBound, positive);
+  CHECK(mean <= kMeanBound);
+  CHECK(positive > 0);
+  CHECK(positive < int(test_errors.size()));
+}
+
+TEST_CASE("a validation file's mistakes are one line naming the file and the field",
+          "[plan][validation]") {
+  const std::string bad = plan_test::input("validation/megatron-turing-530b.yaml");
+  ValidationSet v = load_validation_file(bad);
+  REQUIRE(v.runs.size() == 3);
+  // The published step of an step_s file is the number itself; d from the GPUs left.
+  CHECK(v.runs[0].published_step == 60.1);
+  CHECK(v.runs[0].degrees == Degrees{8, 8, 35, 1, 1});
+  CHECK(v.runs[2].degrees == Degrees{12, 8, 35, 1, 1});
+  // tflops_palm: the planner's model FLOPs over TFLOP/s x GPUs, by hand for the 8K run:
+  // N = matmul weights of Llama 3 405B (planner's count), 6 N + 12 l s h per token.
+  const ValidationSet l = load_validation_file(plan_test::input("validation/llama3-405b.yaml"));
+  const ValidationRun& r = l.runs[0];
+  const double N = count_params(r.model, 8).matmul_active;
+  const double per_token = 6 * N + 12.0 * 126 * 8192 * 16384;
+  CHECK(r.published_step == Approx(2048.0 * 8192 * per_token / (430e12 * 8192)).epsilon(1e-12));
+  CHECK(r.degrees == Degrees{64, 8, 16, 1, 1});
+  CHECK(l.runs[2].degrees == Degrees{8, 8, 16, 16, 1});
+  CHECK(l.runs[2].model.seq == 131072);
+  CHECK_THROWS_WITH(load_validation_file(plan_test::input("no/such/file.yaml")),
+                    Catch::Contains("no/such/file.yaml"));
+}
