@@ -3,7 +3,11 @@
 // alone and fused with what runs next to it in the MLP: the fc bias add before the
 // forward, and the fc bias gradient (column sums of the GELU backward's output) after
 // the backward, which then reads its output once instead of twice.
+//
+// S is the storage type (float, double or bf16); every value is computed in acc_t<S>
+// and rounded once on store, and the bias gradient db is in acc_t<S> (fp32 main gradient).
 #pragma once
+#include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/scratch.hpp"
@@ -46,10 +50,11 @@ void gelu_forward(MatU<S> y, CMatU<S> x) {
   prof::Scope ps(prof::Family::gelu, 20.0 * double(x.size()), 2.0 * double(sizeof(S)) * double(x.size()));
   Kokkos::parallel_for(
       "mini5d::kernels::gelu_forward", Range(0, xf.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t i) { yf(i) = gelu_value(xf(i)); });
+      KOKKOS_LAMBDA(const std::int64_t i) { yf(i) = st<S>(gelu_value(ld(xf(i)))); });
 }
 
-// h[N, F] += b[F] (h keeps the pre-activation for the backward), then y = gelu(h).
+// h[N, F] += b[F] (h keeps the pre-activation for the backward), then y = gelu(h),
+// evaluated on the stored h (rounded to S) so that the backward sees the same value.
 // An empty b adds nothing.
 template <class S>
 void bias_gelu_forward(MatU<S> y, MatU<S> h, CVecU<S> b) {
@@ -60,9 +65,9 @@ void bias_gelu_forward(MatU<S> y, MatU<S> h, CVecU<S> b) {
       "mini5d::kernels::bias_gelu_forward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
-          const S v = h(r, c) + b(c);
+          const S v = st<S>(ld(h(r, c)) + ld(b(c)));
           h(r, c) = v;
-          y(r, c) = gelu_value(v);
+          y(r, c) = st<S>(gelu_value(ld(v)));
         });
       });
 }
@@ -75,37 +80,38 @@ void gelu_backward(MatU<S> dx, CMatU<S> dy, CMatU<S> x) {
   prof::Scope ps(prof::Family::gelu, 28.0 * double(x.size()), 3.0 * double(sizeof(S)) * double(x.size()));
   Kokkos::parallel_for(
       "mini5d::kernels::gelu_backward", Range(0, xf.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t i) { dxf(i) = dyf(i) * gelu_slope(xf(i)); });
+      KOKKOS_LAMBDA(const std::int64_t i) { dxf(i) = st<S>(ld(dyf(i)) * gelu_slope(ld(xf(i)))); });
 }
 
 // dx = dy * gelu'(x) and db += column sums of dx, in one sweep: a team per block of
 // kGeluRows rows keeps its block's column sums, and a second small kernel adds the
 // blocks' sums in block order (reproducible, no atomics). An empty db is gelu_backward.
 template <class S>
-void gelu_backward_bias(MatU<S> dx, VecU<S> db, CMatU<S> dy, CMatU<S> x) {
+void gelu_backward_bias(MatU<S> dx, VecU<acc_t<S>> db, CMatU<S> dy, CMatU<S> x) {
+  using A = acc_t<S>;
   if (db.extent(0) == 0) return gelu_backward<S>(dx, dy, x);
   const int rows = int(x.extent(0)), cols = int(x.extent(1));
   const int blocks = (rows + kGeluRows - 1) / kGeluRows;
   prof::Scope ps(prof::Family::gelu, 29.0 * rows * cols,
                  double(sizeof(S)) * (3.0 * rows * cols + 2.0 * blocks * cols));
-  const VecU<S> part = scratch<S>(std::int64_t(blocks) * cols);
+  const VecU<A> part = scratch<A>(std::int64_t(blocks) * cols);
   Kokkos::parallel_for(
       "mini5d::kernels::gelu_backward_bias", teams(blocks), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r0 = t.league_rank() * kGeluRows;
         const int r1 = r0 + kGeluRows < rows ? r0 + kGeluRows : rows;
-        S* pb = part.data() + std::int64_t(t.league_rank()) * cols;
+        A* pb = part.data() + std::int64_t(t.league_rank()) * cols;
         // A column's partial belongs to the one thread that owns the column in each loop.
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) { pb[c] = S(0); });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) { pb[c] = A(0); });
         for (int r = r0; r < r1; ++r)
           Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
-            const S g = dy(r, c) * gelu_slope(x(r, c));
-            dx(r, c) = g;
+            const A g = ld(dy(r, c)) * gelu_slope(ld(x(r, c)));
+            dx(r, c) = st<S>(g);
             pb[c] += g;
           });
       });
   Kokkos::parallel_for(
       "mini5d::kernels::gelu_backward_bias_sum", Range(0, cols), KOKKOS_LAMBDA(const int c) {
-        S s = 0;
+        A s = 0;
         for (int k = 0; k < blocks; ++k) s += part(std::int64_t(k) * cols + c);
         db(c) += s;
       });

@@ -4,8 +4,10 @@
 // h [N, 2W] holds the gate in columns [0, W) and up in [W, 2W) (a tensor rank's W = F/t
 // columns of each: model/param_layout.cpp stores its gate rows, then its up rows), so the
 // kernel pairs column c with column W + c. Element-wise on rows: a team per row, threads
-// over consecutive columns.
+// over consecutive columns. S is the storage type (float, double or bf16): values are
+// computed in acc_t<S> and rounded once on store.
 #pragma once
+#include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/views.hpp"
@@ -27,8 +29,8 @@ void swiglu_forward(MatU<S> a, CMatU<S> h) {
       "mini5d::kernels::swiglu_forward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, W), [&](const int c) {
-          const S g = h(r, c);
-          a(r, c) = g * sigmoid(g) * h(r, W + c);
+          const auto g = ld(h(r, c));
+          a(r, c) = st<S>(g * sigmoid(g) * ld(h(r, W + c)));
         });
       });
 }
@@ -43,10 +45,11 @@ void swiglu_backward(MatU<S> dh, CMatU<S> da, CMatU<S> h) {
       "mini5d::kernels::swiglu_backward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, W), [&](const int c) {
-          const S g = h(r, c), u = h(r, W + c), d = da(r, c);
-          const S s = sigmoid(g);
-          dh(r, W + c) = d * g * s;
-          dh(r, c) = d * u * s * (S(1) + g * (S(1) - s));
+          using A = acc_t<S>;
+          const A g = ld(h(r, c)), u = ld(h(r, W + c)), d = ld(da(r, c));
+          const A s = sigmoid(g);
+          dh(r, W + c) = st<S>(d * g * s);
+          dh(r, c) = st<S>(d * u * s * (A(1) + g * (A(1) - s)));
         });
       });
 }
