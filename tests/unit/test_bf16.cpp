@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -38,7 +39,13 @@ TEST_CASE("bf16 is a 2-byte type", "[bf16]") {
   STATIC_REQUIRE(sizeof(bf16) == 2);
   STATIC_REQUIRE(sizeof(BFloat16) == 2);
   INFO("bf16 storage type: " << kBf16TypeName);
-  SUCCEED();
+  CHECK(std::string(kBf16TypeName).size() > 0);
+  // An array of them packs at 2 bytes a value (no padding), so a message or an activation
+  // buffer of n values is 2n bytes; and the 2 bytes are the top half of the float.
+  bf16 a[3] = {to_bf16(1.0f), to_bf16(-2.0f), to_bf16(0.5f)};
+  CHECK(reinterpret_cast<const char*>(&a[2]) - reinterpret_cast<const char*>(&a[0]) == 4);
+  CHECK(bits_of(a[1]) == truncated(-2.0f));
+  CHECK(to_float(a[2]) == 0.5f);
 }
 
 TEST_CASE("bf16 conversion: exact values and every bf16 pattern round-trips", "[bf16]") {
