@@ -13,16 +13,19 @@ set(mini5d_test_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1;OMP_PROC_BIND=fals
 # the tests registered with OPENMP_TEAMS run once more per listed team size, at two
 # threads per rank with binding off. Kokkos::AUTO gives one thread per team on the host,
 # so MINI5D_TEST_TEAM_SIZE (tests/support/main.cpp) fixes it: team size 2 runs the team
-# reductions and every kernel's thread-level loops as a GPU would. Idle OpenMP threads
-# sleep (OMP_WAIT_POLICY=passive): ranks x threads exceed the cores.
+# reductions and every kernel's thread-level loops as a GPU would.
+# Idle OpenMP threads: a one-rank test (2 threads on the 2 cores ctest gives it) keeps
+# libgomp's default, a short spin before sleeping; with passive waiting every kernel
+# launch pays a sleep and a wake-up, and test_model_gradients took 72 s instead of 1.8 s.
+# An MPI test has ranks x threads above the cores, so its idle threads sleep at once
+# (OMP_WAIT_POLICY=passive): spinning made test_data_parallel_np4 391 s instead of 31 s.
 if("OPENMP" IN_LIST Kokkos_DEVICES)
   set(mini5d_openmp ON)
 else()
   set(mini5d_openmp OFF)
 endif()
 set(mini5d_openmp_threads 2)
-set(mini5d_openmp_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=${mini5d_openmp_threads};OMP_PROC_BIND=false"
-                      "OMP_WAIT_POLICY=passive")
+set(mini5d_openmp_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=${mini5d_openmp_threads};OMP_PROC_BIND=false")
 
 # mini5d_openmp_variants(<test> <ranks> <teams> <command>...): <test>_omp_team<n> for
 # each n in <teams> (a list), label `openmp` (and `mpi` when ranks > 1).
@@ -31,8 +34,10 @@ function(mini5d_openmp_variants test ranks teams)
     return()
   endif()
   set(labels openmp)
+  set(env ${mini5d_openmp_env})
   if(ranks GREATER 1)
     list(APPEND labels mpi)
+    list(APPEND env "OMP_WAIT_POLICY=passive")
   endif()
   math(EXPR cores "${ranks} * ${mini5d_openmp_threads}")
   get_test_property(${test} TIMEOUT timeout)
@@ -42,7 +47,7 @@ function(mini5d_openmp_variants test ranks teams)
   foreach(team IN LISTS teams)
     add_test(NAME ${test}_omp_team${team} COMMAND ${ARGN})
     set_tests_properties(${test}_omp_team${team} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${cores} LABELS "${labels}"
-                         ENVIRONMENT "${mini5d_openmp_env};MINI5D_TEST_TEAM_SIZE=${team}")
+                         ENVIRONMENT "${env};MINI5D_TEST_TEAM_SIZE=${team}")
   endforeach()
 endfunction()
 
