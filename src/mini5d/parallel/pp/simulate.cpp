@@ -19,11 +19,17 @@ struct Step {
 };
 using Lists = std::vector<std::vector<Step>>;
 
-// The planner replays thousands of candidate layouts that share a few (kind, p, v, m):
-// their schedules are made once (the set is emptied when it grows large).
+// The planner replays thousands of candidate layouts that share a few hundred
+// (kind, p, v, m): their schedules are made once. The set is emptied when it holds
+// more than kMemoSteps actions (12 bytes each, about 50 MB): a bound on actions, not
+// entries, since a search on 16384 devices meets a few hundred keys of mostly short
+// lists (a 64-entry bound emptied it every few candidates and made a third of them).
+constexpr std::size_t kMemoSteps = std::size_t(1) << 22;
+
 std::shared_ptr<const Lists> compute_lists(const Spec& s) {
   using Key = std::tuple<int, int, int, int>;
   static std::map<Key, std::shared_ptr<const Lists>> memo;
+  static std::size_t held = 0;  // actions in memo
   static std::mutex lock;
   const Key key{int(s.kind), s.p, s.v, s.m};
   {
@@ -34,9 +40,11 @@ std::shared_ptr<const Lists> compute_lists(const Spec& s) {
   for (int r = 0; r < s.p; ++r)
     for (const Action& a : schedule(s, r))
       if (a.compute()) (*lists)[std::size_t(r)].push_back({a.op == Op::forward, a.mb, virtual_stage(s, r, a.chunk)});
+  std::size_t steps = 0;
+  for (const auto& l : *lists) steps += l.size();
   std::lock_guard<std::mutex> guard(lock);
-  if (memo.size() >= 64) memo.clear();
-  memo.emplace(key, lists);
+  if (held + steps > kMemoSteps) memo.clear(), held = 0;
+  if (memo.emplace(key, lists).second) held += steps;
   return lists;
 }
 
