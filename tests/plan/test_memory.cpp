@@ -161,7 +161,7 @@ TEST_CASE("blockwise attention: no seq x seq term in the activations or the work
   ActShape s;
   s.micro_batch = 1, s.seq = 32768, s.d_model = 4096, s.heads = 32, s.ffn = 16384, s.vocab = 50257;
   s.elem_bytes = 2;
-  const double BH = 32, T = 32768, a = 2, tile = kAttentionTile;
+  const double BH = 32, T = 32768, a = 2, tile = kAttentionTile, panel = kAttentionKeyPanel;
   ActShape full = s;
   full.blockwise = false;
   // What the core keeps besides q, k, v, y: B*H*T*T probabilities, or B*H*T lse.
@@ -174,16 +174,16 @@ TEST_CASE("blockwise attention: no seq x seq term in the activations or the work
     const double kept_diff = block_activation_bytes(full, r) - block_activation_bytes(s, r);
     CHECK(kept_diff == (r == Recompute::none ? probs - a * BH * T : 0.0));
   }
-  // The work buffers: full's dP [B*H, T, T] against two 64 x 64 tiles and a row sum.
+  // The work buffers: full's dP [B*H, T, T] against two 64 x 512 panels and a row sum.
   CHECK(workspace_bytes(full, Recompute::none) - workspace_bytes(s, Recompute::none) ==
-        probs - a * (2 * BH * tile * tile + BH * T));
+        probs - a * (2 * BH * tile * panel + BH * T));
   // No T^2 anywhere: doubling T doubles blockwise's kept bytes exactly (full's grow by
-  // the extra 3*B*H*T^2 probabilities), and its work buffers but for the fixed tiles.
+  // the extra 3*B*H*T^2 probabilities), and its work buffers but for the fixed panels.
   ActShape s2 = s, full2 = full;
   s2.seq = full2.seq = 2 * T;
   CHECK(block_activation_bytes(s2, Recompute::none) == 2 * block_activation_bytes(s, Recompute::none));
   CHECK(workspace_bytes(s2, Recompute::none) ==
-        2 * workspace_bytes(s, Recompute::none) - a * 2 * BH * tile * tile);
+        2 * workspace_bytes(s, Recompute::none) - a * 2 * BH * tile * panel);
   CHECK(block_activation_bytes(full2, Recompute::none) - 2 * block_activation_bytes(full, Recompute::none) ==
         2 * probs);
 }

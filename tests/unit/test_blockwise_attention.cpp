@@ -2,7 +2,9 @@
 // Blockwise attention at c = 1 (kernels/blockwise_attention.hpp, model.attention):
 //   * in fp64, on head tensors, its forward and backward equal full attention's
 //     (kernels/attention.hpp) to rounding and its gradients match finite differences,
-//     on both product paths, with one tile and with three (the last one short);
+//     on both product paths, with one tile and with three (the last one short), and
+//     with key panels of one tile, of several (a short first panel, a masked last one
+//     that starts before the tile), and of the whole row;
 //   * in fp32, the tiny deck's model (and the same model at seq 160: three tiles) gives
 //     the same loss and the same gradient with either core, within a stated bound;
 //   * a blockwise model allocates no seq x seq buffer: its activations and work buffers
@@ -30,33 +32,36 @@ constexpr double kFd = 1e-6, kRounding = 1e-12;
 const k::GemmPath kPaths[] = {k::GemmPath::blas_loop, k::GemmPath::teams};
 
 // q, k, v of BH (batch, head) matrices [T, hd] through the blockwise core in tiles of
-// `block` rows.
+// `block` rows against key panels of `panel` columns.
 struct BlockwiseRig {
-  int BH = 4, T = 11, hd = 5, block = 4;
+  int BH = 4, T = 11, hd = 5, block = 4, panel = 4;
   Tensor q{BH * T * hd}, kk{BH * T * hd}, v{BH * T * hd}, y{BH * T * hd}, lse{BH * T};
   k::BlockwiseWork<double> work;
-  explicit BlockwiseRig(int blk) : block(blk) {
-    const int tile = k::blockwise_tile(T, block);
-    work.s = Ten3<double>("s", BH, tile, tile);
-    work.dp = Ten3<double>("dp", BH, tile, tile);
+  BlockwiseRig(int blk, int pnl) : block(blk), panel(pnl) {
+    const int tile = k::blockwise_tile(T, block), cols = k::blockwise_panel(T, panel);
+    work.s = Ten3<double>("s", BH, tile, cols);
+    work.dp = Ten3<double>("dp", BH, tile, cols);
     work.l = Mat<double>("l", BH, T);
     test::fill_random(q.flat, 31);
     test::fill_random(kk.flat, 32);
     test::fill_random(v.flat, 33);
   }
   Ten3U<double> t(const Tensor& x, int last = 0) const { return x.ten(BH, T, last ? last : hd); }
-  void forward() { k::blockwise_attention_forward<double>(t(y), lse.mat(BH, T), t(q), t(kk), t(v), work, block); }
+  void forward() {
+    k::blockwise_attention_forward<double>(t(y), lse.mat(BH, T), t(q), t(kk), t(v), work, block, panel);
+  }
   void backward(Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& dy) {
     k::blockwise_attention_backward<double>(t(dq), t(dk), t(dv), t(dy), t(y), lse.mat(BH, T), t(q), t(kk), t(v),
-                                            work, block);
+                                            work, block, panel);
   }
 };
 
-void check_against_full(int block) {
+void check_against_full(int block, int panel) {
   for (const k::GemmPath path : kPaths) {
     const k::ScopedGemmPath forced(path);
-    INFO("tile " << block << ", products " << (path == k::GemmPath::teams ? "teams" : "blas_loop"));
-    BlockwiseRig a(block);
+    INFO("tile " << block << ", panel " << panel << ", products "
+                 << (path == k::GemmPath::teams ? "teams" : "blas_loop"));
+    BlockwiseRig a(block, panel);
     const int n = a.BH * a.T * a.hd;
     Tensor R(n), dq(n), dk(n), dv(n);
     test::fill_random(R.flat, 34);
@@ -82,12 +87,22 @@ void check_against_full(int block) {
 }  // namespace
 
 TEST_CASE("blockwise attention equals full attention and matches finite differences", "[kernels][blockwise][grad]") {
-  check_against_full(4);              // tiles of 4, 4 and 3 rows: full, diagonal and short tiles
-  check_against_full(k::kAttBlock);  // one tile of all 11 rows
+  check_against_full(4, 4);   // tiles of 4, 4 and 3 rows, panels of one tile: full, diagonal, short
+  // Panels of 5 keys, cut back from each tile's end: tile [4, 8) meets keys [0, 3) and
+  // [3, 8) (masked, shift 1), tile [8, 11) meets [0, 1), [1, 6) and [6, 11) (shift 2).
+  check_against_full(4, 5);
+  check_against_full(4, k::kAttKeyPanel);          // one panel per tile: every key up to the diagonal
+  check_against_full(k::kAttBlock, k::kAttKeyPanel);  // one tile of all 11 rows
+}
+
+TEST_CASE("blockwise attention refuses a key panel narrower than its query tile", "[kernels][blockwise]") {
+  BlockwiseRig a(4, 4);
+  a.panel = 3;
+  CHECK_THROWS_AS(a.forward(), std::invalid_argument);
 }
 
 TEST_CASE("blockwise attention keeps the log-sum-exp of each query row", "[kernels][blockwise]") {
-  BlockwiseRig a(4);
+  BlockwiseRig a(4, 5);
   a.forward();
   auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.q.flat);
   auto hk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.kk.flat);
@@ -148,9 +163,10 @@ TEST_CASE("blockwise and full attention give the tiny deck's loss and gradient i
     CHECK(test::scaled_difference(blockwise.grads, full.grads) < 1e-5);
     // What the model allocated: the full core's probabilities [B*H, T, T] (kept, per
     // block) and their gradient (work), against blockwise's log-sum-exps (kept) and
-    // two tiles and a running sum (work), in fp32.
-    const std::int64_t BH = 16 * 4, T = seq, L = 2, tile = std::min<std::int64_t>(T, k::kAttBlock);
+    // two [tile, panel] buffers and a running sum (work), in fp32.
+    const std::int64_t BH = 16 * 4, T = seq, L = 2, tile = std::min<std::int64_t>(T, k::kAttBlock),
+                       panel = std::min<std::int64_t>(T, k::kAttKeyPanel);
     CHECK(full.activations - blockwise.activations == L * 4 * (BH * T * T - BH * T));
-    CHECK(full.workspace - blockwise.workspace == 4 * (BH * T * T - 2 * BH * tile * tile - BH * T));
+    CHECK(full.workspace - blockwise.workspace == 4 * (BH * T * T - 2 * BH * tile * panel - BH * T));
   }
 }

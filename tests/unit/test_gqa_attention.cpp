@@ -31,9 +31,9 @@ struct GqaRig {
   Tensor q{BH * T * hd}, kk{BK * T * hd}, v{BK * T * hd}, y{BH * T * hd}, p{BH * T * T}, lse{BH * T};
   k::BlockwiseWork<double> work;
   GqaRig(int kv, int blk) : Hkv(kv), block(blk) {
-    const int tile = k::blockwise_tile(T, block);
-    work.s = Ten3<double>("s", BH, tile, tile);
-    work.dp = Ten3<double>("dp", BH, tile, tile);
+    const int tile = k::blockwise_tile(T, block), panel = k::blockwise_panel(T);
+    work.s = Ten3<double>("s", BH, tile, panel);
+    work.dp = Ten3<double>("dp", BH, tile, panel);
     work.l = Mat<double>("l", BH, T);
     test::fill_random(q.flat, 51);
     test::fill_random(kk.flat, 52);

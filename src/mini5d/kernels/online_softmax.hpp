@@ -17,11 +17,12 @@
 // k, v, dk and dv [B*Hkv, rows, hd] with grouped queries: query matrix bh reads key/value
 // matrix bh / (H/Hkv), and dk, dv sum over the group, one batched product per member);
 // a block is rows [q0, q0 + n) of q against rows [k0, k0 + nk) of k and v. A block is
-// either full (every key precedes every query) or diagonal (the same rows: causal
-// within it, key j visible to query i iff j <= i; n = nk). Blocks wholly in the future
-// are never passed here. Users: ring attention (parallel/cp/ring_attention.*, one block
-// per pair of chunks) and blockwise attention at c = 1 (blockwise_attention.hpp, one
-// block per pair of causal tiles; the last tile may be short, hence n != nk).
+// either full (every key precedes every query) or diagonal (causal: key j visible to
+// query i iff j <= i + shift; ring attention's diagonal blocks are the same rows,
+// shift 0, n = nk). Blocks wholly in the future are never passed here. Users: ring
+// attention (parallel/cp/ring_attention.*, one block per pair of chunks) and blockwise
+// attention at c = 1 (blockwise_attention.hpp, one block per query tile and key panel:
+// the panel that reaches the tile's diagonal has shift = q0 - k0).
 //
 // The row kernels are team kernels, a team per (batch, head, row): threads over the
 // row's consecutive columns (of s, or of y's hd elements), the row maximum and sums as
@@ -59,7 +60,13 @@ KOKKOS_INLINE_FUNCTION CMatU<S> block_matrix(CTen3U<S> s, int bh, int n, int nk)
 struct BlockRows {
   int q0 = 0, k0 = 0;       // first query row, first key row
   int n = 0, nk = 0;        // query rows, key rows
-  bool diagonal = false;    // causal within the block
+  bool diagonal = false;    // masked: key column j visible to query row i iff j <= i + shift
+  int shift = 0;            // 0 for a square diagonal block (the same rows); q0 - k0 for a
+                            // blockwise key panel that ends on the query tile's diagonal
+  // The key columns query row i sees.
+  KOKKOS_INLINE_FUNCTION int visible(int i) const {
+    return diagonal ? (i + shift + 1 < nk ? i + shift + 1 : nk) : nk;
+  }
 };
 
 // The profile's work for one block (kernels/profile.hpp): one [n, hd] x [hd, nk]-sized
@@ -95,27 +102,27 @@ void online_softmax_init(Ten3U<S> y, MatU<S> m, MatU<S> l) {
 
 // In place on the block's scores s [B*H, n, n] (unscaled q k^T): the recurrence's row
 // update. A team per (bh, row i): the new maximum (team max over the visible columns),
-// s = exp(s * scale - m') with its row sum (team sum; each thread rewrites only the
-// entries it reads), zeros on the masked columns, y's row rescaled, then m and l.
+// s = exp(s * scale - m') (each thread rewrites only the entries it reads), then its row
+// sum (team sum: a separate pass over the row, still in cache, so that both loops
+// vectorise), zeros on the masked columns, y's row rescaled, then m and l.
 template <class S>
 void online_softmax_rows(Ten3U<S> s, Ten3U<S> y, MatU<S> m, MatU<S> l, BlockRows b, S scale) {
   const int BH = int(s.extent(0)), n = b.n, nk = b.nk, hd = int(y.extent(2)), q0 = b.q0;
-  const bool diag = b.diagonal;
   Kokkos::parallel_for(
       "mini5d::kernels::online_softmax_block", teams(std::int64_t(BH) * n), KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / n, i = tm.league_rank() % n;
-        const int row = q0 + i, cols = diag ? i + 1 : nk;
+        const int row = q0 + i, cols = b.visible(i);
+        S* const sr = &s(bh, i, 0);
+        S* const yr = &y(bh, row, 0);
         const S m_old = m(bh, row);
-        const S smax = team_max<S>(tm, cols, [&](const int j) { return s(bh, i, j) * scale; });
+        const S smax = team_max<S>(tm, cols, [&](const int j) { return sr[j] * scale; });
         const S mx = smax > m_old ? smax : m_old;
         const S alpha = kmath::exp_fast(m_old - mx);
-        const S sum = team_sum<S>(tm, cols, [&](const int j) {
-          const S e = kmath::exp_fast(s(bh, i, j) * scale - mx);
-          s(bh, i, j) = e;
-          return e;
-        });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, cols, nk), [&](const int j) { s(bh, i, j) = S(0); });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, hd), [&](const int d) { y(bh, row, d) *= alpha; });
+        team_for(tm, 0, cols, [&](const int j) { sr[j] = kmath::exp_fast(sr[j] * scale - mx); });
+        tm.team_barrier();  // the sum reads entries other threads wrote
+        const S sum = team_sum<S>(tm, cols, [&](const int j) { return sr[j]; });
+        team_for(tm, cols, nk, [&](const int j) { sr[j] = S(0); });
+        team_for(tm, 0, hd, [&](const int d) { yr[d] *= alpha; });
         // Every thread read m_old before the reductions, which end with the team in step.
         Kokkos::single(Kokkos::PerTeam(tm), [&]() {
           l(bh, row) = l(bh, row) * alpha + sum;
@@ -186,18 +193,20 @@ void online_softmax_delta(MatU<S> delta, CTen3U<S> dy, CTen3U<S> y) {
 template <class S>
 void online_softmax_rows_backward(Ten3U<S> s, Ten3U<S> dp, CMatU<S> lse, CMatU<S> delta, BlockRows b, S scale) {
   const int BH = int(s.extent(0)), n = b.n, nk = b.nk, q0 = b.q0;
-  const bool diag = b.diagonal;
   Kokkos::parallel_for(
       "mini5d::kernels::online_softmax_block_backward", teams(std::int64_t(BH) * n),
       KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / n, i = tm.league_rank() % n;
-        const int row = q0 + i, cols = diag ? i + 1 : nk;
+        const int row = q0 + i, cols = b.visible(i);
+        S* const sr = &s(bh, i, 0);
+        S* const dr = &dp(bh, i, 0);
         const S lse_r = lse(bh, row), delta_r = delta(bh, row);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, nk), [&](const int j) {
-          const S p = j < cols ? kmath::exp_fast(s(bh, i, j) * scale - lse_r) : S(0);
-          s(bh, i, j) = p;
-          dp(bh, i, j) = j < cols ? p * (dp(bh, i, j) - delta_r) * scale : S(0);
+        team_for(tm, 0, cols, [&](const int j) {
+          const S p = kmath::exp_fast(sr[j] * scale - lse_r);
+          sr[j] = p;
+          dr[j] = p * (dr[j] - delta_r) * scale;
         });
+        team_for(tm, cols, nk, [&](const int j) { sr[j] = dr[j] = S(0); });
       });
 }
 

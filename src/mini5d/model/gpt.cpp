@@ -73,9 +73,11 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   if (d.cp == 1 && d.blockwise) {
     // The planner sizes these buffers with its own copy of the tile (no Kokkos there).
     static_assert(plan::kAttentionTile == kernels::kAttBlock, "plan::kAttentionTile follows kernels::kAttBlock");
-    const int tile = kernels::blockwise_tile(T);
-    w.tiles.s = a.ten<S>("mini5d::model::tile_scores", BH, tile, tile);
-    w.tiles.dp = a.ten<S>("mini5d::model::tile_dscores", BH, tile, tile);
+    static_assert(plan::kAttentionKeyPanel == kernels::kAttKeyPanel,
+                  "plan::kAttentionKeyPanel follows kernels::kAttKeyPanel");
+    const int tile = kernels::blockwise_tile(T), panel = kernels::blockwise_panel(T);
+    w.tiles.s = a.ten<S>("mini5d::model::tile_scores", BH, tile, panel);
+    w.tiles.dp = a.ten<S>("mini5d::model::tile_dscores", BH, tile, panel);
     w.tiles.l = a.mat<S>("mini5d::model::tile_row_sum", BH, T);
   }
   if (split) w.gathered = a.mat<S>("mini5d::tp::gathered", N, D);

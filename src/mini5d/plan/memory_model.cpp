@@ -94,7 +94,8 @@ double mlp_elems(const ActShape& s) {
 }
 bool keeps_probs(const ActShape& s) { return s.c == 1 && !s.blockwise; }
 // The backward's attention work buffers: dP [B, h/t, T, T] for full attention; for
-// blockwise attention two tiles of min(64, T)^2 per head (scores and their gradient)
+// blockwise attention two buffers of min(64, T) x min(512, T) per head (one query tile's
+// scores against a key panel, and their gradient)
 // and a running sum per query row (the row maximum is kept in the lse:
 // kernels/blockwise_attention.hpp); for ring attention two per-block buffers of
 // (T/2c)^2 per head and the running max and sum per query row
@@ -103,8 +104,8 @@ double core_work_elems(const ActShape& s) {
   const double bh = s.micro_batch * (s.heads / s.t);
   if (keeps_probs(s)) return bh * s.seq * s.seq;
   if (s.c == 1) {
-    const double tile = std::min(kAttentionTile, s.seq);
-    return 2 * bh * tile * tile + bh * s.seq;
+    const double tile = std::min(kAttentionTile, s.seq), panel = std::min(kAttentionKeyPanel, s.seq);
+    return 2 * bh * tile * panel + bh * s.seq;
   }
   const double chunk = s.seq / (2.0 * s.c);
   return 2 * bh * chunk * chunk + 2 * bh * (s.seq / s.c);

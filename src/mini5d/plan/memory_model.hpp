@@ -65,9 +65,11 @@ struct ActShape {
   bool swiglu = false;    // model.mlp: the MLP keeps gate|up [N, 2F/t] and its activation
   bool rope = false;      // model.positions: rotary, with a cos and sin table [T/c, hd/2]
 };
-// Rows of blockwise attention's square tiles (kernels::kAttBlock; the runtime checks
-// they agree), or T when the sequence is shorter.
+// Rows of blockwise attention's query tiles (kernels::kAttBlock) and columns of its key
+// panels (kernels::kAttKeyPanel), each T when the sequence is shorter; the runtime
+// checks they agree.
 constexpr double kAttentionTile = 64;
+constexpr double kAttentionKeyPanel = 512;
 ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double imbalance = 1);
 
 // Stored by one block for one micro-batch until its backward.
