@@ -91,7 +91,7 @@ struct HeadPermute {
   KOKKOS_INLINE_FUNCTION void operator()(const TeamMember& tm) const {
     const int r = tm.league_rank(), T = s.seq, H = s.heads, Hkv = s.kv(), hd = s.head_dim;
     const int b = r / T, t = r % T;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, n == 1 ? H : H + 2 * Hkv), [&](const int wh) {
+    team_for(tm, 0, n == 1 ? H : H + 2 * Hkv, [&](const int wh) {
       // Query heads first, then the key heads, then the value heads (the rows' order).
       const int which = wh < H ? 0 : 1 + (wh - H) / Hkv, h = wh < H ? wh : (wh - H) % Hkv;
       const int nh = which == 0 ? H : Hkv;
@@ -160,7 +160,7 @@ void causal_softmax(Ten3U<S> p, int block = kAttBlock) {
           return e;
         });
         const S inv = S(1) / sum;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, end), [&](const int j) {
+        team_for(tm, 0, end, [&](const int j) {
           p(bh, t, j) = j <= t ? p(bh, t, j) * inv : S(0);
         });
       });
@@ -176,7 +176,7 @@ void causal_softmax_backward(Ten3U<S> dp, CTen3U<S> p, int block = kAttBlock) {
       "mini5d::kernels::causal_softmax_backward", teams(std::int64_t(BH) * T), KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / T, t = tm.league_rank() % T, end = causal_row_end(t, T, block);
         const S dot = team_sum<S>(tm, t + 1, [&](const int j) { return dp(bh, t, j) * p(bh, t, j); });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, end), [&](const int j) {
+        team_for(tm, 0, end, [&](const int j) {
           dp(bh, t, j) = j <= t ? p(bh, t, j) * (dp(bh, t, j) - dot) : S(0);
         });
       });

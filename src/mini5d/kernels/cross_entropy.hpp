@@ -36,7 +36,7 @@ double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, S grad_scal
         const S sum = team_sum<S>(t, cols, [&](const int c) { return kmath::exp_fast(logits(r, c) - mx); });
         const S scale = grad_scale / sum;
         // Every thread has read what it needs (the reductions end with the team in step).
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, all), [&](const int c) {
+        team_for(t, 0, all, [&](const int c) {
           logits(r, c) = c < cols ? kmath::exp_fast(logits(r, c) - mx) * scale - (c == tgt ? grad_scale : S(0)) : S(0);
         });
         Kokkos::single(Kokkos::PerTeam(t), [&]() { acc += double(kmath::log(sum)) - double(z_target); });

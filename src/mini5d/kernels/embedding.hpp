@@ -8,6 +8,7 @@
 // atomics each team owns a block of kEmbCols columns and walks the token rows in order,
 // its threads over the block's consecutive columns (each row's segment is contiguous).
 #pragma once
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/positions.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/views.hpp"
@@ -28,8 +29,7 @@ void embedding_lookup(MatU<S> x, CTokU tokens, CMatU<S> wte, int vocab_begin) {
         const int r = t.league_rank();
         const int tok = tokens(r) - vocab_begin;
         const bool mine = tok >= 0 && tok < rows;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols),
-                             [&](const int c) { x(r, c) = mine ? wte(tok, c) : S(0); });
+        team_for(t, 0, cols, [&](const int c) { x(r, c) = mine ? wte(tok, c) : S(0); });
       });
 }
 
@@ -43,7 +43,7 @@ void add_positions(MatU<S> x, CMatU<S> wpe, Positions pos, int row_begin) {
       "mini5d::kernels::add_positions", teams(n), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
         const int p = pos.global((row_begin + r) % seq);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) { x(r, c) += wpe(p, c); });
+        team_for(t, 0, cols, [&](const int c) { x(r, c) += wpe(p, c); });
       });
 }
 
@@ -63,7 +63,7 @@ void scatter_rows_in_order(const char* label, MatU<S> table, CMatU<S> dx, RowOf 
         for (int r = 0; r < rows; ++r) {
           const int row = row_of(r);
           if (row < 0) continue;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, c0, c1), [&](const int c) { table(row, c) += dx(r, c); });
+          team_for(t, c0, c1, [&](const int c) { table(row, c) += dx(r, c); });
         }
       });
 }

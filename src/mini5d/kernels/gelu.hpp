@@ -7,6 +7,7 @@
 // S is the storage type (float, double or bf16); every value is computed in acc_t<S>
 // and rounded once on store, and the bias gradient db is in acc_t<S> (fp32 main gradient).
 #pragma once
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
@@ -64,7 +65,7 @@ void bias_gelu_forward(MatU<S> y, MatU<S> h, CVecU<S> b) {
   Kokkos::parallel_for(
       "mini5d::kernels::bias_gelu_forward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+        team_for(t, 0, cols, [&](const int c) {
           const S v = st<S>(ld(h(r, c)) + ld(b(c)));
           h(r, c) = v;
           y(r, c) = st<S>(gelu_value(ld(v)));
@@ -101,9 +102,9 @@ void gelu_backward_bias(MatU<S> dx, VecU<acc_t<S>> db, CMatU<S> dy, CMatU<S> x) 
         const int r1 = r0 + kGeluRows < rows ? r0 + kGeluRows : rows;
         A* pb = part.data() + std::int64_t(t.league_rank()) * cols;
         // A column's partial belongs to the one thread that owns the column in each loop.
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) { pb[c] = A(0); });
+        team_for(t, 0, cols, [&](const int c) { pb[c] = A(0); });
         for (int r = r0; r < r1; ++r)
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+          team_for(t, 0, cols, [&](const int c) {
             const A g = ld(dy(r, c)) * gelu_slope(ld(x(r, c)));
             dx(r, c) = st<S>(g);
             pb[c] += g;

@@ -44,7 +44,7 @@ void layernorm_forward(MatU<S> y, VecU<acc_t<S>> mean, VecU<acc_t<S>> rstd, CMat
                       }) /
                       A(cols);
         const A rs = A(1) / kmath::sqrt(var + eps);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+        team_for(t, 0, cols, [&](const int c) {
           y(r, c) = st<S>((ld(x(r, c)) - m) * rs * ld(w(c)) + (has_b ? ld(b(c)) : A(0)));
         });
         Kokkos::single(Kokkos::PerTeam(t), [&]() {
@@ -73,9 +73,9 @@ void layernorm_backward(MatU<S> dx, VecU<acc_t<S>> dw, VecU<acc_t<S>> db, CMatU<
         const int r1 = r0 + kLnRows < rows ? r0 + kLnRows : rows;
         A* pw = part.data() + std::int64_t(t.league_rank()) * 2 * cols;
         A* pb = pw + cols;
-        // Each column's partials belong to the thread TeamThreadRange gives that column
+        // Each column's partials belong to the thread team_for (TeamThreadRange) gives that column
         // in every loop below, so no barrier is needed between them.
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+        team_for(t, 0, cols, [&](const int c) {
           pw[c] = A(0);
           pb[c] = A(0);
         });
@@ -87,7 +87,7 @@ void layernorm_backward(MatU<S> dx, VecU<acc_t<S>> dw, VecU<acc_t<S>> db, CMatU<
                              return ld(dy(r, c)) * ld(w(c)) * ((ld(x(r, c)) - m) * rs);
                            }) /
                            A(cols);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+          team_for(t, 0, cols, [&](const int c) {
             const A g = ld(dy(r, c));
             const A xhat = (ld(x(r, c)) - m) * rs;
             const A v = rs * (g * ld(w(c)) - sum_g - xhat * sum_gx);

@@ -8,6 +8,7 @@
 // gradient). For float and double every product is the one KokkosBlas::gemm it always
 // was; for bf16 the products go through gemm_bf16.hpp (fp32 panels, fp32 accumulation).
 #pragma once
+#include "mini5d/kernels/team_reduce.hpp"
 #include <KokkosBlas3_gemm.hpp>
 #include <type_traits>
 
@@ -33,8 +34,7 @@ void add_bias(MatU<S> y, CVecU<S> b) {
   Kokkos::parallel_for(
       "mini5d::kernels::linear_bias", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols),
-                             [&](const int c) { y(r, c) = st<S>(ld(y(r, c)) + ld(b(c))); });
+        team_for(t, 0, cols, [&](const int c) { y(r, c) = st<S>(ld(y(r, c)) + ld(b(c))); });
       });
 }
 

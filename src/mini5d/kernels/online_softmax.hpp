@@ -167,7 +167,7 @@ void online_softmax_finish(Ten3U<S> y, MatU<S> lse, CMatU<S> m, CMatU<S> l) {
       KOKKOS_LAMBDA(const TeamMember& tm) {
         const int bh = tm.league_rank() / rows, r = tm.league_rank() % rows;
         const S inv = S(1) / l(bh, r);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, hd), [&](const int d) { y(bh, r, d) *= inv; });
+        team_for(tm, 0, hd, [&](const int d) { y(bh, r, d) *= inv; });
         // m is read here only, so an aliased lse is written after its one read.
         Kokkos::single(Kokkos::PerTeam(tm), [&]() { lse(bh, r) = m(bh, r) + kmath::log(l(bh, r)); });
       });

@@ -10,6 +10,7 @@
 // partial sums of dw, and a second kernel adds the partials per column in block order
 // (the same result on every backend and thread count, no atomics).
 #pragma once
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/layernorm.hpp"
 
 namespace mini5d::kernels {
@@ -24,8 +25,7 @@ void rmsnorm_forward(MatU<S> y, VecU<acc_t<S>> rstd, CMatU<S> x, CVecU<S> w, acc
         const int r = t.league_rank();
         const A ms = team_sum<A>(t, cols, [&](const int c) { return ld(x(r, c)) * ld(x(r, c)); }) / A(cols);
         const A rs = A(1) / kmath::sqrt(ms + eps);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols),
-                             [&](const int c) { y(r, c) = st<S>(ld(x(r, c)) * rs * ld(w(c))); });
+        team_for(t, 0, cols, [&](const int c) { y(r, c) = st<S>(ld(x(r, c)) * rs * ld(w(c))); });
         Kokkos::single(Kokkos::PerTeam(t), [&]() { rstd(r) = rs; });
       });
 }
@@ -47,13 +47,13 @@ void rmsnorm_backward(MatU<S> dx, VecU<acc_t<S>> dw, CMatU<S> dy, CMatU<S> x, CV
         const int r0 = t.league_rank() * kLnRows;
         const int r1 = r0 + kLnRows < rows ? r0 + kLnRows : rows;
         A* pw = part.data() + std::int64_t(t.league_rank()) * cols;
-        // A column's partial belongs to the thread TeamThreadRange gives it in every loop.
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) { pw[c] = A(0); });
+        // A column's partial belongs to the thread team_for (TeamThreadRange) gives it in every loop.
+        team_for(t, 0, cols, [&](const int c) { pw[c] = A(0); });
         for (int r = r0; r < r1; ++r) {
           const A rs = rstd(r);
           const A mean_gx =
               team_sum<A>(t, cols, [&](const int c) { return ld(dy(r, c)) * ld(w(c)) * ld(x(r, c)) * rs; }) / A(cols);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, cols), [&](const int c) {
+          team_for(t, 0, cols, [&](const int c) {
             const A xhat = ld(x(r, c)) * rs;
             const A v = rs * (ld(dy(r, c)) * ld(w(c)) - xhat * mean_gx);
             dx(r, c) = st<S>(accumulate_dx ? ld(dx(r, c)) + v : v);

@@ -7,6 +7,7 @@
 // over consecutive columns. S is the storage type (float, double or bf16): values are
 // computed in acc_t<S> and rounded once on store.
 #pragma once
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
@@ -28,7 +29,7 @@ void swiglu_forward(MatU<S> a, CMatU<S> h) {
   Kokkos::parallel_for(
       "mini5d::kernels::swiglu_forward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, W), [&](const int c) {
+        team_for(t, 0, W, [&](const int c) {
           const auto g = ld(h(r, c));
           a(r, c) = st<S>(g * sigmoid(g) * ld(h(r, W + c)));
         });
@@ -44,7 +45,7 @@ void swiglu_backward(MatU<S> dh, CMatU<S> da, CMatU<S> h) {
   Kokkos::parallel_for(
       "mini5d::kernels::swiglu_backward", teams(rows), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, W), [&](const int c) {
+        team_for(t, 0, W, [&](const int c) {
           using A = acc_t<S>;
           const A g = ld(h(r, c)), u = ld(h(r, W + c)), d = ld(da(r, c));
           const A s = sigmoid(g);
