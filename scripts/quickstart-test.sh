@@ -11,8 +11,8 @@
 # reason where this machine cannot make network namespaces.
 # The `openmp` tests: Debian's Kokkos is Serial only, so a Kokkos with the OpenMP
 # backend is built once from Debian's own source package into .deps/ (reused after),
-# mini5d is built on it in build-openmp/, and the tests labelled `openmp` run there at
-# two threads per rank (docs/testing.md).
+# the tests labelled `openmp` are built on it in build-openmp/ (target
+# mini5d-openmp-tests: only those) and run there at two threads per rank (docs/testing.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup-debian.sh" --slurm
@@ -20,6 +20,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)" --timeout 600
 
 kokkos=$("$root/scripts/build-kokkos-openmp.sh")
-BUILD_DIR="$root/build-openmp" "$root/scripts/build.sh" -DKokkos_ROOT="$kokkos" -DKokkosKernels_ROOT="$kokkos" \
+BUILD_DIR="$root/build-openmp" TARGET=mini5d-openmp-tests "$root/scripts/build.sh" -DKokkos_ROOT="$kokkos" -DKokkosKernels_ROOT="$kokkos" \
   -DCMAKE_PREFIX_PATH="$kokkos" -DMINI5D_SLURM_TESTS=OFF -DMINI5D_CLUSTER_TESTS=OFF
 ctest --test-dir "$root/build-openmp" -L openmp --output-on-failure -j "$(nproc)" --timeout 600
