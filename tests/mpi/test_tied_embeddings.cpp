@@ -4,6 +4,9 @@
 // whose gradient the two ends of the pipeline sum every step (parallel/pp/tied_embedding.hpp).
 //   * layout invariance against one rank (tests/mpi/invariance.hpp) at p2, t2, d2 (ZeRO 1),
 //     d2 x p2 (ZeRO 1) and t2 x p2, in both configurations, with a padded vocabulary;
+//     and with interleaved stages (p2 v2: wte on the first chunk of stage 0, the head on
+//     the last chunk of stage 1), context parallelism (c2, c2 x p2: the tied gradient
+//     summed over the c ranks too) and experts (moe-tiny at e2 and e2 x p2);
 //   * the two copies bit-identical after training with sharded moments (ZeRO 1);
 //   * the p axis's bytes (the boundary activations and the tie all-reduce) and every
 //     other axis's equal the planner's, and the training state per rank equals its
@@ -47,12 +50,33 @@ Deck tied(const Layout& l, long steps, std::vector<std::string> extra = {}) {
   extra.insert(extra.begin(), kTied.begin(), kTied.end());
   return test::tiny(l, steps, extra);
 }
+Deck tied_moe(const Layout& l, long steps, std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), kTied.begin(), kTied.end());
+  return test::moe_tiny(l, steps, extra);
+}
 
 // This rank's wte (or the last stage's copy), on the host.
 std::vector<float> wte_of(const train::Trainer& tr) {
   const auto& t = tr.model().layout().at("wte");
   const auto all = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tr.model().params);
   return std::vector<float>(all.data() + t.offset, all.data() + t.offset + t.size());
+}
+
+// With p > 1: the ends of the pipeline hold the same wte, bit for bit, after training.
+void check_copies(const train::Trainer& tr, const Layout& l, const std::string& config) {
+  if (l.p == 1) return;
+  const int stage = tr.grid().coord(grid::Axis::p);
+  bool same = true;
+  if (stage == 0 || stage == l.p - 1) {
+    const std::vector<float> mine = wte_of(tr);
+    std::vector<float> other(mine.size());
+    const int peer = stage == 0 ? l.p - 1 : 0;
+    MPI_Sendrecv(mine.data(), int(mine.size()), MPI_FLOAT, peer, 0, other.data(), int(other.size()), MPI_FLOAT, peer,
+                 0, tr.grid().axis(grid::Axis::p).get(), MPI_STATUS_IGNORE);
+    same = mine == other;
+  }
+  INFO(l.name() << ", " << config << ": the copies of wte are identical");
+  CHECK(test::all_ranks(same));
 }
 }  // namespace
 
@@ -70,20 +94,30 @@ TEST_CASE("tied embeddings: layout invariance at p2, t2, d2, d2 x p2 and t2 x p2
       train::Trainer tr(tied(l, 3, c.overrides), g.comm);
       tr.run();
       test::check_invariant(ref, tr, l.name(), c.name);
-      if (l.p == 1) continue;
-      // The ends of the pipeline hold the same wte, bit for bit, after three updates.
-      const int stage = tr.grid().coord(grid::Axis::p);
-      bool same = true;
-      if (stage == 0 || stage == l.p - 1) {
-        const std::vector<float> mine = wte_of(tr);
-        std::vector<float> other(mine.size());
-        const int peer = stage == 0 ? l.p - 1 : 0;
-        MPI_Sendrecv(mine.data(), int(mine.size()), MPI_FLOAT, peer, 0, other.data(), int(other.size()), MPI_FLOAT,
-                     peer, 0, tr.grid().axis(grid::Axis::p).get(), MPI_STATUS_IGNORE);
-        same = mine == other;
+      check_copies(tr, l, c.name);
+    }
+  }
+}
+
+TEST_CASE("tied embeddings: invariance with interleaved stages, context parallelism and experts", "[tie][mpi]") {
+  Layout interleaved = tied_layout("p2");
+  interleaved.v = 2, interleaved.layers = 4, interleaved.schedule = "interleaved";
+  const std::vector<Layout> dense = {interleaved, tied_layout("c2"), tied_layout("c2 p2")};
+  const std::vector<Layout> moe = {tied_layout("e2"), tied_layout("e2 p2")};
+  for (const auto& c : test::configs()) {
+    for (const bool experts : {false, true}) {
+      auto deck = [&](const Layout& l) { return experts ? tied_moe(l, 3, c.overrides) : tied(l, 3, c.overrides); };
+      Layout one = tied_layout("");
+      for (const auto& l : experts ? moe : dense) {
+        one.layers = l.layers;  // the interleaved layout has four blocks: so has its reference
+        train::Trainer ref(deck(one), MPI_COMM_SELF);
+        ref.run();
+        Group g(l.ranks());
+        train::Trainer tr(deck(l), g.comm);
+        tr.run();
+        test::check_invariant(ref, tr, l.name(), c.name);
+        check_copies(tr, l, c.name);
       }
-      INFO(l.name() << ", " << c.name << ": the copies of wte are identical");
-      CHECK(test::all_ranks(same));
     }
   }
 }

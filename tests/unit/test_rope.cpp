@@ -7,13 +7,17 @@
 //   * position 0 is the identity, and the rotation keeps every pair's length;
 //   * q.k depends only on the relative position: with the same q and k at every token,
 //     the score of tokens at global positions a and b is f(a - b), whichever rank (of a
-//     zig-zag split) holds them, and f is not constant (the rotation does act).
+//     zig-zag split) holds them, and f is not constant (the rotation does act);
+//   * the model's fused path (q and k turned as the heads are split, dq and dk turned
+//     back as they are merged, kernels/attention.hpp) equals the reference kernels
+//     here, with grouped-query heads and zig-zag positions, and leaves v untouched.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "grad_check.hpp"
+#include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/rope.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
 
@@ -158,4 +162,52 @@ TEST_CASE("rope: q.k depends only on the relative position, across a zig-zag spl
       for (int b = 0; b < T; ++b)
         CHECK(s[std::size_t(a) * T + b] == Approx(f(g[std::size_t(a)] - g[std::size_t(b)])).margin(1e-12));
   }
+}
+
+TEST_CASE("rope: turning q and k while the heads are split and merged equals the reference", "[kernels][rope]") {
+  // B = 2, T = 8 local tokens (rank 1 of a c = 2 zig-zag split of 16), 4 query heads over
+  // 2 key/value heads of width 6.
+  const int B = 2, seq = 16, H = 4, Hkv = 2, hd = 6;
+  const cp::Split split{2, true};
+  const k::Positions pos = split.positions(1, seq);
+  const int T = pos.local_seq, W = (H + 2 * Hkv) * hd;
+  const k::AttentionShape shape{B, T, H, hd, Hkv};
+  const auto tab = table(pos, hd);
+  Tensor qkv(std::int64_t(B) * T * W), q(std::int64_t(B) * H * T * hd), kk(std::int64_t(B) * Hkv * T * hd),
+      v(std::int64_t(B) * Hkv * T * hd);
+  test::fill_random(qkv.flat, 41);
+  k::attention_split_heads<double>(q.ten(B * H, T, hd), kk.ten(B * Hkv, T, hd), v.ten(B * Hkv, T, hd),
+                                   qkv.mat(B * T, W), shape, &tab);
+  Tensor q0(q.flat.extent(0)), k0(kk.flat.extent(0)), v0(v.flat.extent(0));
+  k::attention_split_heads<double>(q0.ten(B * H, T, hd), k0.ten(B * Hkv, T, hd), v0.ten(B * Hkv, T, hd),
+                                   qkv.mat(B * T, W), shape);
+  k::rope_forward<double>(q0.ten(B * H, T, hd), tab);
+  k::rope_forward<double>(k0.ten(B * Hkv, T, hd), tab);
+  auto same = [](const Tensor& a, const Tensor& b) {
+    const auto ha = host(a.flat), hb = host(b.flat);
+    double worst = 0;
+    for (std::size_t i = 0; i < ha.size(); ++i) worst = std::max(worst, std::abs(ha[i] - hb[i]));
+    return worst;
+  };
+  CHECK(same(q, q0) < 1e-15);
+  CHECK(same(kk, k0) < 1e-15);
+  CHECK(same(v, v0) == 0.0);
+  // Something turned: the fused split differs from a plain one.
+  Tensor plain(q.flat.extent(0)), pk(kk.flat.extent(0)), pv(v.flat.extent(0));
+  k::attention_split_heads<double>(plain.ten(B * H, T, hd), pk.ten(B * Hkv, T, hd), pv.ten(B * Hkv, T, hd),
+                                   qkv.mat(B * T, W), shape);
+  CHECK(same(q, plain) > 1e-3);
+
+  // The backward: merging dq, dk with the table equals turning them back first.
+  Tensor dqkv(qkv.flat.extent(0)), ref(qkv.flat.extent(0));
+  test::fill_random(q.flat, 42);
+  test::fill_random(kk.flat, 43);
+  test::fill_random(v.flat, 44);
+  k::attention_merge_heads_qkv<double>(dqkv.mat(B * T, W), q.ten(B * H, T, hd), kk.ten(B * Hkv, T, hd),
+                                       v.ten(B * Hkv, T, hd), shape, &tab);
+  k::rope_backward<double>(q.ten(B * H, T, hd), tab);
+  k::rope_backward<double>(kk.ten(B * Hkv, T, hd), tab);
+  k::attention_merge_heads_qkv<double>(ref.mat(B * T, W), q.ten(B * H, T, hd), kk.ten(B * Hkv, T, hd),
+                                       v.ten(B * Hkv, T, hd), shape);
+  CHECK(same(dqkv, ref) < 1e-15);
 }

@@ -16,6 +16,7 @@
 
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/positions.hpp"
+#include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::kernels {
@@ -42,20 +43,22 @@ void rope_table(const RopeTable<S>& tab, Positions pos, int head_dim, double the
 }
 
 // x [rows, T, head_dim] (every (batch, head) matrix, T local tokens), in place: turned
-// by the table's angles, or back (inverse: the backward, dL/dx from dL/dy).
+// by the table's angles, or back (inverse: the backward, dL/dx from dL/dy). A team per
+// (row, token), lanes over its pairs. The model does not call this: it turns q and k
+// as it splits the heads (kernels/attention.hpp's HeadPermute), and the tests check
+// that fused copy against this reference.
 template <class S>
 void rope_rotate(const char* label, Ten3U<S> x, CMatU<S> cs, CMatU<S> sn, bool inverse) {
   const int T = int(x.extent(1)), half = int(cs.extent(1));
   const S sign = inverse ? S(-1) : S(1);
-  Kokkos::parallel_for(label, Range(0, std::int64_t(x.extent(0)) * T * half), KOKKOS_LAMBDA(const std::int64_t n) {
-    const int i = int(n % half);
-    const std::int64_t rt = n / half;
-    const int t = int(rt % T);
-    const std::int64_t r = rt / T;
-    const S c = cs(t, i), s = sign * sn(t, i);
-    const S a = x(r, t, 2 * i), b = x(r, t, 2 * i + 1);
-    x(r, t, 2 * i) = a * c - b * s;
-    x(r, t, 2 * i + 1) = a * s + b * c;
+  Kokkos::parallel_for(label, teams(std::int64_t(x.extent(0)) * T), KOKKOS_LAMBDA(const TeamMember& tm) {
+    const int r = tm.league_rank() / T, t = tm.league_rank() % T;
+    team_for(tm, 0, half, [&](const int i) {
+      const S c = cs(t, i), s = sign * sn(t, i);
+      const S a = x(r, t, 2 * i), b = x(r, t, 2 * i + 1);
+      x(r, t, 2 * i) = a * c - b * s;
+      x(r, t, 2 * i + 1) = a * s + b * c;
+    });
   });
 }
 

@@ -3,8 +3,8 @@
 // maximum of f(c) over c in [0, n). With
 // more than one thread in the team (GPUs, and host teams Kokkos sizes above one) they
 // are team reductions over TeamThreadRange. On a one-thread team (the host backends
-// under Kokkos::AUTO) they run eight interleaved partial results: a single running sum
-// is a dependency chain the compiler may not reorder without -ffast-math, eight
+// under Kokkos::AUTO) they run sixteen interleaved partial results: a single running sum
+// is a dependency chain the compiler may not reorder without -ffast-math, sixteen
 // independent ones fill a vector register. Either way the order is fixed for a given
 // team size, so results are reproducible run to run.
 #pragma once
@@ -27,12 +27,22 @@ KOKKOS_INLINE_FUNCTION void team_for(const TeamMember& t, int begin, int end, co
 template <class S, class F>
 KOKKOS_INLINE_FUNCTION S team_sum(const TeamMember& t, int n, const F& f) {
   if (t.team_size() == 1) {
-    S acc[8] = {S(0), S(0), S(0), S(0), S(0), S(0), S(0), S(0)};
+    // Sixteen running sums. Each block of sixteen values is computed into a temporary
+    // first, a plain loop the vectoriser takes whole (the softmax's exp included);
+    // adding the values straight into the sums left GCC with a scalar loop.
+    constexpr int L = 16;
+    S acc[L];
+    for (int k = 0; k < L; ++k) acc[k] = S(0);
     int c = 0;
-    for (; c + 8 <= n; c += 8)
-      for (int k = 0; k < 8; ++k) acc[k] += f(c + k);
+    for (; c + L <= n; c += L) {
+      S v[L];
+      for (int k = 0; k < L; ++k) v[k] = f(c + k);
+      for (int k = 0; k < L; ++k) acc[k] += v[k];
+    }
     for (int k = 0; c < n; ++c, ++k) acc[k] += f(c);
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (int w = L / 2; w > 0; w /= 2)  // pairwise: a fixed order
+      for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
+    return acc[0];
   }
   S s = 0;
   Kokkos::parallel_reduce(
@@ -44,20 +54,22 @@ KOKKOS_INLINE_FUNCTION S team_sum(const TeamMember& t, int n, const F& f) {
 template <class S, class F>
 KOKKOS_INLINE_FUNCTION S team_max(const TeamMember& t, int n, const F& f) {
   if (t.team_size() == 1) {
+    constexpr int L = 16;  // as team_sum: values into a temporary, then sixteen maxima
     const S f0 = f(0);
-    S acc[8] = {f0, f0, f0, f0, f0, f0, f0, f0};
+    S acc[L];
+    for (int k = 0; k < L; ++k) acc[k] = f0;
     int c = 0;
-    for (; c + 8 <= n; c += 8)
-      for (int k = 0; k < 8; ++k) {
-        const S v = f(c + k);
-        acc[k] = v > acc[k] ? v : acc[k];
-      }
+    for (; c + L <= n; c += L) {
+      S v[L];
+      for (int k = 0; k < L; ++k) v[k] = f(c + k);
+      for (int k = 0; k < L; ++k) acc[k] = v[k] > acc[k] ? v[k] : acc[k];
+    }
     for (int k = 0; c < n; ++c, ++k) {
       const S v = f(c);
       acc[k] = v > acc[k] ? v : acc[k];
     }
     S m = acc[0];
-    for (int k = 1; k < 8; ++k) m = acc[k] > m ? acc[k] : m;
+    for (int k = 1; k < L; ++k) m = acc[k] > m ? acc[k] : m;
     return m;
   }
   S m = f(0);

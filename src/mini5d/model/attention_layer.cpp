@@ -3,7 +3,6 @@
 
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/blockwise_attention.hpp"
-#include "mini5d/kernels/rope.hpp"
 #include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mini5d/parallel/tp/column_linear.hpp"
 #include "mini5d/parallel/tp/row_linear.hpp"
@@ -15,18 +14,21 @@ namespace k = mini5d::kernels;
 namespace {
 k::AttentionShape shape_of(const Dims& d) { return {d.batch, d.seq, d.heads, d.head_dim, d.kv_heads}; }
 
+// The rotary table when model.positions=rope, else nullptr (no rotation).
+template <class S>
+const k::RopeTable<S>* rope_of(const Context<S>& ctx) {
+  return ctx.dims.rope ? &ctx.ws.rope : nullptr;
+}
+
 // q, k, v from qkv (q and k turned by their positions with model.positions=rope), then
 // the causal core: on this rank's whole sequences (blockwise,
 // or full with its T x T probabilities: model.attention), or ring attention over the c
 // ring when the sequence is split (context parallelism).
 template <class S>
 void core_only(Context<S>& ctx, CoreActs<S>& c, CMatU<S> qkv) {
-  k::attention_split_heads<S>(c.q, c.k, c.v, qkv, shape_of(ctx.dims));
-  if (ctx.dims.rope) {
-    // Rotary positions turn q and k (not v) before the core, so the ring sends turned K.
-    k::rope_forward<S>(c.q, ctx.ws.rope);
-    k::rope_forward<S>(c.k, ctx.ws.rope);
-  }
+  // Rotary positions turn q and k (not v) as they are split, before the core, so the
+  // ring sends turned K.
+  k::attention_split_heads<S>(c.q, c.k, c.v, qkv, shape_of(ctx.dims), rope_of(ctx));
   if (ctx.ring)
     ctx.ring->forward(c.y, c.lse, c.q, c.k, c.v);
   else if (ctx.dims.blockwise)
@@ -73,12 +75,8 @@ void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const Att
                                        a.core.v, ws.tiles);
   else
     k::attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dp, ws.dy, a.core.p, a.core.q, a.core.k, a.core.v);
-  if (ctx.dims.rope) {
-    k::rope_backward<S>(ws.dq, ws.rope);
-    k::rope_backward<S>(ws.dk, ws.rope);
-  }
   ctx.hooks->progress();
-  k::attention_merge_heads_qkv<S>(ws.dqkv, ws.dq, ws.dk, ws.dv, s);
+  k::attention_merge_heads_qkv<S>(ws.dqkv, ws.dq, ws.dk, ws.dv, s, rope_of(ctx));  // dq, dk turned back
   tp::column_backward<S>(ctx.region, dx_rows, g.qkv_w, g.qkv_b, ws.dqkv, x_rows, w.qkv_w, ws.ones);
 }
 
