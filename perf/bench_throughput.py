@@ -143,9 +143,11 @@ def main():
         print(f"llama row: {os.path.basename(a.llama_deck)}, d_model {lm['d_model']}, layers {lm['layers']}, heads "
               f"{lm['heads']} ({lm.get('kv_heads') or lm['heads']} K/V), seq {lm['seq']}, ffn {lm['ffn']}")
     m = deck["model"]
-    print(f"model: vocab {m['vocab']}, d_model {m['d_model']}, layers {m['layers']}, heads {m['heads']}, "
-          f"seq {m['seq']}, ffn {m['ffn']}, micro_batch {deck['train']['micro_batch']} per rank; "
-          f"median (min-max) of {a.rounds} alternating rounds; mini5d {backend}")
+    # The --deck's model line describes the other rows; the llama row has its own above.
+    if any(r != "llama" for r in rows):
+        print(f"model: vocab {m['vocab']}, d_model {m['d_model']}, layers {m['layers']}, heads {m['heads']}, "
+              f"seq {m['seq']}, ffn {m['ffn']}, micro_batch {deck['train']['micro_batch']} per rank")
+    print(f"median (min-max) of {a.rounds} alternating rounds; mini5d {backend}")
     print(f"{'row':6s} {'mini5d tokens/s':>26s} {'pytorch tokens/s':>26s} {'ratio':>22s}")
     summary = {}
     for r in rows:
