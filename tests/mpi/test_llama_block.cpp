@@ -21,7 +21,9 @@
 //     gradient summed over them: whole, or each rank's ZeRO part) match one rank with the
 //     planner's t bytes;
 //   * a checkpoint saved at d2 x t2 resumes at t = 1 and t = 4 (kv_heads 2: each key/value
-//     head replicated on two ranks), one saved at t2 x c2 at one rank.
+//     head replicated on two ranks), one saved at t2 x c2 at one rank;
+//   * under mpiexec -n 16 (the [np16] case, its own CTest): four axes at once,
+//     d2 x t2 x p2 x c2 at ZeRO 1, matches one rank with every axis's bytes the planner's.
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -73,15 +75,15 @@ void check_traffic(const train::Trainer& tr, const std::string& what) {
   CHECK(world_max(e_mean) <= 1e-12);
 }
 
-void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::string>& extra) {
+void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::string>& extra, long steps = 10) {
   for (const auto& c : test::configs()) {
     std::vector<std::string> o = c.overrides;
     o.insert(o.end(), extra.begin(), extra.end());
-    train::Trainer ref(llama(Layout{}, 10, o), MPI_COMM_SELF);
+    train::Trainer ref(llama(Layout{}, steps, o), MPI_COMM_SELF);
     ref.run();
     for (const auto& l : layouts) {
       Group g(l.ranks());
-      train::Trainer tr(llama(l, 10, o), g.comm);
+      train::Trainer tr(llama(l, steps, o), g.comm);
       tr.run();
       test::check_invariant(ref, tr, "llama-tiny " + l.name() + (extra.empty() ? "" : " " + extra.front()), c.name);
       check_traffic(tr, l.name());
@@ -94,6 +96,12 @@ TEST_CASE("llama-tiny: t2, p2, c2, c4, t2 c2 and d2 at ZeRO 3 match one rank; by
           "[llama][mpi]") {
   REQUIRE(test::world_size() == 4);
   check_layouts({"t2", "p2", "c2", "c4", "t2 c2 recompute=selective", "d2 zero3"}, {});
+}
+
+TEST_CASE("llama-tiny: d2 x t2 x p2 x c2 (16 ranks) matches one rank; bytes per axis are the planner's",
+          "[llama][mpi][np16]") {
+  // Four steps, not ten: sixteen ranks share two cores in CI.
+  check_layouts({"d2 t2 p2 c2 zero1"}, {}, 4);
 }
 
 TEST_CASE("llama-tiny with SwiGLU experts: e2 and e2 x t2 match one rank", "[llama][mpi][ep]") {
