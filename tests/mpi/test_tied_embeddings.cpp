@@ -80,6 +80,20 @@ void check_copies(const train::Trainer& tr, const Layout& l, const std::string& 
 }
 }  // namespace
 
+// Trains each layout with `deck` and checks it against `ref` (the same deck on one
+// rank, already run), and the pipeline's ends' copies of wte.
+template <class MakeDeck>
+void check_layouts(const train::Trainer& ref, const std::vector<Layout>& layouts, const MakeDeck& deck,
+                   const std::string& config) {
+  for (const auto& l : layouts) {
+    Group g(l.ranks());
+    train::Trainer tr(deck(l), g.comm);
+    tr.run();
+    test::check_invariant(ref, tr, l.name(), config);
+    check_copies(tr, l, config);
+  }
+}
+
 TEST_CASE("tied embeddings: layout invariance at p2, t2, d2, d2 x p2 and t2 x p2", "[tie][mpi]") {
   const Layout one = tied_layout("");
   const std::vector<Layout> layouts = {tied_layout("p2"), tied_layout("t2"), tied_layout("d2 zero1"),
@@ -89,36 +103,25 @@ TEST_CASE("tied embeddings: layout invariance at p2, t2, d2, d2 x p2 and t2 x p2
     ref.run();
     // One tensor for the embedding and the head: no LM head anywhere.
     CHECK(train::parameter_checksums(ref).count("lm_head.weight") == 0);
-    for (const auto& l : layouts) {
-      Group g(l.ranks());
-      train::Trainer tr(tied(l, 3, c.overrides), g.comm);
-      tr.run();
-      test::check_invariant(ref, tr, l.name(), c.name);
-      check_copies(tr, l, c.name);
-    }
+    check_layouts(ref, layouts, [&](const Layout& l) { return tied(l, 3, c.overrides); }, c.name);
   }
 }
 
 TEST_CASE("tied embeddings: invariance with interleaved stages, context parallelism and experts", "[tie][mpi]") {
   Layout interleaved = tied_layout("p2");
   interleaved.v = 2, interleaved.layers = 4, interleaved.schedule = "interleaved";
-  const std::vector<Layout> dense = {interleaved, tied_layout("c2"), tied_layout("c2 p2")};
-  const std::vector<Layout> moe = {tied_layout("e2"), tied_layout("e2 p2")};
+  Layout one = tied_layout(""), one4 = one;
+  one4.layers = 4;  // the interleaved layout has four blocks: so has its reference
   for (const auto& c : test::configs()) {
-    for (const bool experts : {false, true}) {
-      auto deck = [&](const Layout& l) { return experts ? tied_moe(l, 3, c.overrides) : tied(l, 3, c.overrides); };
-      Layout one = tied_layout("");
-      for (const auto& l : experts ? moe : dense) {
-        one.layers = l.layers;  // the interleaved layout has four blocks: so has its reference
-        train::Trainer ref(deck(one), MPI_COMM_SELF);
-        ref.run();
-        Group g(l.ranks());
-        train::Trainer tr(deck(l), g.comm);
-        tr.run();
-        test::check_invariant(ref, tr, l.name(), c.name);
-        check_copies(tr, l, c.name);
-      }
-    }
+    auto dense = [&](const Layout& l) { return tied(l, 3, c.overrides); };
+    auto moe = [&](const Layout& l) { return tied_moe(l, 3, c.overrides); };
+    // One reference run per deck, each checked against the layouts of that deck.
+    train::Trainer ref(dense(one), MPI_COMM_SELF), ref4(dense(one4), MPI_COMM_SELF),
+        ref_moe(moe(one), MPI_COMM_SELF);
+    for (train::Trainer* r : {&ref, &ref4, &ref_moe}) r->run();
+    check_layouts(ref4, {interleaved}, dense, c.name);
+    check_layouts(ref, {tied_layout("c2"), tied_layout("c2 p2")}, dense, c.name);
+    check_layouts(ref_moe, {tied_layout("e2"), tied_layout("e2 p2")}, moe, c.name);
   }
 }
 

@@ -83,7 +83,7 @@ KOKKOS_INLINE_FUNCTION int causal_row_end(int t, int T, int block) {
 // heads -> rows.
 // With a rotary table (model.positions=rope) the copy of q and k (or dq and dk) also
 // turns them: by the token's angles on the way to the heads (the forward), back on the
-// way to the rows (the backward's inverse rotation, kernels/rope.hpp's formulas). Fused
+// way to the rows (the backward's inverse rotation; kernels/rope.hpp's rope_turn). Fused
 // here, RoPE costs no pass of its own over q and k: it was four extra passes a block,
 // about 1% of llama-small's step on one core.
 template <class S>
@@ -105,29 +105,29 @@ struct HeadPermute {
       const int nh = which == 0 ? H : Hkv;
       S* hp = heads[which] + (std::int64_t(b * nh + h) * T + t) * hd;
       S* rp = &rows(r, (which == 0 ? 0 : H + (which - 1) * Hkv) * hd + h * hd);
+      const S* src = to_heads ? rp : hp;
+      S* dst = to_heads ? hp : rp;
       if (rope_cos && which < 2) {
+        // Forward the token's angles; back (sin negated) on the way to the rows.
         const S* cs = rope_cos + std::int64_t(t) * (hd / 2);
         const S* sn = rope_sin + std::int64_t(t) * (hd / 2);
-        if (to_heads)
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd / 2), [&](const int i) {
-            const S x0 = rp[2 * i], x1 = rp[2 * i + 1];
-            hp[2 * i] = x0 * cs[i] - x1 * sn[i];
-            hp[2 * i + 1] = x0 * sn[i] + x1 * cs[i];
-          });
-        else
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd / 2), [&](const int i) {
-            const S y0 = hp[2 * i], y1 = hp[2 * i + 1];
-            rp[2 * i] = y0 * cs[i] + y1 * sn[i];
-            rp[2 * i + 1] = y1 * cs[i] - y0 * sn[i];
-          });
-      } else if (to_heads) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd), [&](const int i) { hp[i] = rp[i]; });
+        const S sign = to_heads ? S(1) : S(-1);
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd / 2), [&](const int i) {
+          rope_turn<S>(src[2 * i], src[2 * i + 1], cs[i], sign * sn[i], dst[2 * i], dst[2 * i + 1]);
+        });
       } else {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd), [&](const int i) { rp[i] = hp[i]; });
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd), [&](const int i) { dst[i] = src[i]; });
       }
     });
   }
 };
+
+// f turning q and k (or dq and dk) by `rope`'s table; f itself when rope is nullptr.
+template <class S>
+HeadPermute<S> turned_by(HeadPermute<S> f, const RopeTable<S>* rope) {
+  if (rope) f.rope_cos = rope->cos.data(), f.rope_sin = rope->sin.data();
+  return f;
+}
 
 template <class S>
 void permute_heads(const char* name, HeadPermute<S> f) {
@@ -143,9 +143,8 @@ void attention_split_heads(Ten3U<S> q, Ten3U<S> k, Ten3U<S> v, CMatU<S> qkv, Att
                            const RopeTable<S>* rope = nullptr) {
   // The functor writes through `rows` only when merging; splitting reads it.
   const MatU<S> rows(const_cast<S*>(qkv.data()), qkv.extent(0), qkv.extent(1));
-  HeadPermute<S> f{{q.data(), k.data(), v.data()}, 3, rows, s, true};
-  if (rope) f.rope_cos = rope->cos.data(), f.rope_sin = rope->sin.data();
-  permute_heads<S>("mini5d::kernels::attention_split_heads", f);
+  permute_heads<S>("mini5d::kernels::attention_split_heads",
+                   turned_by<S>({{q.data(), k.data(), v.data()}, 3, rows, s, true}, rope));
 }
 
 // Inverse of split_heads for gradients: dq, dk, dv -> dqkv [B*T, (H + 2*Hkv)*hd]; with
@@ -153,10 +152,10 @@ void attention_split_heads(Ten3U<S> q, Ten3U<S> k, Ten3U<S> v, CMatU<S> qkv, Att
 template <class S>
 void attention_merge_heads_qkv(MatU<S> dqkv, CTen3U<S> dq, CTen3U<S> dk, CTen3U<S> dv, AttentionShape s,
                                const RopeTable<S>* rope = nullptr) {
-  HeadPermute<S> f{{const_cast<S*>(dq.data()), const_cast<S*>(dk.data()), const_cast<S*>(dv.data())}, 3, dqkv, s,
-                   false};
-  if (rope) f.rope_cos = rope->cos.data(), f.rope_sin = rope->sin.data();
-  permute_heads<S>("mini5d::kernels::attention_merge_heads_qkv", f);
+  permute_heads<S>(
+      "mini5d::kernels::attention_merge_heads_qkv",
+      turned_by<S>({{const_cast<S*>(dq.data()), const_cast<S*>(dk.data()), const_cast<S*>(dv.data())}, 3, dqkv, s, false},
+                   rope));
 }
 
 // y [B*H, T, hd] -> out [B*T, D]

@@ -42,6 +42,15 @@ void rope_table(const RopeTable<S>& tab, Positions pos, int head_dim, double the
       });
 }
 
+// One pair turned by the angle whose cos and sin are c and s (the inverse: pass -s).
+// The one place the rotation is written: rope_rotate and the model's fused head split
+// (kernels/attention.hpp's HeadPermute) both call it.
+template <class S>
+KOKKOS_INLINE_FUNCTION void rope_turn(S a, S b, S c, S s, S& y0, S& y1) {
+  y0 = a * c - b * s;
+  y1 = a * s + b * c;
+}
+
 // x [rows, T, head_dim] (every (batch, head) matrix, T local tokens), in place: turned
 // by the table's angles, or back (inverse: the backward, dL/dx from dL/dy). A team per
 // (row, token), lanes over its pairs. The model does not call this: it turns q and k
@@ -54,10 +63,7 @@ void rope_rotate(const char* label, Ten3U<S> x, CMatU<S> cs, CMatU<S> sn, bool i
   Kokkos::parallel_for(label, teams(std::int64_t(x.extent(0)) * T), KOKKOS_LAMBDA(const TeamMember& tm) {
     const int r = tm.league_rank() / T, t = tm.league_rank() % T;
     team_for(tm, 0, half, [&](const int i) {
-      const S c = cs(t, i), s = sign * sn(t, i);
-      const S a = x(r, t, 2 * i), b = x(r, t, 2 * i + 1);
-      x(r, t, 2 * i) = a * c - b * s;
-      x(r, t, 2 * i + 1) = a * s + b * c;
+      rope_turn<S>(x(r, t, 2 * i), x(r, t, 2 * i + 1), cs(t, i), sign * sn(t, i), x(r, t, 2 * i), x(r, t, 2 * i + 1));
     });
   });
 }
