@@ -33,8 +33,18 @@ alive() {
   [[ -n $state && $state != Z ]]
 }
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# The last error/fatal line of a daemon's log (what to show when it did not come up).
-log_line() { grep -hiE 'error|fatal' "$@" 2>/dev/null | tail -n 1; }
+# What to show when a daemon did not come up: the last fatal line of its log, else the
+# last error line, else its last line. slurmd (22.05) loads every MPI plugin at start and
+# logs errors for the PMIx ones, whose library Debian does not install; they are harmless
+# here (MpiDefault=pmi2), so they never stand in for the reason. A daemon that logged no
+# error was stopped from outside (its last line then says so: "shutdown").
+log_line() {
+  local lines
+  lines=$(grep -hv -E 'pmix|Cannot create context for mpi/' "$@" 2>/dev/null)
+  grep -iE 'fatal' <<< "$lines" | tail -n 1 | grep . ||
+    grep -iE 'error' <<< "$lines" | tail -n 1 | grep . ||
+    tail -n 1 <<< "$lines"
+}
 
 mkdir -p "$dir" || { echo "start-slurm: cannot create $dir" >&2; exit 1; }
 chmod 0755 "$dir"
