@@ -38,8 +38,9 @@ const char* kUsage =
     "  --cluster FILE        cluster description (inputs/clusters/*.yaml)\n"
     "  --layout SPEC         evaluate this layout and rank it, e.g. t=8,p=4,mb=1,zero=1,\n"
     "                        recompute=selective,v=2 (keys d t p c e mb m zero recompute v sp\n"
-    "                        schedule stages, e.g. stages=3+5 or balanced; omitted: runtime\n"
-    "                        defaults, d and m from what is left)\n"
+    "                        schedule stages map, e.g. stages=3+5 or balanced, map=cyclic for\n"
+    "                        ranks dealt round-robin to nodes; omitted: runtime defaults, block\n"
+    "                        placement, d and m from what is left)\n"
     "  --deck FILE           evaluate and rank the layout of a mini5d deck (the deck is\n"
     "                        also the model unless --model is given)\n"
     "  --nodes N             use N nodes (default: the cluster file's)\n"
@@ -333,6 +334,10 @@ int fit_status(const plan::ClusterDesc& cl, const plan::SearchResult& r, const s
 
 // The deck and script are for the given layout when there is one.
 void write_outputs(const Args& a, const plan::ModelInput& in, const plan::ClusterDesc& cl, const plan::Plan& best) {
+  // The deck's virtual nodes and the script's srun place ranks in blocks.
+  if ((!a.deck_out.empty() || !a.slurm_out.empty()) && best.layout.mapping == plan::Mapping::cyclic)
+    throw plan::InputError("--layout map=cyclic is costed only: --emit-deck and --emit-slurm write block "
+                           "placement (drop map=cyclic to emit)");
   if (!a.deck_out.empty()) {
     write_to(a.deck_out, [&](std::ostream& os) { plan::write_deck(os, in, cl, best, a.scale_down); });
     if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << a.deck_out << "\n";

@@ -37,6 +37,9 @@ TEST_CASE("--layout specs parse with the runtime's defaults", "[plan][given]") {
   CHECK(!parse_layout_spec("t=2,sp=off").layout.sp);
   CHECK(!parse_layout_spec("d=4").layout.sp);
   CHECK(parse_layout_spec("p=2,schedule=gpipe").layout.schedule == Schedule::gpipe);
+  CHECK(s.layout.mapping == Mapping::block);  // the search's placement unless map= says otherwise
+  CHECK(parse_layout_spec("t=2,d=2,map=cyclic").layout.mapping == Mapping::cyclic);
+  CHECK(describe(parse_layout_spec("t=2,d=2,map=cyclic").layout).find(" map=cyclic") != std::string::npos);
 
   TrainDesc tr;
   tr.global_batch = 1024;
@@ -48,13 +51,14 @@ TEST_CASE("--layout specs parse with the runtime's defaults", "[plan][given]") {
   CHECK(fixed.accumulation == 3);  // kept, so that check_layout can refuse it
 
   CHECK(spec_error("t=8,q=2") ==
-        "--layout: unknown key 'q' (valid: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages)");
+        "--layout: unknown key 'q' (valid: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages, map)");
+  CHECK(spec_error("map=round") == "--layout: map=round is not valid (valid: block, cyclic)");
   CHECK(spec_error("t=2.5") == "--layout: t=2.5 is not valid (valid: an integer in [1, 1048576])");
   CHECK(spec_error("zero=4") == "--layout: zero=4 is not valid (valid: an integer in [0, 3])");
   CHECK(spec_error("recompute=most") ==
         "--layout: recompute=most is not valid (valid: none, selective, full)");
   CHECK(spec_error("t8") ==
-        "--layout: 't8' is not key=value (keys: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages)");
+        "--layout: 't8' is not key=value (keys: d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages, map)");
 }
 
 TEST_CASE("a given layout is ranked among every fitting plan", "[plan][given]") {

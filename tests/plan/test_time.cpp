@@ -8,6 +8,7 @@
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/search.hpp"
 #include "mini5d/plan/time_model.hpp"
 #include "plan_test_util.hpp"
 
@@ -57,6 +58,57 @@ TEST_CASE("axes land on the tier their rank stride implies", "[plan][comm]") {
   l.c = 2, l.e = 2, l.t = 2, l.d = 4;
   CHECK(axis_tier(cl, l, Axis::c) == 0);  // stride 4, extent 8
   CHECK(gradient_group_tier(cl, l) == 1);  // d crosses nodes
+}
+
+TEST_CASE("cyclic mapping deals ranks round-robin: stride-1 groups cross nodes", "[plan][comm]") {
+  // 2 nodes of 2 (the two-tier test cluster): rank r on node r mod 2.
+  const ClusterDesc cl = plan_test::toy_cluster(2, 2, 80);
+  Layout l;
+  l.t = 2, l.d = 2;
+  l.mapping = Mapping::cyclic;
+  CHECK(axis_tier(cl, l, Axis::t) == 1);  // ranks {0, 1}: nodes 0 and 1
+  CHECK(axis_tier(cl, l, Axis::d) == 0);  // ranks {0, 2}: both on node 0
+  CHECK(gradient_group_tier(cl, l) == 0);
+  l.mapping = Mapping::block;  // the same layout in blocks: the other way round
+  CHECK(axis_tier(cl, l, Axis::t) == 0);
+  CHECK(axis_tier(cl, l, Axis::d) == 1);
+  // 4 nodes of 4, cyclic: a member k*stride away shares r0's node only when 4 divides
+  // the stride: p (stride 2) crosses, d (stride 4) stays, e (stride 1) crosses.
+  const ClusterDesc big = plan_test::toy_cluster(4, 4, 80);
+  Layout m;
+  m.e = 2, m.p = 2, m.d = 4;
+  m.mapping = Mapping::cyclic;
+  CHECK(axis_tier(big, m, Axis::e) == 1);
+  CHECK(axis_tier(big, m, Axis::p) == 1);
+  CHECK(axis_tier(big, m, Axis::d) == 0);
+  CHECK(axis_tier(big, m, Axis::c) == -1);
+  // One node: nothing to cross whatever the mapping.
+  const ClusterDesc one = plan_test::toy_cluster(1, 4, 80);
+  Layout o;
+  o.t = 2, o.d = 2;
+  o.mapping = Mapping::cyclic;
+  CHECK(axis_tier(one, o, Axis::t) == 0);
+}
+
+TEST_CASE("cyclic t costs its all-reduces on the slow link and is refused without leave", "[plan][time]") {
+  const ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
+  TrainDesc tr = in.train;
+  tr.global_batch = 16;
+  const ClusterDesc cl = plan_test::toy_cluster(2, 2, 80, 100, 1);  // a link 100x slower
+  Layout l;
+  l.t = 2, l.d = 2, l.sp = true, l.micro_batch = 8, l.accumulation = 1;
+  const Plan block = evaluate(in.model, tr, cl, l, {});
+  l.mapping = Mapping::cyclic;
+  CHECK(check_layout(in.model, tr, cl, l).size() == 1);  // tensor groups across nodes
+  RuleOptions across;
+  across.allow_cross_node_tp = true;
+  CHECK(check_layout(in.model, tr, cl, l, across).empty());
+  const Plan cyclic = evaluate(in.model, tr, cl, l, {});
+  // Same compute and bytes; t's traffic moves to the slow tier and d's to the fast one.
+  CHECK(cyclic.time.compute == Approx(block.time.compute));
+  CHECK(cyclic.time.tp_total > 10 * block.time.tp_total);
+  CHECK(cyclic.time.dp_total < block.time.dp_total);
+  CHECK(cyclic.time.step > block.time.step);
 }
 
 TEST_CASE("step time composes compute, exposed communication and the bubble", "[plan][time]") {

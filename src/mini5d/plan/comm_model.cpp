@@ -47,7 +47,18 @@ int tier_for_group(const ClusterDesc& cl, long long stride, long long n) {
   return last;
 }
 
+int cyclic_group_tier(const ClusterDesc& cl, long long ranks, long long stride, long long n) {
+  if (n <= 1) return -1;
+  const long long per_node = std::max<long long>(1, static_cast<long long>(cl.tiers.front().span_devices));
+  const long long nodes = (ranks + per_node - 1) / per_node;
+  // Members r0 + k*stride sit on nodes (r0 + k*stride) mod nodes: all on r0's node when
+  // the stride is a multiple of the node count, else at least two nodes.
+  if (nodes <= 1 || stride % nodes == 0) return 0;
+  return int(cl.tiers.size()) - 1;
+}
+
 int axis_tier(const ClusterDesc& cl, const Layout& l, Axis a) {
+  if (l.mapping == Mapping::cyclic) return cyclic_group_tier(cl, l.ranks(), axis_stride(l, a), axis_degree(l, a));
   return tier_for_group(cl, axis_stride(l, a), axis_degree(l, a));
 }
 

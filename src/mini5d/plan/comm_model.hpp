@@ -11,7 +11,8 @@
 // Placement: ranks are ordered [d, p, c, e, t] with t fastest and filled into nodes in
 // blocks, so the group of an axis with stride s and degree n spans s*n consecutive
 // ranks. It stays inside a tier when the tier's span is a multiple of s*n (e.g. t=8 in
-// nodes of 8: intra-node; d=16 with stride 32: across nodes).
+// nodes of 8: intra-node; d=16 with stride 32: across nodes). A layout given with
+// map=cyclic deals ranks round-robin instead (cyclic_group_tier).
 #pragma once
 #include "mini5d/plan/cluster_desc.hpp"
 #include "mini5d/plan/layout.hpp"
@@ -29,7 +30,12 @@ double send_time(double bytes, const LinkTier& link);
 
 // Index into cl.tiers of the tier a group of `n` ranks with rank stride `stride` lives on.
 int tier_for_group(const ClusterDesc& cl, long long stride, long long n);
-// Tier of one axis of the layout (-1 when the degree is 1: no traffic).
+// The same under cyclic mapping (rank r on node r mod nodes, `ranks` ranks in all): the
+// first tier when every member shares a node, else the outermost one. A group that
+// leaves its node is costed with the slowest link even on clusters with a middle tier
+// (rails, pods): which middle-tier unit cyclic members share is not modelled.
+int cyclic_group_tier(const ClusterDesc& cl, long long ranks, long long stride, long long n);
+// Tier of one axis of the layout under its mapping (-1 when the degree is 1: no traffic).
 int axis_tier(const ClusterDesc& cl, const Layout& l, Axis a);
 // Tier of the dense-gradient group d*c*e (or the expert group d*c when experts=true).
 int gradient_group_tier(const ClusterDesc& cl, const Layout& l, bool experts = false);

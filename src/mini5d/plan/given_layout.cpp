@@ -15,7 +15,7 @@
 namespace mini5d::plan {
 
 namespace {
-const char* kKeys = "d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages";
+const char* kKeys = "d, t, p, c, e, mb, m, zero, recompute, v, sp, schedule, stages, map";
 
 [[noreturn]] void bad(const std::string& what) { throw InputError("--layout: " + what); }
 
@@ -66,6 +66,9 @@ LayoutSpec parse_layout_spec(const std::string& spec) {
     } else if (k == "schedule") {
       if (!parse_schedule(v, l.schedule)) bad("schedule=" + v + " is not valid (valid: 1f1b, gpipe, interleaved)");
       has_schedule = true;
+    } else if (k == "map") {
+      if (v != "block" && v != "cyclic") bad("map=" + v + " is not valid (valid: block, cyclic)");
+      l.mapping = v == "cyclic" ? Mapping::cyclic : Mapping::block;
     } else {
       bad("unknown key '" + k + "' (valid: " + kKeys + ")");
     }

@@ -55,7 +55,8 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
      << ", \"recompute\": " << str(to_string(l.recompute))
      << ", \"virtual_stages\": " << l.virtual_stages << ", \"sequence_parallel\": "
      << (l.sp ? "true" : "false") << ", \"schedule\": " << str(to_string(l.schedule))
-     << ", \"stage_layers\": " << stage_layers_json(p) << "},\n"
+     << ", \"stage_layers\": " << stage_layers_json(p)
+     << ", \"mapping\": " << str(to_string(l.mapping)) << "},\n"
      << ind << " \"memory_bytes\": {\"total\": " << num(m.total()) << ", \"stage\": " << m.stage
      << ", \"weights\": " << num(m.weights) << ", \"grads\": " << num(m.grads)
      << ", \"optimizer\": " << num(m.optimizer) << ", \"activations\": " << num(m.activations)

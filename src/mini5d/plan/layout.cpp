@@ -9,6 +9,7 @@
 
 #include "mini5d/core/layout_shape_rules.hpp"
 #include "mini5d/core/stage_split.hpp"
+#include "mini5d/plan/comm_model.hpp"
 
 namespace mini5d::plan {
 
@@ -26,6 +27,8 @@ pp::Kind pp_kind(const Layout& l) {
          : l.schedule == Schedule::interleaved ? pp::Kind::interleaved
                                                : pp::Kind::one_f_one_b;
 }
+
+const char* to_string(Mapping m) { return m == Mapping::cyclic ? "cyclic" : "block"; }
 
 const char* to_string(Schedule s) {
   switch (s) {
@@ -106,6 +109,9 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   if (!opt.allow_cross_node_tp && cl.devices_per_node % l.t)
     why(T + " does not fit inside a node of " + std::to_string(cl.devices_per_node) +
         " devices (tensor groups must not cross nodes)");
+  else if (!opt.allow_cross_node_tp && l.mapping == Mapping::cyclic && axis_tier(cl, l, Axis::t) > 0)
+    why(T + " with cyclic mapping puts each tensor group across nodes (tensor groups must not "
+        "cross nodes; --allow-cross-node-tp to cost it anyway)");
   if (m.moe() && (m.top_k < 1 || m.top_k > m.experts))
     why("top_k must be in 1..experts");
   if (l.zero < 0 || l.zero > 3) why("ZeRO stage must be 0..3");
@@ -169,6 +175,7 @@ std::string describe(const Layout& l) {
   if (l.stage_layers.given() || l.stage_layers.balanced) o << " stages=" << format_stage_layers(l.stage_layers);
   if (l.sp) o << " SP";
   if (l.schedule == Schedule::gpipe) o << " gpipe";
+  if (l.mapping == Mapping::cyclic) o << " map=cyclic";
   return o.str();
 }
 

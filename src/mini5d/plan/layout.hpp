@@ -19,9 +19,15 @@ namespace mini5d::plan {
 
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+// How ranks are dealt to nodes. block: ranks 0..k-1 on the first node (mpiexec's and
+// srun's default, what the search assumes). cyclic: rank r on node r mod nodes (Hydra's
+// round-robin, srun --distribution=cyclic), which puts a stride-1 group such as t across
+// nodes and a group whose stride is a multiple of the node count inside one.
+enum class Mapping { block, cyclic };
 
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);
+const char* to_string(Mapping m);
 bool parse_recompute(const std::string& s, Recompute& out);
 // Accepts the deck's spellings: 1f1b, gpipe, interleaved.
 bool parse_schedule(const std::string& s, Schedule& out);
@@ -37,6 +43,7 @@ struct Layout {
   Schedule schedule = Schedule::one_f_one_b;
   // How the blocks are cut into stages (core/stage_split.hpp, the runtime's rule).
   StageLayers stage_layers;
+  Mapping mapping = Mapping::block;  // only --layout map=cyclic sets cyclic
   long long ranks() const { return 1LL * d * t * p * c * e; }
   // ZeRO shards dense state over every rank holding the same dense shard.
   int dense_group() const { return d * c * e; }
