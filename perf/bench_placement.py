@@ -153,11 +153,11 @@ def main():
         sys.exit("bench_placement: the test cluster is not up (scripts/start-cluster.sh 2)")
     if a.rounds < 3 or a.steps < 3 or not set(a.only) <= set(LAYOUTS):
         sys.exit("bench_placement: --rounds >= 3, --steps >= 3, --only of t, e, c, p")
+    if not a.cluster:
+        a.cluster = calibrate(a.app, a.json)
     print(f"| layout | chatty axis | step s, measured median (min-max, {a.rounds} rounds) | predicted | error "
           f"| exposed comm per axis, measured (predicted) | bytes per step by axis (tier) |")
     print("|---|---|---|---|---|---|---|")
-    if not a.cluster:
-        a.cluster = calibrate(a.app, a.json)
     rows, verdicts = [], []
     for axis in a.only:
         results = {"block": [], "cyclic": []}
