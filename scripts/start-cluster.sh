@@ -113,11 +113,13 @@ for ((i = 1; i <= n; ++i)); do
   ip netns exec "$h" tc qdisc add dev eth0 root tbf rate "${rate}bps" burst "$burst" latency 50ms ||
     fail "tc tbf on $h's eth0 failed"
   for t in uts ipc mnt; do : > "$dir/ns/$h.$t" && made nsfile "$dir/ns/$h.$t"; done
-  # The host's own name, IPC, /dev/shm and /sys (showing its eth0, which UCX lists).
+  # The host's own name, IPC, /dev/shm and /sys (showing its eth0, which UCX lists), and
+  # an empty tmpfs at /sys/fs/cgroup where a slurmd of start-slurm.sh --cluster mounts
+  # the cgroup controllers it checks for at start.
   nsenter --net="/run/netns/$h" unshare --uts="$dir/ns/$h.uts" --ipc="$dir/ns/$h.ipc" \
     --mount="$dir/ns/$h.mnt" --propagation private sh -c \
     "hostname $h && mount -t tmpfs -o mode=1777,size=50% $name-shm /dev/shm && mount -t sysfs sysfs /sys &&
-     umount -l '$dir/ns'" 2> "$dir/probe.err" || fail "cannot make $h's namespaces: $(head -n 1 "$dir/probe.err")"
+     mount -t tmpfs -o mode=755,size=1m $name-cgroup /sys/fs/cgroup && umount -l '$dir/ns'" 2> "$dir/probe.err" || fail "cannot make $h's namespaces: $(head -n 1 "$dir/probe.err")"
   echo "$h $net.$i" >> "$dir/hosts"
 done
 rm -f "$dir/probe.err"

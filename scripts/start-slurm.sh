@@ -11,12 +11,28 @@
 # commands at the cluster with SLURM_CONF=$MINI5D_SLURM_DIR/slurm.conf.
 # scripts/stop-slurm.sh stops exactly the daemons this script started (by their pid files).
 #
-# Usage: scripts/start-slurm.sh        (as root; installs slurm-wlm and munge if missing)
+#
+# With --cluster, the same Slurm across the test hosts of scripts/start-cluster.sh
+# (MINI5D_CLUSTER_DIR): one slurmd inside each host (its network, name, IPC and mounts,
+# entered with scripts/cluster-enter.sh), each its own node at the host's address, and
+# slurmctld and munged on this machine, reached over the bridge. Its state directory
+# defaults to the cluster's slurm/ and its ports to 6827/6828, so it can run beside the
+# one-node Slurm; the slurmds' pid and log files are slurmd-HOST.pid and slurmd-HOST.log.
+#
+# Usage: scripts/start-slurm.sh [--cluster]   (as root; installs slurm-wlm and munge if missing)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir=${MINI5D_SLURM_DIR:-/tmp/mini5d-slurm}
+cluster_dir=
+if [[ ${1:-} == --cluster ]]; then
+  cluster_dir=${MINI5D_CLUSTER_DIR:-/tmp/mini5d-cluster}
+elif (($#)); then
+  echo "usage: scripts/start-slurm.sh [--cluster]" >&2
+  exit 2
+fi
+dir=${MINI5D_SLURM_DIR:-${cluster_dir:+$cluster_dir/slurm}}
+dir=${dir:-/tmp/mini5d-slurm}
 wait_s=${MINI5D_SLURM_WAIT:-30}
-port=${MINI5D_SLURM_PORT:-6817}  # slurmctld's; slurmd takes the next one
+port=${MINI5D_SLURM_PORT:-$([[ -n $cluster_dir ]] && echo 6827 || echo 6817)}  # slurmctld's; slurmd takes the next one
 
 fail() {  # fail WHY: record and print the reason, stop what did start, exit non-zero
   echo "failed: $*" > "$dir/status"
@@ -48,7 +64,21 @@ log_line() {
 
 mkdir -p "$dir" || { echo "start-slurm: cannot create $dir" >&2; exit 1; }
 chmod 0755 "$dir"
-if alive "$dir/slurmctld.pid" && alive "$dir/slurmd.pid" && alive "$dir/munged.pid"; then
+# The nodes: this host, or the test hosts ("name address" lines of the cluster's hosts).
+if [[ -n $cluster_dir ]]; then
+  [[ $(cat "$cluster_dir/status" 2>/dev/null) == up ]] ||
+    { echo "start-slurm: the test cluster in $cluster_dir is not up (scripts/start-cluster.sh)" >&2; exit 1; }
+  mapfile -t nodes < <(awk '{print $1}' "$cluster_dir/hosts")
+  mapfile -t addrs < <(awk '{print $2}' "$cluster_dir/hosts")
+  ctl_addr=$(awk '{sub(/\.[0-9]+$/, ".254", $2); print $2; exit}' "$cluster_dir/hosts")  # the bridge
+  slurmds=()
+  for n in "${nodes[@]}"; do slurmds+=("slurmd-$n"); done
+else
+  nodes=("$(hostname -s)") addrs=(127.0.0.1) ctl_addr=127.0.0.1 slurmds=(slurmd)
+fi
+daemons=(slurmctld "${slurmds[@]}" munged)
+all_alive() { local d; for d in "${daemons[@]}"; do alive "$dir/$d.pid" || return 1; done; }
+if all_alive; then
   echo "start-slurm: already running ($dir)"
   exit 0
 fi
@@ -76,14 +106,29 @@ munged --force --socket="$dir/munge.socket" --key-file="$key" --pid-file="$dir/m
   --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" 2>>"$dir/munged.log" ||
   fail "munged did not start: $(log_line "$dir/munged.log")"
 
-# One node: this host, all its CPUs, memory as slurmd measures it.
+# Each node: all its CPUs, memory as slurmd measures it (inside the test host with --cluster).
+in_node() { if [[ -n $cluster_dir ]]; then "$root/scripts/cluster-enter.sh" "$1" "${@:2}"; else "${@:2}"; fi; }
 host=$(hostname -s)
-node_line=$(slurmd -C 2>/dev/null | head -n 1)
-[[ $node_line == NodeName=* ]] || fail "slurmd -C did not describe this node: '$node_line'"
+node_lines=
+for i in "${!nodes[@]}"; do
+  line=$(in_node "${nodes[$i]}" slurmd -C 2>/dev/null | head -n 1)
+  [[ $line == "NodeName=${nodes[$i]} "* ]] || fail "slurmd -C did not describe node ${nodes[$i]}: '$line'"
+  node_lines+="$line State=UNKNOWN NodeAddr=${addrs[$i]}"$'\n'
+done
+node_list=$(IFS=,; echo "${nodes[*]}")
+if [[ -n $cluster_dir ]]; then
+  slurmd_files="SlurmdPidFile=$dir/slurmd-%n.pid
+SlurmdLogFile=$dir/slurmd-%n.log
+SlurmdSpoolDir=$dir/spool/%n"
+else
+  slurmd_files="SlurmdPidFile=$dir/slurmd.pid
+SlurmdLogFile=$dir/slurmd.log
+SlurmdSpoolDir=$dir/spool"
+fi
 cat > "$dir/slurm.conf" <<EOF
-# Written by scripts/start-slurm.sh: a one-node test cluster on $host.
+# Written by scripts/start-slurm.sh: a test cluster of ${#nodes[@]} node(s) ($node_list).
 ClusterName=mini5d
-SlurmctldHost=$host(127.0.0.1)
+SlurmctldHost=$host($ctl_addr)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -92,11 +137,9 @@ AuthInfo=socket=$dir/munge.socket
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
 SlurmctldLogFile=$dir/slurmctld.log
-SlurmdLogFile=$dir/slurmd.log
+$slurmd_files
 SlurmctldDebug=info
 SlurmdDebug=info
 # No cgroups in a container: track processes through /proc, bind nothing.
@@ -117,25 +160,37 @@ KillWait=5
 MinJobAge=600
 ReturnToService=2
 SchedulerType=sched/backfill
-$node_line State=UNKNOWN NodeAddr=127.0.0.1
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+${node_lines%$'\n'}
+PartitionName=debug Nodes=$node_list Default=YES MaxTime=INFINITE State=UP
 EOF
+# The test hosts' /sys has no cgroup mounts (their own sysfs); slurmd 22.05 initialises
+# its cgroup plugin even with nothing to track, so it mounts the v1 controllers it wants
+# on the tmpfs start-cluster.sh leaves at /sys/fs/cgroup (the machine's hierarchy is v1).
+if [[ -n $cluster_dir ]]; then
+  printf 'CgroupPlugin=cgroup/v1\nCgroupAutomount=yes\n' > "$dir/cgroup.conf"
+else
+  rm -f "$dir/cgroup.conf"
+fi
 export SLURM_CONF=$dir/slurm.conf
 
 slurmctld -f "$SLURM_CONF" -i 2>>"$dir/slurmctld.log" || fail "slurmctld did not start: $(log_line "$dir/slurmctld.log")"
-slurmd -f "$SLURM_CONF" 2>>"$dir/slurmd.log" || fail "slurmd did not start: $(log_line "$dir/slurmd.log")"
+for i in "${!nodes[@]}"; do
+  mkdir -p "$dir/spool/${nodes[$i]}"
+  in_node "${nodes[$i]}" slurmd -f "$SLURM_CONF" -N "${nodes[$i]}" 2>>"$dir/${slurmds[$i]}.log" ||
+    fail "slurmd on ${nodes[$i]} did not start: $(log_line "$dir/${slurmds[$i]}.log")"
+done
 
-# Wait for the node to be idle; a daemon that died says why in its log.
+# Wait for every node to be idle; a daemon that died says why in its log.
 for ((i = 0; i < wait_s * 4; ++i)); do
-  for d in slurmctld slurmd munged; do
+  for d in "${daemons[@]}"; do
     if [[ -f $dir/$d.pid ]] && ! alive "$dir/$d.pid"; then fail "$d exited: $(log_line "$dir/$d.log")"; fi
   done
-  state=$(timeout 5 sinfo -h -n "$host" -o %T 2>/dev/null)
-  if [[ $state == idle ]] && alive "$dir/slurmctld.pid" && alive "$dir/slurmd.pid"; then
+  states=$(timeout 5 sinfo -h -N -n "$node_list" -o %T 2>/dev/null | sort -u | tr '\n' ' ')
+  if [[ $states == "idle " ]] && [[ $(timeout 5 sinfo -h -N -n "$node_list" -o %N | wc -l) -eq ${#nodes[@]} ]] && all_alive; then
     echo up > "$dir/status"
-    echo "start-slurm: node $host idle (SLURM_CONF=$SLURM_CONF)"
+    echo "start-slurm: ${#nodes[@]} node(s) idle: $node_list (SLURM_CONF=$SLURM_CONF)"
     exit 0
   fi
   sleep 0.25
 done
-fail "node $host not idle after ${wait_s}s (state '${state:-no answer}'): $(log_line "$dir"/slurmctld.log "$dir"/slurmd.log)"
+fail "nodes $node_list not idle after ${wait_s}s (states '${states:-no answer}'): $(log_line "$dir"/slurmctld.log "$dir"/slurmd*.log)"

@@ -21,6 +21,11 @@ present() {  # present KIND WHAT: the object still exists
   esac
 }
 
+# A Slurm across the hosts (scripts/start-slurm.sh --cluster) first: its controller and
+# munged run outside them, and its jobs are cancelled rather than killed.
+if [[ -f $dir/slurm/slurm.conf ]]; then
+  MINI5D_SLURM_DIR=$dir/slurm "$(dirname "$0")/stop-slurm.sh" | sed 's/^/stop-cluster: /'
+fi
 # Processes first: a namespace with a process in it outlives its name.
 pids=$(inside | sort -u | tr '\n' ' ')
 if [[ -n ${pids// /} ]]; then

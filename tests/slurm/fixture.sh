@@ -6,19 +6,27 @@
 # running belongs to whoever started it and is left alone: `start` records in MARKER
 # the daemons' pids only when it started them itself, and `stop` stops the daemons only
 # while their pid files still name those pids.
-# usage: fixture.sh start|stop MARKER REPO_ROOT   (MINI5D_SLURM_DIR: the state folder)
+# With --cluster after REPO_ROOT it is the Slurm across the test hosts (start-slurm.sh
+# --cluster, one slurmd per host).
+# usage: fixture.sh start|stop MARKER REPO_ROOT [--cluster]   (MINI5D_SLURM_DIR: the state folder)
 set -u
 action=$1 marker=$2 root=$3
+shift 3
 dir=${MINI5D_SLURM_DIR:-/tmp/mini5d-slurm}
 export MINI5D_SLURM_DIR=$dir
 
-pids() { cat "$dir/slurmctld.pid" "$dir/slurmd.pid" "$dir/munged.pid" 2>/dev/null | tr '\n' ' '; }
+pids() { cat "$dir/slurmctld.pid" "$dir"/slurmd*.pid "$dir/munged.pid" 2>/dev/null | tr '\n' ' '; }
 # The marker of an earlier run that stopped before its slurm_stop, for the same daemons.
 ours() { [[ -s $marker && $(cat "$marker") == "$(pids)" ]]; }
 
 case $action in
   start)
-    out=$("$root/scripts/start-slurm.sh" 2>&1)
+    # The Slurm across the test hosts needs them; where they cannot be made, skip (77).
+    if [[ ${1:-} == --cluster && $(cat "${MINI5D_CLUSTER_DIR:-/tmp/mini5d-cluster}/status" 2>/dev/null) == unsupported:* ]]; then
+      echo "SKIP: no test cluster here, so no Slurm across it: $(cat "${MINI5D_CLUSTER_DIR:-/tmp/mini5d-cluster}/status")"
+      exit 77
+    fi
+    out=$("$root/scripts/start-slurm.sh" "$@" 2>&1)
     rc=$?
     echo "$out"
     if ((rc != 0)); then
@@ -47,7 +55,7 @@ case $action in
     exec "$root/scripts/stop-slurm.sh"
     ;;
   *)
-    echo "usage: fixture.sh start|stop MARKER REPO_ROOT" >&2
+    echo "usage: fixture.sh start|stop MARKER REPO_ROOT [--cluster]" >&2
     exit 2
     ;;
 esac
