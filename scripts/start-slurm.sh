@@ -157,6 +157,9 @@ JobCompLoc=$dir/jobcomp.log
 # Short waits, so the tests stay quick: SIGTERM to SIGKILL, and finished jobs are kept
 # for scontrol for 10 minutes.
 KillWait=5
+# A node whose slurmd stops answering is DOWN after 10 s (default 300), so a job that
+# lost a test host ends (NODE_FAIL) while a test waits.
+SlurmdTimeout=10
 MinJobAge=600
 ReturnToService=2
 SchedulerType=sched/backfill

@@ -12,7 +12,7 @@
 set -u
 source "$(dirname "$0")/slurm_common.sh"
 setup_cluster_test "$@"
-steps=300
+steps=200
 cluster_reference plan.yaml ref.json train.steps=$steps output.log_every=1
 LOGS+=(job.out)
 job=$(submit -N 2 -o job.out plan.sh train.steps=$steps output.log_every=1)

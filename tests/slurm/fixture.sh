@@ -15,7 +15,9 @@ shift 3
 dir=${MINI5D_SLURM_DIR:-/tmp/mini5d-slurm}
 export MINI5D_SLURM_DIR=$dir
 
-pids() { cat "$dir/slurmctld.pid" "$dir"/slurmd*.pid "$dir/munged.pid" 2>/dev/null | tr '\n' ' '; }
+# The controller's and munged's pids name the Slurm (a test may restart a slurmd: the
+# node-loss test brings its lost host back).
+pids() { cat "$dir/slurmctld.pid" "$dir/munged.pid" 2>/dev/null | tr '\n' ' '; }
 # The marker of an earlier run that stopped before its slurm_stop, for the same daemons.
 ours() { [[ -s $marker && $(cat "$marker") == "$(pids)" ]]; }
 
