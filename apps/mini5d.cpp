@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "mini5d/comm/agreement.hpp"
+#include "mini5d/comm/mpi_error_line.hpp"
 #include "mini5d/comm/mpi_gtl.hpp"
 #include "mini5d/commands/calibrate_command.hpp"
 #include "mini5d/commands/ceilings_command.hpp"
@@ -254,6 +255,8 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // A failed MPI call (a peer or its node died) ends the job with one line of ours.
+  mini5d::comm::install_mpi_error_line(rank);
   // The program's own help, before Kokkos (which would answer --help with its own).
   if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
                     std::string(argv[1]) == "help")) {
