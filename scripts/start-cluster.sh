@@ -101,6 +101,11 @@ ip addr add "$net.254/24" dev "$name-br" && ip link set "$name-br" up || fail "c
 # Bursts above one timer tick of data are what tbf needs to reach the rate; 64 KiB at least
 # (one GSO segment).
 burst=$(((rate / 250 > 65536) ? rate / 250 : 65536))
+if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
+  cgroup_mount="mount -t cgroup2 $name-cgroup /sys/fs/cgroup"
+else
+  cgroup_mount="mount -t tmpfs -o mode=755,size=1m $name-cgroup /sys/fs/cgroup"
+fi
 for ((i = 1; i <= n; ++i)); do
   h=$name-h$i
   ip netns add "$h" || fail "ip netns add $h"
@@ -114,12 +119,13 @@ for ((i = 1; i <= n; ++i)); do
     fail "tc tbf on $h's eth0 failed"
   for t in uts ipc mnt; do : > "$dir/ns/$h.$t" && made nsfile "$dir/ns/$h.$t"; done
   # The host's own name, IPC, /dev/shm and /sys (showing its eth0, which UCX lists), and
-  # an empty tmpfs at /sys/fs/cgroup where a slurmd of start-slurm.sh --cluster mounts
-  # the cgroup controllers it checks for at start.
+  # at /sys/fs/cgroup what a slurmd of start-slurm.sh --cluster checks for at start: an
+  # empty tmpfs where it mounts the v1 controllers, or on a cgroup-v2-only machine the
+  # unified hierarchy.
   nsenter --net="/run/netns/$h" unshare --uts="$dir/ns/$h.uts" --ipc="$dir/ns/$h.ipc" \
     --mount="$dir/ns/$h.mnt" --propagation private sh -c \
     "hostname $h && mount -t tmpfs -o mode=1777,size=50% $name-shm /dev/shm && mount -t sysfs sysfs /sys &&
-     mount -t tmpfs -o mode=755,size=1m $name-cgroup /sys/fs/cgroup && umount -l '$dir/ns'" 2> "$dir/probe.err" || fail "cannot make $h's namespaces: $(head -n 1 "$dir/probe.err")"
+     $cgroup_mount && umount -l '$dir/ns'" 2> "$dir/probe.err" || fail "cannot make $h's namespaces: $(head -n 1 "$dir/probe.err")"
   echo "$h $net.$i" >> "$dir/hosts"
 done
 rm -f "$dir/probe.err"

@@ -11,13 +11,15 @@
 # commands at the cluster with SLURM_CONF=$MINI5D_SLURM_DIR/slurm.conf.
 # scripts/stop-slurm.sh stops exactly the daemons this script started (by their pid files).
 #
-#
 # With --cluster, the same Slurm across the test hosts of scripts/start-cluster.sh
 # (MINI5D_CLUSTER_DIR): one slurmd inside each host (its network, name, IPC and mounts,
 # entered with scripts/cluster-enter.sh), each its own node at the host's address, and
 # slurmctld and munged on this machine, reached over the bridge. Its state directory
 # defaults to the cluster's slurm/ and its ports to 6827/6828, so it can run beside the
 # one-node Slurm; the slurmds' pid and log files are slurmd-HOST.pid and slurmd-HOST.log.
+# A slurmd that cannot start inside a host of a cgroup-v2-only machine (untested: this
+# machine's hierarchy is v1) makes it exit 3 with status "unsupported: ...", which the
+# cluster's Slurm fixture reports as a skip.
 #
 # Usage: scripts/start-slurm.sh [--cluster]   (as root; installs slurm-wlm and munge if missing)
 set -uo pipefail
@@ -116,7 +118,11 @@ for i in "${!nodes[@]}"; do
   node_lines+="$line State=UNKNOWN NodeAddr=${addrs[$i]}"$'\n'
 done
 node_list=$(IFS=,; echo "${nodes[*]}")
+slurmd_timeout="# SlurmdTimeout: the default (300 s)"
 if [[ -n $cluster_dir ]]; then
+  # A host that stops answering is DOWN after 10 s, so a job that lost it ends while a
+  # test waits (the one-node Slurm keeps the default: its slurmd shares 2 busy cores).
+  slurmd_timeout="SlurmdTimeout=10"
   slurmd_files="SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmdLogFile=$dir/slurmd-%n.log
 SlurmdSpoolDir=$dir/spool/%n"
@@ -157,19 +163,20 @@ JobCompLoc=$dir/jobcomp.log
 # Short waits, so the tests stay quick: SIGTERM to SIGKILL, and finished jobs are kept
 # for scontrol for 10 minutes.
 KillWait=5
-# A node whose slurmd stops answering is DOWN after 10 s (default 300), so a job that
-# lost a test host ends (NODE_FAIL) while a test waits.
-SlurmdTimeout=10
+$slurmd_timeout
 MinJobAge=600
 ReturnToService=2
 SchedulerType=sched/backfill
 ${node_lines%$'\n'}
 PartitionName=debug Nodes=$node_list Default=YES MaxTime=INFINITE State=UP
 EOF
-# The test hosts' /sys has no cgroup mounts (their own sysfs); slurmd 22.05 initialises
-# its cgroup plugin even with nothing to track, so it mounts the v1 controllers it wants
-# on the tmpfs start-cluster.sh leaves at /sys/fs/cgroup (the machine's hierarchy is v1).
-if [[ -n $cluster_dir ]]; then
+# The test hosts have their own sysfs, and slurmd 22.05 initialises its cgroup plugin even
+# with nothing to track. On a v1 (or hybrid) machine it mounts the v1 controllers it wants
+# on the tmpfs start-cluster.sh leaves at the host's /sys/fs/cgroup; on a v2-only machine
+# start-cluster.sh mounts cgroup2 there and slurmd runs without systemd.
+if [[ -n $cluster_dir && $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
+  printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' > "$dir/cgroup.conf"
+elif [[ -n $cluster_dir ]]; then
   printf 'CgroupPlugin=cgroup/v1\nCgroupAutomount=yes\n' > "$dir/cgroup.conf"
 else
   rm -f "$dir/cgroup.conf"
@@ -179,8 +186,16 @@ export SLURM_CONF=$dir/slurm.conf
 slurmctld -f "$SLURM_CONF" -i 2>>"$dir/slurmctld.log" || fail "slurmctld did not start: $(log_line "$dir/slurmctld.log")"
 for i in "${!nodes[@]}"; do
   mkdir -p "$dir/spool/${nodes[$i]}"
-  in_node "${nodes[$i]}" slurmd -f "$SLURM_CONF" -N "${nodes[$i]}" 2>>"$dir/${slurmds[$i]}.log" ||
-    fail "slurmd on ${nodes[$i]} did not start: $(log_line "$dir/${slurmds[$i]}.log")"
+  if ! in_node "${nodes[$i]}" slurmd -f "$SLURM_CONF" -N "${nodes[$i]}" 2>>"$dir/${slurmds[$i]}.log"; then
+    why="slurmd on ${nodes[$i]} did not start: $(log_line "$dir/${slurmds[$i]}.log")"
+    if [[ -n $cluster_dir && $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
+      MINI5D_SLURM_DIR=$dir "$root/scripts/stop-slurm.sh" > /dev/null
+      echo "unsupported: $why (a cgroup-v2-only machine)" > "$dir/status"
+      echo "start-slurm: unsupported: $why (a cgroup-v2-only machine)" >&2
+      exit 3
+    fi
+    fail "$why"
+  fi
 done
 
 # Wait for every node to be idle; a daemon that died says why in its log.

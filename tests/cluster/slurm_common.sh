@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
 # Shared by the cluster's Slurm tests (sourced): the `slurm` tests' helpers (submit,
 # field, wait_state, wait_step, sacct), pointed at the Slurm across the test hosts
 # (scripts/start-slurm.sh --cluster, state in MINI5D_SLURM_DIR), and the planner's deck
