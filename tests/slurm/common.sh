@@ -102,3 +102,28 @@ setup_test() {
   "$PLAN" --model "$INPUTS/tiny.yaml" --cluster "$INPUTS/clusters/cpu-2core.yaml" --global-batch 16 \
     --emit-deck plan.yaml --emit-slurm plan.sh > plan.out 2>&1 || { cat plan.out; fail "mini5d-plan failed"; }
 }
+
+# usr1_requeue_resume JOB LOG SECONDS: at step 60 of LOG, SIGUSR1 to the job's steps (as
+# Slurm sends before the time limit); the script must requeue it, and the requeued job,
+# released from Slurm's 2-minute hold 2 s later (not at once: slurmd revokes the first
+# start's credential when the requeue kills it, and a credential issued in the same
+# second is refused too), must finish within SECONDS. Checks both starts' reports: the
+# first stopped by SIGUSR1 with a checkpoint, the second finished.
+usr1_requeue_resume() {
+  local job=$1 log=$2 limit=$3 t0
+  wait_step "$log" 60 90
+  scancel --signal=USR1 "$job" || fail "scancel --signal=USR1 $job"
+  t0=$SECONDS
+  until [[ $(field "$job" Restarts) == 1 && $(field "$job" JobState) == PENDING ]]; do
+    [[ $(field "$job" JobState) == COMPLETED ]] && fail "job $job completed without a requeue (signal too late?)"
+    ((SECONDS - t0 < 60)) || fail "job $job not requeued after 60 s: $(field "$job" JobState)"
+    sleep 0.2
+  done
+  scontrol update JobId="$job" StartTime=now+2 || fail "scontrol update StartTime=now+2"
+  wait_state "$job" COMPLETED "$limit"
+  [[ $(field "$job" ExitCode) == 0:0 ]] || fail "job $job exit code $(field "$job" ExitCode)"
+  local first=mini5d-report-$job-0.json second=mini5d-report-$job-1.json
+  grep -q '"stopped_by_signal": 10,' "$first" || fail "$first: the first start was not stopped by SIGUSR1"
+  grep -q '"reason": "signal SIGUSR1"' "$first" || fail "$first: no checkpoint saved on SIGUSR1"
+  grep -q '"stopped_by_signal": 0,' "$second" || fail "$second: the second start did not finish"
+}

@@ -17,22 +17,8 @@ setup_test "$@"
 steps=1000
 LOGS+=(job.out)
 job=$(submit -o job.out plan.sh train.steps=$steps output.log_every=1)
-wait_step job.out 60 60
-scancel --signal=USR1 "$job" || fail "scancel --signal=USR1 $job"
-# Requeued: pending again with one restart; release it from the 2-minute hold.
-t0=$SECONDS
-until [[ $(field "$job" Restarts) == 1 && $(field "$job" JobState) == PENDING ]]; do
-  [[ $(field "$job" JobState) == COMPLETED ]] && fail "job $job completed without a requeue (signal too late?)"
-  ((SECONDS - t0 < 60)) || fail "job $job not requeued after 60 s: $(field "$job" JobState)"
-  sleep 0.2
-done
-scontrol update JobId="$job" StartTime=now+2 || fail "scontrol update StartTime=now+2"
-wait_state "$job" COMPLETED 120
-[[ $(field "$job" ExitCode) == 0:0 ]] || fail "job $job exit code $(field "$job" ExitCode)"
+usr1_requeue_resume "$job" job.out 120
 first=mini5d-report-$job-0.json second=mini5d-report-$job-1.json
-grep -q '"stopped_by_signal": 10,' "$first" || fail "$first: the first start was not stopped by SIGUSR1"
-grep -q '"reason": "signal SIGUSR1"' "$first" || fail "$first: no checkpoint saved on SIGUSR1"
-grep -q '"stopped_by_signal": 0,' "$second" || fail "$second: the second start did not finish"
 reference_run plan.yaml ref.json train.steps=$steps
 python3 "$here/compare_runs.py" ref.json "$first" "$second" || exit 1
 # Two starts in the completion log: the requeued one, then the finished one.
