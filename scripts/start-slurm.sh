@@ -174,7 +174,8 @@ EOF
 # with nothing to track. On a v1 (or hybrid) machine it mounts the v1 controllers it wants
 # on the tmpfs start-cluster.sh leaves at the host's /sys/fs/cgroup; on a v2-only machine
 # start-cluster.sh mounts cgroup2 there and slurmd runs without systemd.
-if [[ -n $cluster_dir && $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
+cgroup_v2_only=$([[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]] && echo 1)
+if [[ -n $cluster_dir && -n $cgroup_v2_only ]]; then
   printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' > "$dir/cgroup.conf"
 elif [[ -n $cluster_dir ]]; then
   printf 'CgroupPlugin=cgroup/v1\nCgroupAutomount=yes\n' > "$dir/cgroup.conf"
@@ -188,7 +189,7 @@ for i in "${!nodes[@]}"; do
   mkdir -p "$dir/spool/${nodes[$i]}"
   if ! in_node "${nodes[$i]}" slurmd -f "$SLURM_CONF" -N "${nodes[$i]}" 2>>"$dir/${slurmds[$i]}.log"; then
     why="slurmd on ${nodes[$i]} did not start: $(log_line "$dir/${slurmds[$i]}.log")"
-    if [[ -n $cluster_dir && $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
+    if [[ -n $cluster_dir && -n $cgroup_v2_only ]]; then
       MINI5D_SLURM_DIR=$dir "$root/scripts/stop-slurm.sh" > /dev/null
       echo "unsupported: $why (a cgroup-v2-only machine)" > "$dir/status"
       echo "start-slurm: unsupported: $why (a cgroup-v2-only machine)" >&2

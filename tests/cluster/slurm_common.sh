@@ -12,13 +12,14 @@ cluster_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # setup_cluster_test WORKDIR PLAN APP INPUTS: a fresh work directory holding the planner's
 # deck (plan.yaml) and sbatch script (plan.sh) for tiny on testbed-2tier as t2 x d2 (the
-# tensor pairs inside the hosts, d across), 4 ranks on 2 hosts; skips (77) where the
-# test cluster cannot be made.
+# tensor pairs inside the hosts, d across), 4 ranks on 2 hosts, and HOSTS (the test hosts'
+# names); skips (77) where the test cluster cannot be made.
 setup_cluster_test() {
   WORK=$1 PLAN=$2 APP=$3 INPUTS=$4
   local status
   status=$(cat "$MINI5D_CLUSTER_DIR/status" 2>/dev/null)
   if [[ $status == unsupported:* ]]; then echo "SKIP: the test cluster cannot be made here: ${status#unsupported: }"; exit 77; fi
+  mapfile -t HOSTS < <(awk '{print $1}' "$MINI5D_CLUSTER_DIR/hosts")
   export MINI5D=$APP  # the emitted script starts $MINI5D
   rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || fail "cannot make $WORK"
   require_slurm
@@ -48,8 +49,7 @@ cluster_reference() {
 
 # on_both_hosts LOG: the run's header put ranks 0-1 on the first test host and 2-3 on the second.
 on_both_hosts() {
-  local log=$1 h1 h2
-  h1=$(awk 'NR == 1 {print $1}' "$MINI5D_CLUSTER_DIR/hosts") h2=$(awk 'NR == 2 {print $1}' "$MINI5D_CLUSTER_DIR/hosts")
+  local log=$1 h1=${HOSTS[0]} h2=${HOSTS[1]}
   for r in 0 1; do grep -q "rank $r (node 0, $h1)" "$log" || fail "$log: rank $r not on $h1"; done
   for r in 2 3; do grep -q "rank $r (node 1, $h2)" "$log" || fail "$log: rank $r not on $h2"; done
   grep -qE '^  t +tensor +2 +2 +intra-node' "$log" || fail "$log: t is not inside the hosts"

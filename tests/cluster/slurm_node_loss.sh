@@ -13,7 +13,7 @@ set -u
 source "$(dirname "$0")/slurm_common.sh"
 setup_cluster_test "$@"
 steps=120 ck=(checkpoint.every=40 output.log_every=1)  # a save across the hosts takes ~5 s (docs/two-tier-cluster.md)
-lost=$(awk 'NR == 2 {print $1}' "$MINI5D_CLUSTER_DIR/hosts") kept=$(awk 'NR == 1 {print $1}' "$MINI5D_CLUSTER_DIR/hosts")
+lost=${HOSTS[1]} kept=${HOSTS[0]}
 revive() {  # the lost host's slurmd again, so the Slurm is whole for what follows
   if ! sinfo -h -n "$lost" -o %T | grep -q idle; then
     "$cluster_root/scripts/cluster-enter.sh" "$lost" slurmd -f "$SLURM_CONF" -N "$lost" \

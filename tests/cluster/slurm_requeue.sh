@@ -21,8 +21,8 @@ LOGS+=(job.out)
 job=$(submit -N 2 --ntasks-per-node=1 -o job.out plan.sh train.steps=$steps "${d2[@]}")
 usr1_requeue_resume "$job" job.out 180
 first=mini5d-report-$job-0.json second=mini5d-report-$job-1.json
-h1=$(awk 'NR == 1 {print $1}' "$MINI5D_CLUSTER_DIR/hosts") h2=$(awk 'NR == 2 {print $1}' "$MINI5D_CLUSTER_DIR/hosts")
-grep -q "rank 0 (node 0, $h1)" job.out && grep -q "rank 1 (node 1, $h2)" job.out || fail "job.out: ranks 0 and 1 not on $h1 and $h2"
+grep -q "rank 0 (node 0, ${HOSTS[0]})" job.out && grep -q "rank 1 (node 1, ${HOSTS[1]})" job.out ||
+  fail "job.out: ranks 0 and 1 not on ${HOSTS[0]} and ${HOSTS[1]}"
 grep -qE '^  d +data +2 +1 +inter-node' job.out || fail "job.out: d does not cross the hosts"
 python3 "$here/compare_runs.py" ref.json "$first" "$second" || exit 1
 echo "ok: job $job across $(field "$job" NodeList): SIGUSR1 -> checkpoint -> requeue -> resume, losses equal"

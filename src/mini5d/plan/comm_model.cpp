@@ -49,7 +49,7 @@ int tier_for_group(const ClusterDesc& cl, long long stride, long long n) {
 
 int cyclic_group_tier(const ClusterDesc& cl, long long ranks, long long stride, long long n) {
   if (n <= 1) return -1;
-  const long long per_node = std::max<long long>(1, static_cast<long long>(cl.tiers.front().span_devices));
+  const long long per_node = std::max<long long>(1, cl.devices_per_node);
   const long long nodes = (ranks + per_node - 1) / per_node;
   // Members r0 + k*stride sit on nodes (r0 + k*stride) mod nodes: all on r0's node when
   // the stride is a multiple of the node count, else at least two nodes.
