@@ -92,14 +92,15 @@ TEST_CASE("the vocab-parallel passes leave padding columns out, and a rank of pa
   const double want = k::cross_entropy_forward_backward<double>(p.plain.mat(p.N, p.V), p.tgt, scale);
   Vec<double> row_max("row_max", p.N), sums("sums", 2 * p.N);
   k::vocab_ce_local_max<double>(row_max, p.full.mat(p.N, p.W), p.V);
-  k::vocab_ce_local_sums<double>(sums, p.full.mat(p.N, p.W), row_max, 1, p.tgt, 0, p.V);
-  const double got = k::vocab_ce_grad<double>(p.full.mat(p.N, p.W), sums, p.tgt, 0, scale);
+  k::vocab_ce_local_sums<double>(sums, row_max, p.full.mat(p.N, p.W), row_max, 1, p.tgt, 0, p.V);
+  const double got = k::vocab_ce_grad<double>(p.full.mat(p.N, p.W), sums, row_max, p.tgt, 0, p.V, scale);
   CHECK(got == Approx(want).epsilon(1e-12));
   double model_cols = 0, padding = 0;
   p.compare(model_cols, padding);
   CHECK(model_cols < 1e-14);
   CHECK(padding == 0);
-  // A rank holding padding only: the lowest maximum, no sum, no target, zero gradient.
+  // A rank holding padding only: the lowest maximum, no sum, no target, zero gradient
+  // (given the group's sums: 1 here, as another rank's would be).
   Tensor only(p.N * 4);
   Kokkos::deep_copy(only.flat, 7.0);
   Vec<double> all_max("all_max", 2 * p.N);
@@ -109,8 +110,11 @@ TEST_CASE("the vocab-parallel passes leave padding columns out, and a rank of pa
   Kokkos::deep_copy(all_max, 1.0);
   Vec<int> far("targets", p.N);
   Kokkos::deep_copy(far, 0);  // the target lies on another rank (vocab_begin 100)
-  k::vocab_ce_local_sums<double>(sums, only.mat(p.N, 4), all_max, 2, far, 100, 0);
+  k::vocab_ce_local_sums<double>(sums, row_max, only.mat(p.N, 4), all_max, 2, far, 100, 0);
   auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
+  Vec<double> group_sums("group_sums", 2 * p.N);
+  Kokkos::deep_copy(group_sums, 1.0);
+  k::vocab_ce_grad<double>(only.mat(p.N, 4), group_sums, row_max, far, 100, 0, scale);
   auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), only.flat);
   double worst = 0;
   for (int i = 0; i < 2 * p.N; ++i) worst = std::max(worst, std::abs(hs(i)));

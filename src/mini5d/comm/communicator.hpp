@@ -20,6 +20,8 @@
 #include "mini5d/comm/staging.hpp"
 #include "mini5d/comm/watchdog.hpp"
 #include "mini5d/grid/process_grid.hpp"
+#include "mini5d/comm/bf16_mpi.hpp"
+#include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::comm {
@@ -28,6 +30,10 @@ template <class T> MPI_Datatype mpi_type();
 template <> inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 template <> inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 template <> inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
+template <> inline MPI_Datatype mpi_type<bf16>() { return bf16_datatype(); }
+// The sum the reductions use: MPI's own, or ours for bf16 (comm/bf16_mpi.hpp).
+template <class T> MPI_Op mpi_sum() { return MPI_SUM; }
+template <> inline MPI_Op mpi_sum<bf16>() { return bf16_sum(); }
 
 // What a posted operation needs until it completes.
 struct Pending {

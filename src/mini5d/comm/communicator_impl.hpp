@@ -50,7 +50,7 @@ void Communicator::allreduce(VecU<T> buf, Traffic t) {
   const double t0 = MPI_Wtime();
   watchdog::Scope waiting(axis_, "allreduce");
   auto a = addressable(buf, true);
-  MPI_Allreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get());
+  MPI_Allreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), mpi_sum<T>(), get());
   if (a.copy_back) a.copy_back();
   account_blocking(t, double(buf.extent(0)) * sizeof(T), t0);
 }
@@ -64,7 +64,7 @@ Request Communicator::iallreduce(VecU<T> buf, Traffic t) {
   p->staging = {a.hold};
   p->op = "allreduce";
   p->posted_at = MPI_Wtime();
-  MPI_Iallreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), MPI_SUM, get(), &p->req);
+  MPI_Iallreduce(MPI_IN_PLACE, a.ptr, int(buf.extent(0)), mpi_type<T>(), mpi_sum<T>(), get(), &p->req);
   return post(std::move(p), t, double(buf.extent(0)) * sizeof(T));
 }
 
@@ -72,7 +72,7 @@ template <class T>
 void Communicator::reduce_scatter(VecU<T> send, VecU<T> recv, const std::vector<int>& counts, Traffic t) {
   const long total = std::accumulate(counts.begin(), counts.end(), 0L);
   Addressable<T>::blocking_reduce_scatter(*this, send, recv, double(total), t, [&](T* s, T* r) {
-    MPI_Reduce_scatter(s, r, counts.data(), mpi_type<T>(), MPI_SUM, get());
+    MPI_Reduce_scatter(s, r, counts.data(), mpi_type<T>(), mpi_sum<T>(), get());
   });
 }
 
@@ -90,7 +90,7 @@ Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vec
   p->staging = {s.hold, r.hold};  // both staged buffers stay busy until completion
   p->op = "reduce-scatter";
   p->posted_at = MPI_Wtime();
-  MPI_Ireduce_scatter(s.ptr, r.ptr, p->counts.data(), mpi_type<T>(), MPI_SUM, get(), &p->req);
+  MPI_Ireduce_scatter(s.ptr, r.ptr, p->counts.data(), mpi_type<T>(), mpi_sum<T>(), get(), &p->req);
   const long total = std::accumulate(counts.begin(), counts.end(), 0L);
   return post(std::move(p), t, double(total) * sizeof(T));
 }
@@ -98,7 +98,7 @@ Request Communicator::ireduce_scatter(VecU<T> send, VecU<T> recv, const std::vec
 template <class T>
 void Communicator::reduce_scatter_block(VecU<T> send, VecU<T> recv, Traffic t) {
   Addressable<T>::blocking_reduce_scatter(*this, send, recv, double(send.extent(0)), t, [&](T* s, T* r) {
-    MPI_Reduce_scatter_block(s, r, int(recv.extent(0)), mpi_type<T>(), MPI_SUM, get());
+    MPI_Reduce_scatter_block(s, r, int(recv.extent(0)), mpi_type<T>(), mpi_sum<T>(), get());
   });
 }
 

@@ -31,6 +31,7 @@
 // vector lanes over the head's consecutive elements.
 #pragma once
 #include "mini5d/kernels/batched_gemm.hpp"
+#include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/head_views.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
@@ -94,8 +95,10 @@ struct HeadPermute {
   MatU<S> rows;
   AttentionShape s;
   bool to_heads;
-  const S* rope_cos = nullptr;  // [T, hd/2] row-major, or nullptr: no rotation
-  const S* rope_sin = nullptr;
+  // [T, hd/2] row-major, or nullptr: no rotation. In acc_t<S>: a bf16 q or k is widened,
+  // turned in fp32 and rounded once as it is stored.
+  const acc_t<S>* rope_cos = nullptr;
+  const acc_t<S>* rope_sin = nullptr;
   KOKKOS_INLINE_FUNCTION void operator()(const TeamMember& tm) const {
     const int r = tm.league_rank(), T = s.seq, H = s.heads, Hkv = s.kv(), hd = s.head_dim;
     const int b = r / T, t = r % T;
@@ -109,11 +112,15 @@ struct HeadPermute {
       S* dst = to_heads ? hp : rp;
       if (rope_cos && which < 2) {
         // Forward the token's angles; back (sin negated) on the way to the rows.
-        const S* cs = rope_cos + std::int64_t(t) * (hd / 2);
-        const S* sn = rope_sin + std::int64_t(t) * (hd / 2);
-        const S sign = to_heads ? S(1) : S(-1);
+        using A = acc_t<S>;
+        const A* cs = rope_cos + std::int64_t(t) * (hd / 2);
+        const A* sn = rope_sin + std::int64_t(t) * (hd / 2);
+        const A sign = to_heads ? A(1) : A(-1);
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd / 2), [&](const int i) {
-          rope_turn<S>(src[2 * i], src[2 * i + 1], cs[i], sign * sn[i], dst[2 * i], dst[2 * i + 1]);
+          A y0, y1;
+          rope_turn<A>(ld(src[2 * i]), ld(src[2 * i + 1]), cs[i], sign * sn[i], y0, y1);
+          dst[2 * i] = st<S>(y0);
+          dst[2 * i + 1] = st<S>(y1);
         });
       } else {
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(tm, hd), [&](const int i) { dst[i] = src[i]; });
@@ -124,7 +131,7 @@ struct HeadPermute {
 
 // f turning q and k (or dq and dk) by `rope`'s table; f itself when rope is nullptr.
 template <class S>
-HeadPermute<S> turned_by(HeadPermute<S> f, const RopeTable<S>* rope) {
+HeadPermute<S> turned_by(HeadPermute<S> f, const RopeTable<acc_t<S>>* rope) {
   if (rope) f.rope_cos = rope->cos.data(), f.rope_sin = rope->sin.data();
   return f;
 }
@@ -140,7 +147,7 @@ void permute_heads(const char* name, HeadPermute<S> f) {
 // (cos and sin [T, hd/2] of the local tokens) q and k turned by their positions.
 template <class S>
 void attention_split_heads(Ten3U<S> q, Ten3U<S> k, Ten3U<S> v, CMatU<S> qkv, AttentionShape s,
-                           const RopeTable<S>* rope = nullptr) {
+                           const RopeTable<acc_t<S>>* rope = nullptr) {
   // The functor writes through `rows` only when merging; splitting reads it.
   const MatU<S> rows(const_cast<S*>(qkv.data()), qkv.extent(0), qkv.extent(1));
   permute_heads<S>("mini5d::kernels::attention_split_heads",
@@ -151,7 +158,7 @@ void attention_split_heads(Ten3U<S> q, Ten3U<S> k, Ten3U<S> v, CMatU<S> qkv, Att
 // `rope`, dq and dk turned back (the rotation's transpose).
 template <class S>
 void attention_merge_heads_qkv(MatU<S> dqkv, CTen3U<S> dq, CTen3U<S> dk, CTen3U<S> dv, AttentionShape s,
-                               const RopeTable<S>* rope = nullptr) {
+                               const RopeTable<acc_t<S>>* rope = nullptr) {
   permute_heads<S>(
       "mini5d::kernels::attention_merge_heads_qkv",
       turned_by<S>({{const_cast<S*>(dq.data()), const_cast<S*>(dk.data()), const_cast<S*>(dv.data())}, 3, dqkv, s, false},

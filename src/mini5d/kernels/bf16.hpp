@@ -20,6 +20,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <type_traits>
 
 namespace mini5d {
 
@@ -99,6 +100,10 @@ struct Precision<bf16> {
 };
 template <class S>
 using acc_t = typename Precision<S>::Acc;
+// A bf16 instantiation: the paths that are not yet written for bf16 (mixture of experts,
+// full attention, ring attention) are compiled out of it with `if constexpr`.
+template <class S>
+inline constexpr bool is_bf16_v = std::is_same_v<S, bf16>;
 
 // Short spellings for kernel bodies: ld(x(i)) and st<S>(v).
 template <class S>

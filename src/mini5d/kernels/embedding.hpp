@@ -8,6 +8,7 @@
 // atomics each team owns a block of kEmbCols columns and walks the token rows in order,
 // its threads over the block's consecutive columns (each row's segment is contiguous).
 #pragma once
+#include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/positions.hpp"
 #include "mini5d/kernels/profile.hpp"
@@ -29,7 +30,8 @@ void embedding_lookup(MatU<S> x, CTokU tokens, CMatU<S> wte, int vocab_begin) {
         const int r = t.league_rank();
         const int tok = tokens(r) - vocab_begin;
         const bool mine = tok >= 0 && tok < rows;
-        team_for(t, 0, cols, [&](const int c) { x(r, c) = mine ? wte(tok, c) : S(0); });
+        const S zero = st<S>(acc_t<S>(0));
+        team_for(t, 0, cols, [&](const int c) { x(r, c) = mine ? wte(tok, c) : zero; });
       });
 }
 
@@ -43,7 +45,7 @@ void add_positions(MatU<S> x, CMatU<S> wpe, Positions pos, int row_begin) {
       "mini5d::kernels::add_positions", teams(n), KOKKOS_LAMBDA(const TeamMember& t) {
         const int r = t.league_rank();
         const int p = pos.global((row_begin + r) % seq);
-        team_for(t, 0, cols, [&](const int c) { x(r, c) += wpe(p, c); });
+        team_for(t, 0, cols, [&](const int c) { x(r, c) = st<S>(ld(x(r, c)) + ld(wpe(p, c))); });
       });
 }
 
@@ -52,8 +54,9 @@ namespace detail {
 // The backward scatters into either table: team b owns the columns [b*kEmbCols,
 // (b+1)*kEmbCols) and walks the token rows in order, adding row r of dx into table row
 // row_of(r) (nowhere when that is negative), so every column sums in one fixed order.
+// The table is a gradient: fp32 for a bf16 dx (acc_t), which is widened as it is added.
 template <class S, class RowOf>
-void scatter_rows_in_order(const char* label, MatU<S> table, CMatU<S> dx, RowOf row_of) {
+void scatter_rows_in_order(const char* label, MatU<acc_t<S>> table, CMatU<S> dx, RowOf row_of) {
   const int rows = int(dx.extent(0)), cols = int(dx.extent(1));
   prof::Scope ps(prof::Family::embedding, double(rows) * cols, 3.0 * double(sizeof(S)) * rows * cols);
   Kokkos::parallel_for(
@@ -63,7 +66,7 @@ void scatter_rows_in_order(const char* label, MatU<S> table, CMatU<S> dx, RowOf 
         for (int r = 0; r < rows; ++r) {
           const int row = row_of(r);
           if (row < 0) continue;
-          team_for(t, c0, c1, [&](const int c) { table(row, c) += dx(r, c); });
+          team_for(t, c0, c1, [&](const int c) { table(row, c) += ld(dx(r, c)); });
         }
       });
 }
@@ -89,14 +92,14 @@ struct PositionRow {
 // dwte[tok - vocab_begin] += dx for the tokens whose row this rank holds; rows in order
 // for every column, so the sums are bit-reproducible.
 template <class S>
-void embedding_lookup_backward(MatU<S> dwte, CMatU<S> dx, CTokU tokens, int vocab_begin) {
+void embedding_lookup_backward(MatU<acc_t<S>> dwte, CMatU<S> dx, CTokU tokens, int vocab_begin) {
   detail::scatter_rows_in_order<S>("mini5d::kernels::embedding_lookup_backward", dwte, dx,
                                    detail::TokenRow{tokens, vocab_begin, int(dwte.extent(0))});
 }
 
 // dwpe[global position of (row_begin + r) % local_seq] += dx[r], rows in order.
 template <class S>
-void add_positions_backward(MatU<S> dwpe, CMatU<S> dx, Positions pos, int row_begin) {
+void add_positions_backward(MatU<acc_t<S>> dwpe, CMatU<S> dx, Positions pos, int row_begin) {
   detail::scatter_rows_in_order<S>("mini5d::kernels::add_positions_backward", dwpe, dx,
                                    detail::PositionRow{pos, row_begin, pos.local_seq});
 }

@@ -38,13 +38,15 @@ enum class Family : int {
   optimizer,
   norm,
   routing,  // the MoE layer's element-wise kernels: router softmax and top-k, row moves, combine
+  convert,  // precision conversions of a bf16 run: widened copies, the working weights' refresh
 };
-constexpr int kFamilies = 12;
+constexpr int kFamilies = 13;
 
 inline const char* family_name(Family f) {
   constexpr const char* names[kFamilies] = {"gemm",     "attention_gemm", "attention", "layernorm",
                                             "gelu",     "bias",           "residual",  "cross_entropy",
-                                            "embedding", "optimizer",     "norm",     "routing"};
+                                            "embedding", "optimizer",     "norm",     "routing",
+                                            "convert"};
   return names[int(f)];
 }
 // Matrix products are held to the sgemm ceiling, the rest to the stream bandwidth.

@@ -16,7 +16,7 @@ k::AttentionShape shape_of(const Dims& d) { return {d.batch, d.seq, d.heads, d.h
 
 // The rotary table when model.positions=rope, else nullptr (no rotation).
 template <class S>
-const k::RopeTable<S>* rope_of(const Context<S>& ctx) {
+const k::RopeTable<acc_t<S>>* rope_of(const Context<S>& ctx) {
   return ctx.dims.rope ? &ctx.ws.rope : nullptr;
 }
 
@@ -29,12 +29,17 @@ void core_only(Context<S>& ctx, CoreActs<S>& c, CMatU<S> qkv) {
   // Rotary positions turn q and k (not v) as they are split, before the core, so the
   // ring sends turned K.
   k::attention_split_heads<S>(c.q, c.k, c.v, qkv, shape_of(ctx.dims), rope_of(ctx));
-  if (ctx.ring)
-    ctx.ring->forward(c.y, c.lse, c.q, c.k, c.v);
-  else if (ctx.dims.blockwise)
-    k::blockwise_attention_forward<S>(c.y, c.lse, c.q, c.k, c.v, ctx.ws.tiles);
-  else
-    k::attention_forward<S>(c.y, c.p, c.q, c.k, c.v);
+  if constexpr (is_bf16_v<S>) {
+    // bf16: blockwise only (the deck refuses full and ring attention in bf16).
+    k::widened_attention_forward<S>(c.y, c.lse, c.q, c.k, c.v, ctx.ws.wide, ctx.ws.tiles);
+  } else {
+    if (ctx.ring)
+      ctx.ring->forward(c.y, c.lse, c.q, c.k, c.v);
+    else if (ctx.dims.blockwise)
+      k::blockwise_attention_forward<S>(c.y, c.lse, c.q, c.k, c.v, ctx.ws.tiles);
+    else
+      k::attention_forward<S>(c.y, c.p, c.q, c.k, c.v);
+  }
 }
 
 // The causal core on this rank's heads: qkv [N, (H + 2*Hkv)*hd/t] -> att_merged [N, D/t].
@@ -55,7 +60,7 @@ void AttentionLayer<S>::forward(Context<S>& ctx, AttentionActs<S>& a, const Atte
 
 template <class S>
 void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const AttentionTensors<S>& w,
-                                 AttentionTensors<S>& g, MatU<S> dx_rows, CMatU<S> dout_rows, CMatU<S> x_rows) {
+                                 AttentionTensors<acc_t<S>>& g, MatU<S> dx_rows, CMatU<S> dout_rows, CMatU<S> x_rows) {
   auto& ws = ctx.ws;
   const auto s = shape_of(ctx.dims);
   tp::row_backward<S>(ctx.region, ws.datt_merged, g.proj_w, g.proj_b, dout_rows, a.att_merged, w.proj_w, ws.ones);
@@ -68,13 +73,18 @@ void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const Att
     // again.)
     core_only<S>(ctx, a.core, a.qkv);
   }
-  if (ctx.ring)
-    ctx.ring->backward(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v);
-  else if (ctx.dims.blockwise)
-    k::blockwise_attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k,
-                                       a.core.v, ws.tiles);
-  else
-    k::attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dp, ws.dy, a.core.p, a.core.q, a.core.k, a.core.v);
+  if constexpr (is_bf16_v<S>) {
+    k::widened_attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v,
+                                     ws.wide, ws.tiles);
+  } else {
+    if (ctx.ring)
+      ctx.ring->backward(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v);
+    else if (ctx.dims.blockwise)
+      k::blockwise_attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k,
+                                         a.core.v, ws.tiles);
+    else
+      k::attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dp, ws.dy, a.core.p, a.core.q, a.core.k, a.core.v);
+  }
   ctx.hooks->progress();
   k::attention_merge_heads_qkv<S>(ws.dqkv, ws.dq, ws.dk, ws.dv, s, rope_of(ctx));  // dq, dk turned back
   tp::column_backward<S>(ctx.region, dx_rows, g.qkv_w, g.qkv_b, ws.dqkv, x_rows, w.qkv_w, ws.ones);
@@ -82,5 +92,6 @@ void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const Att
 
 template struct AttentionLayer<float>;
 template struct AttentionLayer<double>;
+template struct AttentionLayer<bf16>;
 
 }  // namespace mini5d::model

@@ -16,7 +16,7 @@ struct AttentionLayer {
                       CMatU<S> x_rows);
   // dout_rows = dL/d(out_rows); dx_rows = dL/d(x_rows), overwritten.
   static void backward(Context<S>& ctx, AttentionActs<S>& a, const AttentionTensors<S>& w,
-                       AttentionTensors<S>& g, MatU<S> dx_rows, CMatU<S> dout_rows, CMatU<S> x_rows);
+                       AttentionTensors<acc_t<S>>& g, MatU<S> dx_rows, CMatU<S> dout_rows, CMatU<S> x_rows);
 };
 
 }  // namespace mini5d::model

@@ -28,7 +28,7 @@ class Block {
   // out() = block(x_rows).
   void forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_rows);
   // ctx.ws.dres holds dL/d(out()) on entry and dL/d(x_rows) on return.
-  void backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<S>& g, CMatU<S> x_rows);
+  void backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<acc_t<S>>& g, CMatU<S> x_rows);
   CMatU<S> out() const { return own_.res3; }
   // The MoE layer of this activation set (nullptr without MoE blocks); its routing is
   // the last MoE block's that ran here.

@@ -16,12 +16,13 @@ void EmbeddingLayer<S>::forward(Context<S>& ctx, const OuterTensors<S>& w, CTokU
 }
 
 template <class S>
-void EmbeddingLayer<S>::backward(Context<S>& ctx, OuterTensors<S>& g, CMatU<S> dx_rows, CTokU tokens) {
+void EmbeddingLayer<S>::backward(Context<S>& ctx, OuterTensors<acc_t<S>>& g, CMatU<S> dx_rows, CTokU tokens) {
   const Dims& d = ctx.dims;
   tp::vocab_embedding_backward<S>(ctx.region, g.wte, g.wpe, dx_rows, tokens, d.vocab_begin, d.pos, d.row_begin);
 }
 
 template class EmbeddingLayer<float>;
 template class EmbeddingLayer<double>;
+template class EmbeddingLayer<bf16>;
 
 }  // namespace mini5d::model

@@ -14,7 +14,7 @@ class EmbeddingLayer {
   EmbeddingLayer(Context<S>& ctx, Alloc& kept);
   void forward(Context<S>& ctx, const OuterTensors<S>& w, CTokU tokens);
   // dx_rows = dL/d(out()).
-  void backward(Context<S>& ctx, OuterTensors<S>& g, CMatU<S> dx_rows, CTokU tokens);
+  void backward(Context<S>& ctx, OuterTensors<acc_t<S>>& g, CMatU<S> dx_rows, CTokU tokens);
   CMatU<S> out() const { return x_; }
 
  private:

@@ -76,18 +76,30 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
     static_assert(plan::kAttentionKeyPanel == kernels::kAttKeyPanel,
                   "plan::kAttentionKeyPanel follows kernels::kAttKeyPanel");
     const int tile = kernels::blockwise_tile(T), panel = kernels::blockwise_panel(T);
-    w.tiles.s = a.ten<S>("mini5d::model::tile_scores", BH, tile, panel);
-    w.tiles.dp = a.ten<S>("mini5d::model::tile_dscores", BH, tile, panel);
-    w.tiles.l = a.mat<S>("mini5d::model::tile_row_sum", BH, T);
+    using A = acc_t<S>;  // a bf16 model's core runs in fp32 (kernels/widened_attention.hpp)
+    w.tiles.s = a.ten<A>("mini5d::model::tile_scores", BH, tile, panel);
+    w.tiles.dp = a.ten<A>("mini5d::model::tile_dscores", BH, tile, panel);
+    w.tiles.l = a.mat<A>("mini5d::model::tile_row_sum", BH, T);
+    if constexpr (is_bf16_v<S>) {
+      const int KBH = d.att_kv_rows();
+      w.wide.q = a.ten<float>("mini5d::model::wide_q", BH, T, hd);
+      w.wide.k = a.ten<float>("mini5d::model::wide_k", KBH, T, hd);
+      w.wide.v = a.ten<float>("mini5d::model::wide_v", KBH, T, hd);
+      w.wide.y = a.ten<float>("mini5d::model::wide_y", BH, T, hd);
+      w.wide.dy = a.ten<float>("mini5d::model::wide_dy", BH, T, hd);
+      w.wide.dq = a.ten<float>("mini5d::model::wide_dq", BH, T, hd);
+      w.wide.dk = a.ten<float>("mini5d::model::wide_dk", KBH, T, hd);
+      w.wide.dv = a.ten<float>("mini5d::model::wide_dv", KBH, T, hd);
+    }
   }
   if (split) w.gathered = a.mat<S>("mini5d::tp::gathered", N, D);
-  w.ones = a.vec<S>("mini5d::model::ones", N);
-  kernels::fill("mini5d::model::ones", w.ones, S(1));
+  w.ones = a.vec<acc_t<S>>("mini5d::model::ones", N);
+  kernels::fill("mini5d::model::ones", w.ones, acc_t<S>(1));
   if (d.rope) {
     // The angles of this rank's positions, once: every layer and step reads them.
-    w.rope.cos = a.mat<S>("mini5d::model::rope_cos", T, hd / 2);
-    w.rope.sin = a.mat<S>("mini5d::model::rope_sin", T, hd / 2);
-    kernels::rope_table<S>(w.rope, d.pos, hd, d.rope_theta);
+    w.rope.cos = a.mat<acc_t<S>>("mini5d::model::rope_cos", T, hd / 2);
+    w.rope.sin = a.mat<acc_t<S>>("mini5d::model::rope_sin", T, hd / 2);
+    kernels::rope_table<acc_t<S>>(w.rope, d.pos, hd, d.rope_theta);
   }
   if (rc == Recompute::selective) w.core.allocate(a, d);
   if (rc == Recompute::full) w.block.allocate(a, d, true);
@@ -166,14 +178,18 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
     for (int u = 0; u < int(units.size()); ++u) bind_unit(u, params.data() + units[u].offset, nullptr);
   }
   if (owns == Owns::params_and_grads) {
-    grads = Vec<S>("mini5d::model::grads", layout_.total());
+    grads = Vec<acc_t<S>>("mini5d::model::grads", layout_.total());
     grads_mem_ = mem::Charge(mem::Category::gradients, mem::view_bytes(grads));
     for (int u = 0; u < int(units.size()); ++u) bind_unit(u, nullptr, grads.data() + units[u].offset);
   }
   Alloc kept, work;
   ctx_.ws = make_workspace<S>(work, ctx_.dims, ctx_.region.sequence_split(), ctx_.recompute);
   ctx_.region.gathered = ctx_.ws.gathered;
-  if (split.c > 1) {
+  if constexpr (is_bf16_v<S>) {
+    if (split.c > 1 || !ctx_.dims.blockwise || cfg.experts > 0)
+      throw std::invalid_argument(
+          "mini5d: a bf16 model runs blockwise attention at c = 1 without experts (the deck refuses the rest)");
+  } else if (split.c > 1) {
     const Dims& d = ctx_.dims;
     ring_ = std::make_unique<cp::RingAttention<S>>(*par.cp, split, d.att_rows(), d.seq, d.head_dim, d.att_kv_rows());
     ctx_.ring = ring_.get();
@@ -210,7 +226,7 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
 }
 
 template <class S>
-void Gpt<S>::bind_unit(int unit, S* params_base, S* grads_base) {
+void Gpt<S>::bind_unit(int unit, S* params_base, acc_t<S>* grads_base) {
   if (params_base) bind_views(layout_, unit, params_base, pw_, po_);
   if (grads_base) bind_views(layout_, unit, grads_base, gw_, go_);
 }
@@ -222,11 +238,11 @@ void Gpt<S>::init_params(std::uint64_t seed) {
 
 template <class S>
 void Gpt<S>::zero_grads() {
-  kernels::fill("mini5d::model::zero_grads", grads, S(0));
+  kernels::fill("mini5d::model::zero_grads", grads, acc_t<S>(0));
 }
 
 template <class S>
-double Gpt<S>::forward(CTok inputs, CTokU targets, S grad_scale) {
+double Gpt<S>::forward(CTok inputs, CTokU targets, acc_t<S> grad_scale) {
   if (chunks_.size() != 1 || !chunks_[0].embedding || !chunks_[0].head)
     throw std::logic_error("mini5d: Gpt::forward on a pipeline stage (use forward_chunk)");
   return forward_chunk(0, 0, inputs, CMatU<S>(), targets, grad_scale);
@@ -238,7 +254,7 @@ void Gpt<S>::backward() {
 }
 
 template <class S>
-double Gpt<S>::forward_chunk(int chunk, int mb, CTok inputs, CMatU<S> x_in, CTokU targets, S grad_scale) {
+double Gpt<S>::forward_chunk(int chunk, int mb, CTok inputs, CMatU<S> x_in, CTokU targets, acc_t<S> grad_scale) {
   const ChunkSpec& c = chunks_.at(std::size_t(chunk));
   UnitHooks& h = *ctx_.hooks;
   ctx_.grad_scale = double(grad_scale);
@@ -341,5 +357,6 @@ CMatU<S> Gpt<S>::backward_chunk(int chunk, int mb, CMatU<S> dy) {
 
 template class Gpt<float>;
 template class Gpt<double>;
+template class Gpt<bf16>;
 
 }  // namespace mini5d::model

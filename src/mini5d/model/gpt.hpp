@@ -120,7 +120,7 @@ class Gpt {
   // context parallelism the rank's tokens of each sequence, dims().pos gives where) with
   // the loss; returns the summed token loss. The loss gradient, scaled by grad_scale
   // per token, is kept for backward().   collective over the t group, the c ring, e x t
-  double forward(CTok inputs, CTokU targets, S grad_scale);
+  double forward(CTok inputs, CTokU targets, acc_t<S> grad_scale);
   // Backward of the last forward (the model holds its token ids); accumulates
   // into grads.
   //                                      collective over the t group, the c ring, e x t
@@ -142,7 +142,7 @@ class Gpt {
   // Returns the summed
   // token loss on the chunk with the head, else 0. The chunk keeps its activations
   // until backward_chunk(chunk, mb).       collective over the t group, the c ring, e x t
-  double forward_chunk(int chunk, int mb, CTok inputs, CMatU<S> x_in, CTokU targets, S grad_scale);
+  double forward_chunk(int chunk, int mb, CTok inputs, CMatU<S> x_in, CTokU targets, acc_t<S> grad_scale);
   // The output of a forward not yet backpropagated (chunks without the head).
   CMatU<S> chunk_output(int chunk, int mb) const;
   // Backward of micro-batch `mb` on `chunk`; dy = dL/d(chunk_output) (ignored by the
@@ -154,12 +154,14 @@ class Gpt {
 
   // Points unit `unit`'s parameter (or gradient) tensors at storage whose first
   // element is the unit's first; nullptr leaves that side as it is.
-  void bind_unit(int unit, S* params_base, S* grads_base);
+  void bind_unit(int unit, S* params_base, acc_t<S>* grads_base);
   // Called around every unit in forward and backward; nullptr for none.
   void set_hooks(UnitHooks* hooks) { ctx_.hooks = hooks ? hooks : &no_hooks_; }
 
   Vec<S> params;  // flat, in ParamLayout order (empty if not owned)
-  Vec<S> grads;   // same layout
+  // Same layout, in acc_t<S>: a bf16 model's main gradients are fp32, accumulated over
+  // micro-batches without rounding to bf16.
+  Vec<acc_t<S>> grads;
 
  private:
   ModelConfig cfg_;
@@ -172,8 +174,10 @@ class Gpt {
   Context<S> ctx_;
   mem::Charge params_mem_, grads_mem_, acts_mem_, work_mem_, ring_mem_;
   std::unique_ptr<cp::RingAttention<S>> ring_;
-  std::vector<BlockTensors<S>> pw_, gw_;  // parameter / gradient views per block
-  OuterTensors<S> po_, go_;
+  std::vector<BlockTensors<S>> pw_;  // parameter views per block
+  std::vector<BlockTensors<acc_t<S>>> gw_;  // gradient views per block
+  OuterTensors<S> po_;
+  OuterTensors<acc_t<S>> go_;
   std::vector<ChunkSpec> chunks_;
   // Pools of layer objects (each holds one micro-batch's activations of its unit),
   // taken by a forward and given back by its backward; the token ids are the caller's

@@ -15,13 +15,13 @@ class HeadLayer {
   HeadLayer(Context<S>& ctx, Alloc& kept, Alloc& work);
   // Returns the summed token loss of the micro-batch; keeps dL/dlogits (scaled by
   // grad_scale per token) for backward().
-  double forward(Context<S>& ctx, const OuterTensors<S>& w, CMatU<S> x_rows, CTokU targets, S grad_scale);
+  double forward(Context<S>& ctx, const OuterTensors<S>& w, CMatU<S> x_rows, CTokU targets, acc_t<S> grad_scale);
   // ctx.ws.dres = dL/d(x_rows).
-  void backward(Context<S>& ctx, const OuterTensors<S>& w, OuterTensors<S>& g, CMatU<S> x_rows);
+  void backward(Context<S>& ctx, const OuterTensors<S>& w, OuterTensors<acc_t<S>>& g, CMatU<S> x_rows);
 
  private:
   Mat<S> lnf_, logits_;  // [rows, D], [N, V/t]
-  Vec<S> mean_, rstd_;
+  Vec<acc_t<S>> mean_, rstd_;
   tp::CrossEntropyWork<S> ce_;
 };
 

@@ -20,6 +20,7 @@
 #include "mini5d/kernels/blockwise_attention.hpp"
 #include "mini5d/kernels/positions.hpp"
 #include "mini5d/kernels/rope.hpp"
+#include "mini5d/kernels/widened_attention.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/model/unit_hooks.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
@@ -85,11 +86,11 @@ struct Alloc {
 // What the attention core keeps: q and y as [B*H, T, hd], k and v as [B*Hkv, T, hd]
 // (Hkv: key/value heads, H without grouped queries), and probabilities
 // [B*H, T, T] (full attention) or, for blockwise (c = 1) and ring attention (c > 1),
-// the log-sum-exp of each query row [B*H, T] (T: local tokens).
+// the log-sum-exp of each query row [B*H, T] (T: local tokens; fp32 for a bf16 model).
 template <class S>
 struct CoreActs {
   Ten3<S> q, k, v, p, y;
-  Mat<S> lse;
+  Mat<acc_t<S>> lse;
   void allocate(Alloc& a, const Dims& d);
 };
 
@@ -109,7 +110,7 @@ struct MlpActs {
 template <class S>
 struct BlockActs {
   Mat<S> ln1, res2, ln2, res3;  // [rows, D]; res3 is the block's output
-  Vec<S> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;
+  Vec<acc_t<S>> ln1_mean, ln1_rstd, ln2_mean, ln2_rstd;  // norm statistics: fp32 for bf16
   AttentionActs<S> attn;
   MlpActs<S> mlp;
   // All but res3 (and, without core, the attention core; without dense_mlp, the MLP's).
@@ -123,10 +124,11 @@ struct Workspace {
   Mat<S> dqkv, datt_merged;          // [N, (H + 2*Hkv)*hd/t], [N, D/t]
   Mat<S> dfc, dfc_gelu;              // [N, F/t] (dfc: [N, 2F/t] with SwiGLU)
   Ten3<S> dq, dk, dv, dy, dp;        // attention core gradients (dp: full attention only)
-  kernels::BlockwiseWork<S> tiles;   // blockwise attention's tile buffers (c = 1 only)
+  kernels::BlockwiseWork<acc_t<S>> tiles;  // blockwise attention's tile buffers (c = 1 only)
+  kernels::WideCore wide;            // bf16 only: the core's fp32 copies (kernels/widened_attention.hpp)
   Mat<S> gathered;                   // [N, D]: sequence-parallel gathers (SP only)
-  Vec<S> ones;                       // [N] ones (bias gradients)
-  kernels::RopeTable<S> rope;        // [T, hd/2] cos and sin of the local positions (rope only)
+  Vec<acc_t<S>> ones;                // [N] ones (bias gradients, into fp32 main gradients for bf16)
+  kernels::RopeTable<acc_t<S>> rope; // [T, hd/2] cos and sin of the local positions (rope only)
   CoreActs<S> core;                  // selective recompute: the recomputed core
   BlockActs<S> block;                // full recompute: the recomputed block (but res3)
 };

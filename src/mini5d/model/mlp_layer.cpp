@@ -25,7 +25,7 @@ void MlpLayer<S>::forward(Context<S>& ctx, MlpActs<S>& a, const MlpTensors<S>& w
 }
 
 template <class S>
-void MlpLayer<S>::backward(Context<S>& ctx, MlpActs<S>& a, const MlpTensors<S>& w, MlpTensors<S>& g,
+void MlpLayer<S>::backward(Context<S>& ctx, MlpActs<S>& a, const MlpTensors<S>& w, MlpTensors<acc_t<S>>& g,
                            MatU<S> dx_rows, CMatU<S> dout_rows, CMatU<S> x_rows) {
   auto& ws = ctx.ws;
   tp::row_backward<S>(ctx.region, ws.dfc_gelu, g.proj_w, g.proj_b, dout_rows, a.fc_gelu, w.proj_w, ws.ones);
@@ -36,12 +36,13 @@ void MlpLayer<S>::backward(Context<S>& ctx, MlpActs<S>& a, const MlpTensors<S>& 
   } else {
     // The fc bias gradient comes out of the GELU backward's sweep.
     kernels::gelu_backward_bias<S>(ws.dfc, g.fc_b, ws.dfc_gelu, a.fc);
-    tp::column_backward<S>(ctx.region, dx_rows, g.fc_w, VecU<S>(), ws.dfc, x_rows, w.fc_w, ws.ones);
+    tp::column_backward<S>(ctx.region, dx_rows, g.fc_w, VecU<acc_t<S>>(), ws.dfc, x_rows, w.fc_w, ws.ones);
   }
   ctx.hooks->progress();
 }
 
 template struct MlpLayer<float>;
 template struct MlpLayer<double>;
+template struct MlpLayer<bf16>;
 
 }  // namespace mini5d::model

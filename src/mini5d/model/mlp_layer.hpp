@@ -16,7 +16,7 @@ struct MlpLayer {
   // rank's token rows (no residual).
   static void forward(Context<S>& ctx, MlpActs<S>& a, const MlpTensors<S>& w, MatU<S> out_rows, CMatU<S> x_rows);
   // dout_rows = dL/d(out_rows); dx_rows = dL/d(x_rows), overwritten.
-  static void backward(Context<S>& ctx, MlpActs<S>& a, const MlpTensors<S>& w, MlpTensors<S>& g,
+  static void backward(Context<S>& ctx, MlpActs<S>& a, const MlpTensors<S>& w, MlpTensors<acc_t<S>>& g,
                        MatU<S> dx_rows, CMatU<S> dout_rows, CMatU<S> x_rows);
 };
 

@@ -157,7 +157,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
 }
 
 template <class S>
-void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S>& g, MatU<S> dx, CMatU<S> dout,
+void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<acc_t<S>>& g, MatU<S> dx, CMatU<S> dout,
                            CMatU<S> x) {
   const MoeSettings& m = ctx.moe;
   const int R = int(x.extent(0)), D = int(x.extent(1)), E = m.experts, k = m.top_k, F = m.ffn;

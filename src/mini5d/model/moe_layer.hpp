@@ -52,7 +52,7 @@ class MoeLayer {
   void forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out_rows, CMatU<S> x_rows);
   // dx_rows = dL/d(x_rows) (overwritten); gradients accumulate into g.
   //                                                        collective over the e x t group
-  void backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<S>& g, MatU<S> dx_rows, CMatU<S> dout_rows,
+  void backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<acc_t<S>>& g, MatU<S> dx_rows, CMatU<S> dout_rows,
                 CMatU<S> x_rows);
   // The last forward's routing (tests).
   const ep::SendPlan& send_plan() const { return send_; }

@@ -10,7 +10,8 @@
 namespace mini5d::model {
 
 template <class S>
-void norm_forward(const Dims& d, MatU<S> y, VecU<S> mean, VecU<S> rstd, CMatU<S> x, CVecU<S> w, CVecU<S> b) {
+void norm_forward(const Dims& d, MatU<S> y, VecU<acc_t<S>> mean, VecU<acc_t<S>> rstd, CMatU<S> x, CVecU<S> w,
+                  CVecU<S> b) {
   if (d.rmsnorm)
     kernels::rmsnorm_forward<S>(y, rstd, x, w);
   else
@@ -18,8 +19,8 @@ void norm_forward(const Dims& d, MatU<S> y, VecU<S> mean, VecU<S> rstd, CMatU<S>
 }
 
 template <class S>
-void norm_backward(const Dims& d, MatU<S> dx, VecU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S> x, CVecU<S> w,
-                   CVecU<S> mean, CVecU<S> rstd, bool accumulate_dx) {
+void norm_backward(const Dims& d, MatU<S> dx, VecU<acc_t<S>> dw, VecU<acc_t<S>> db, CMatU<S> dy, CMatU<S> x,
+                   CVecU<S> w, CVecU<acc_t<S>> mean, CVecU<acc_t<S>> rstd, bool accumulate_dx) {
   if (d.rmsnorm)
     kernels::rmsnorm_backward<S>(dx, dw, dy, x, w, rstd, accumulate_dx);
   else

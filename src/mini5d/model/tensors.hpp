@@ -3,8 +3,11 @@
 // per block and one for the tensors outside the blocks. Shapes are this rank's part
 // (ParamLayout): under tensor parallelism qkv_w is [(H + 2*Hkv)*hd/t, D], proj_w [D, D/t], ...
 // A tensor the model does not have (model.bias=false; a norm's bias with RMSNorm) is an
-// empty view, which the kernels skip.
+// empty view, which the kernels skip. A model of storage type S has its parameters in S
+// and its gradients in acc_t<S> (fp32 main gradients for a bf16 model): the same structs
+// of views, instantiated for each.
 #pragma once
+#include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/views.hpp"
 
 namespace mini5d::model {

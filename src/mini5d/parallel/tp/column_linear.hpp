@@ -24,10 +24,10 @@ void column_forward(Region<S>& reg, MatU<S> y, CMatU<S> x_rows, CMatU<S> w, CVec
 }
 
 // dy [N, O/t]; dx_rows: dL/dx for this rank's rows, overwritten (reduced over t).
-// dw, db accumulate; an empty db skips it.
+// dw, db accumulate (acc_t<S>: fp32 main gradients for bf16); an empty db skips it.
 template <class S>
-void column_backward(Region<S>& reg, MatU<S> dx_rows, MatU<S> dw, VecU<S> db, CMatU<S> dy, CMatU<S> x_rows,
-                     CMatU<S> w, CVecU<S> ones) {
+void column_backward(Region<S>& reg, MatU<S> dx_rows, MatU<acc_t<S>> dw, VecU<acc_t<S>> db, CMatU<S> dy,
+                     CMatU<S> x_rows, CMatU<S> w, CVecU<acc_t<S>> ones) {
   if (!reg.sequence_split()) {
     kernels::linear_backward<S>(dx_rows, dw, db, dy, x_rows, w, ones);
     reg.comm->template allreduce<S>(dx_rows);  // f's backward: sum the partial dx of every rank's columns

@@ -26,14 +26,14 @@ void row_forward(Region<S>& reg, MatU<S> y_rows, CMatU<S> x, CMatU<S> w, CVecU<S
 // dy_rows: dL/dy for this rank's rows; dx [N, I/t] overwritten; dw, db accumulate
 // (db from this rank's rows only: with SP the caller sums it over t).
 template <class S>
-void row_backward(Region<S>& reg, MatU<S> dx, MatU<S> dw, VecU<S> db, CMatU<S> dy_rows, CMatU<S> x,
-                  CMatU<S> w, CVecU<S> ones) {
+void row_backward(Region<S>& reg, MatU<S> dx, MatU<acc_t<S>> dw, VecU<acc_t<S>> db, CMatU<S> dy_rows, CMatU<S> x,
+                  CMatU<S> w, CVecU<acc_t<S>> ones) {
   CMatU<S> dy = dy_rows;
   if (reg.sequence_split()) {
     reg.comm->template allgather_rows<S>(reg.gathered, dy_rows);
     dy = reg.gathered;
   }
-  kernels::linear_backward<S>(dx, dw, VecU<S>(), dy, x, w, ones);
+  kernels::linear_backward<S>(dx, dw, VecU<acc_t<S>>(), dy, x, w, ones);
   kernels::bias_backward<S>(db, dy_rows, ones);
 }
 

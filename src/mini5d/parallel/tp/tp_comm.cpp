@@ -59,6 +59,7 @@ void TpComm::allgather(VecU<S> all, CVecU<S> mine) {
   template void TpComm::allgather<S>(VecU<S>, CVecU<S>);
 MINI5D_TP_COMM(float)
 MINI5D_TP_COMM(double)
+MINI5D_TP_COMM(bf16)
 #undef MINI5D_TP_COMM
 
 }  // namespace mini5d::tp

@@ -15,10 +15,10 @@
 namespace mini5d::tp {
 
 // Work buffers of the vocab-parallel loss: row maxima of every rank [t*N], the agreed
-// maxima [N], and the summed exponentials and target logits [2N].
+// maxima [N], and the summed exponentials and target logits [2N]; fp32 for bf16 logits.
 template <class S>
 struct CrossEntropyWork {
-  Vec<S> all_max, row_max, sums;
+  Vec<acc_t<S>> all_max, row_max, sums;
 };
 
 // Returns the sum over token rows of the loss (the same on every rank of the group).
@@ -26,14 +26,15 @@ struct CrossEntropyWork {
 // vocabulary padding, left out of the softmax (their gradient is zero).
 //                                                             collective over the group
 template <class S>
-double vocab_cross_entropy(TpComm& tp, MatU<S> logits, CTokU targets, int vocab_begin, int valid_cols, S grad_scale,
-                           CrossEntropyWork<S>& w) {
+double vocab_cross_entropy(TpComm& tp, MatU<S> logits, CTokU targets, int vocab_begin, int valid_cols,
+                           acc_t<S> grad_scale, CrossEntropyWork<S>& w) {
+  using A = acc_t<S>;
   if (tp.size() == 1) return kernels::cross_entropy_forward_backward<S>(logits, targets, grad_scale, valid_cols);
   kernels::vocab_ce_local_max<S>(w.row_max, logits, valid_cols);
-  tp.allgather<S>(w.all_max, w.row_max);
-  kernels::vocab_ce_local_sums<S>(w.sums, logits, w.all_max, tp.size(), targets, vocab_begin, valid_cols);
-  tp.allreduce<S>(w.sums);
-  return kernels::vocab_ce_grad<S>(logits, w.sums, targets, vocab_begin, grad_scale);
+  tp.allgather<A>(w.all_max, w.row_max);
+  kernels::vocab_ce_local_sums<S>(w.sums, w.row_max, logits, w.all_max, tp.size(), targets, vocab_begin, valid_cols);
+  tp.allreduce<A>(w.sums);
+  return kernels::vocab_ce_grad<S>(logits, w.sums, w.row_max, targets, vocab_begin, valid_cols, grad_scale);
 }
 
 }  // namespace mini5d::tp

@@ -28,7 +28,7 @@ void vocab_embedding_forward(Region<S>& reg, MatU<S> x_rows, CTokU tokens, CMatU
 
 // dwpe gets this rank's rows only: with SP the caller sums it over t.
 template <class S>
-void vocab_embedding_backward(Region<S>& reg, MatU<S> dwte, MatU<S> dwpe, CMatU<S> dx_rows, CTokU tokens,
+void vocab_embedding_backward(Region<S>& reg, MatU<acc_t<S>> dwte, MatU<acc_t<S>> dwpe, CMatU<S> dx_rows, CTokU tokens,
                               int vocab_begin, kernels::Positions pos, int row_begin) {
   CMatU<S> dx = dx_rows;
   if (reg.sequence_split()) {
