@@ -77,7 +77,7 @@ struct TrainConfig {
   double spike_factor = 10;   // stop when a loss exceeds this x the running mean; 0: off
   double activation_budget_mib = 0;  // per-rank activations + work buffers allowed; 0: no limit
   std::string allow_oversubscribe_memory = "false";  // start even if the predicted memory exceeds what is free
-  std::string precision = "fp32";  // fp32 | bf16 | fp64; only fp32 trains (mini5d-plan carries the others)
+  std::string precision = "fp32";  // fp32 | bf16 (fp32 master weights) | fp64 (mini5d-plan only)
 };
 
 struct DataConfig {

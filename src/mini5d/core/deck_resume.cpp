@@ -44,8 +44,10 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
       // The split of the global batch; the global batch itself must match (the trainer
       // checks micro_batch x accumulation x d x e), so the same sequences are drawn.
       {"train.micro_batch", C::Layout}, {"train.accumulation", C::Layout}, {"train.recompute", C::Layout},
-      // The arithmetic and the state's element type.
-      {"train.precision", C::MustMatch},
+      // The arithmetic. The state is fp32 either way (a bf16 run checkpoints its fp32
+      // master weights and moments), so a bf16 run may continue in fp32 and back: a
+      // legitimate, reported choice, like a new learning rate.
+      {"train.precision", C::MayChange},
       {"train.max_skipped", C::Run}, {"train.spike_factor", C::Run}, {"train.activation_budget_mib", C::Run},
       {"train.allow_oversubscribe_memory", C::Run},
       // The data: another source, file, seed or chain is other sequences.

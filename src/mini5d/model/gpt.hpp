@@ -33,6 +33,7 @@
 #include "mini5d/model/block.hpp"
 #include "mini5d/model/embedding_layer.hpp"
 #include "mini5d/model/head_layer.hpp"
+#include "mini5d/model/model_base.hpp"
 #include "mini5d/model/param_layout.hpp"
 #include "mini5d/model/unit_hooks.hpp"
 #include "mini5d/parallel/cp/ring_attention.hpp"
@@ -85,29 +86,31 @@ struct ModelParallel {
   double aux_loss_coef = 0;  // train.aux_loss_coef
 };
 
+// Which flat buffers a model allocates and binds every unit to; what it does not own
+// (gradients under ZeRO-2, both under ZeRO-3) the caller binds per unit.
+enum class Owns { params_and_grads, params, nothing };
+
 template <class S>
-class Gpt {
+class Gpt final : public ModelBase {
  public:
-  // Which flat buffers the model allocates and binds every unit to; what it does not
-  // own (gradients under ZeRO-2, both under ZeRO-3) the caller binds per unit.
-  enum class Owns { params_and_grads, params, nothing };
+  using Owns = model::Owns;
   Gpt(const ModelConfig& cfg, int micro_batch, Owns owns = Owns::params_and_grads, ModelParallel par = {});
 
-  const ModelConfig& config() const { return cfg_; }
-  const ParamLayout& layout() const { return layout_; }
+  const ModelConfig& config() const override { return cfg_; }
+  const ParamLayout& layout() const override { return layout_; }
   int micro_batch() const { return batch_; }
   const Dims& dims() const { return ctx_.dims; }
   Recompute recompute() const { return ctx_.recompute; }
   bool sequence_parallel() const { return ctx_.region.sequence_split(); }
   // Bytes of activations kept for the backward (with the MoE layers' routed rows as
   // allocated so far), and of the backward's work buffers.
-  std::int64_t activation_bytes() const {
+  std::int64_t activation_bytes() const override {
     std::int64_t routed = 0;
     for (const auto& b : blocks_)
       if (b.moe()) routed += b.moe()->routed_bytes();
     return acts_mem_.bytes() + routed;
   }
-  std::int64_t workspace_bytes() const { return work_mem_.bytes(); }
+  std::int64_t workspace_bytes() const override { return work_mem_.bytes(); }
   // Ring attention (c > 1; nullptr otherwise): its blocks and buffers.
   const cp::RingAttention<S>* ring() const { return ring_.get(); }
 
@@ -129,8 +132,8 @@ class Gpt {
   // dropped assignments, the load-balancing loss), and the load-balancing loss of the
   // last forward in the units of its summed token loss: the objective whose gradient
   // backward() computes is grad_scale * (forward() + last_aux_loss()).
-  const MoeStats& moe_stats() const { return ctx_.moe_stats; }
-  void reset_moe_stats() { ctx_.moe_stats = MoeStats{}; }
+  const MoeStats& moe_stats() const override { return ctx_.moe_stats; }
+  void reset_moe_stats() override { ctx_.moe_stats = MoeStats{}; }
   double last_aux_loss() const { return last_aux_; }
   const Block<S>& block(int l) const { return blocks_[std::size_t(l)]; }
   int block_sets() const { return int(blocks_.size()); }  // blocks' activation sets (pipeline: in flight)
@@ -150,7 +153,7 @@ class Gpt {
   // shared buffer valid until the next backward.
   //                                      collective over the t group, the c ring, e x t
   CMatU<S> backward_chunk(int chunk, int mb, CMatU<S> dy);
-  const std::vector<ChunkSpec>& chunks() const { return chunks_; }
+  const std::vector<ChunkSpec>& chunks() const override { return chunks_; }
 
   // Points unit `unit`'s parameter (or gradient) tensors at storage whose first
   // element is the unit's first; nullptr leaves that side as it is.

@@ -50,7 +50,7 @@ std::string padding_note(const Trainer& tr) {
 void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   const auto& d = tr.deck();
   const auto& m = d.model;
-  const auto& lay = tr.model().layout();
+  const auto& lay = tr.model_info().layout();
   os << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << ")\n"
      << "  Kokkos " << pf.kokkos << " [" << pf.backend << "], MPI: " << pf.mpi << "\n"
      << "  execution space " << pf.backend << " on " << pf.device << "\n"
@@ -103,7 +103,7 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
        << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; blocks per virtual stage "
        << format_counts(train::pipeline_split(d)) << " (" << format_stage_layers(d.parallel.stage_layers)
        << "); stage 0 holds";
-    for (const auto& c : tr.model().chunks())
+    for (const auto& c : tr.model_info().chunks())
       os << " [" << (c.embedding ? "embeddings, " : "") << "blocks " << c.first_block << ".."
          << c.first_block + c.blocks - 1 << (c.head ? ", head" : "") << "]";
     os << "\n";

@@ -25,7 +25,7 @@ namespace {
 // Build, platform, deck, model, data, FOM, timings, grid and kernels.
 void json_run_facts(std::ostream& o, const Platform& pf, const Trainer& tr) {
   const auto& ph = tr.phases();
-  const auto& lay = tr.model().layout();
+  const auto& lay = tr.model_info().layout();
   const double tps = median_tokens_per_s(tr);
   o << "{\n  \"schema_version\": " << kReportSchemaVersion << ",\n  \"app\": \"mini5d\",\n"
     << "  \"build\": {\"version\": " << jstr(pf.mini5d_version) << ", \"git\": " << jstr(pf.git_hash)

@@ -47,12 +47,12 @@ model::StageSpec pipeline_stage(const Deck& deck, int stage) {
   return st;
 }
 
-Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, dp::ZeroOptimizer& zero,
+Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, std::unique_ptr<ChunkRunner> model, dp::ZeroOptimizer& zero,
                    const data::Source& source, int data_index, int data_shards)
-    : deck_(deck), model_(model), zero_(zero), source_(source), data_index_(data_index), data_shards_(data_shards) {
+    : deck_(deck), model_(std::move(model)), zero_(zero), source_(source), data_index_(data_index), data_shards_(data_shards) {
   const pp::Spec s = pipeline_spec(deck);
   comm_ = std::make_unique<pp::PpComm>(pipe, s.p * s.v, s.m);
-  const auto& d = model.dims();
+  const auto& d = model_->dims();
   exec_ = std::make_unique<pp::Executor>(s, *comm_, std::int64_t(d.rows) * d.d_model);
   tokens_ = d.tokens;  // micro_batch * seq / c
   const int B = deck.train.micro_batch;
@@ -106,17 +106,7 @@ double Pipeline::run_step(long step, float grad_scale) {
   return loss_;
 }
 
-namespace {
-CMatU<float> as_mat(CVecU<float> v, int cols) {
-  return v.data() ? CMatU<float>(v.data(), v.extent(0) / std::size_t(cols), std::size_t(cols)) : CMatU<float>();
-}
-CVecU<float> as_vec(CMatU<float> m) {
-  return m.data() ? CVecU<float>(m.data(), m.extent(0) * m.extent(1)) : CVecU<float>();
-}
-}  // namespace
-
 CVecU<float> Pipeline::forward(int mb, int chunk, CVecU<float> input) {
-  const int D = model_.dims().d_model;
   const auto at = std::make_pair(std::int64_t(mb) * tokens_, std::int64_t(mb + 1) * tokens_);
   const CTok in = Kokkos::subview(inputs_, at);
   const CTokU tg = Kokkos::subview(targets_, at);
@@ -124,18 +114,17 @@ CVecU<float> Pipeline::forward(int mb, int chunk, CVecU<float> input) {
   // it here, as one micro-batch (stage 3 gathers each unit once per use; stages 0-1
   // reduce during the last micro-batch's backward).
   if (spec().p == 1) zero_.begin_microbatch(mb == spec().m - 1);
-  loss_ += model_.forward_chunk(chunk, mb, in, as_mat(input, D), tg, grad_scale_);
+  loss_ += model_->forward(chunk, mb, in, input, tg, grad_scale_);
   // The last block's output (kept for the backward, so unchanged until then).
-  return as_vec(model_.chunk_output(chunk, mb));
+  return model_->output(chunk, mb);
 }
 
 CVecU<float> Pipeline::backward(int mb, int chunk, CVecU<float> grad_output) {
-  const int D = model_.dims().d_model;
   // ZeRO 0-1 start a unit's reduction after its last micro-batch's backward (every
   // schedule runs a chunk's backwards in micro-batch order).
   if (spec().p > 1) zero_.begin_microbatch(mb == spec().m - 1);
   // The model's shared residual-gradient buffer, unchanged until the next backward.
-  return as_vec(model_.backward_chunk(chunk, mb, as_mat(grad_output, D)));
+  return model_->backward(chunk, mb, grad_output);
 }
 
 }  // namespace mini5d::train

@@ -17,6 +17,7 @@
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/pp/executor.hpp"
+#include "mini5d/train/chunk_runner.hpp"
 
 namespace mini5d::train {
 
@@ -42,7 +43,7 @@ struct BubbleStats {
 class Pipeline : public pp::Stage {
  public:
   // Collective over nothing; `pipe`: the p communicator (accounted as "pp").
-  Pipeline(const Deck& deck, comm::Communicator& pipe, model::Gpt<float>& model, dp::ZeroOptimizer& zero,
+  Pipeline(const Deck& deck, comm::Communicator& pipe, std::unique_ptr<ChunkRunner> model, dp::ZeroOptimizer& zero,
            const data::Source& source, int data_index, int data_shards);
   // One step's forwards and backwards; returns this rank's summed token loss (the
   // last stage's; 0 elsewhere).                        collective over the p group
@@ -67,7 +68,7 @@ class Pipeline : public pp::Stage {
 
  private:
   const Deck& deck_;
-  model::Gpt<float>& model_;
+  std::unique_ptr<ChunkRunner> model_;
   dp::ZeroOptimizer& zero_;
   const data::Source& source_;
   int data_index_, data_shards_;

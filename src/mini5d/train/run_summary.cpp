@@ -30,7 +30,7 @@ void Trainer::summarise_ranks() {
   for (int r = 0; r < grid_->size(); ++r)
     peaks_[r].assign(all.begin() + r * mem::kCategories, all.begin() + (r + 1) * mem::kCategories);
   // Ring attention's work per rank: the balance zig-zag buys (and contiguous loses).
-  if (const auto* ring = model_->ring()) {
+  if (const auto* ring = model_ ? model_->ring() : nullptr) {
     const auto& rs = ring->stats();
     const double mine_ring[2] = {rs.forward_calls ? double(rs.forward_blocks) / double(rs.forward_calls) : 0.0,
                                  rs.compute_seconds};

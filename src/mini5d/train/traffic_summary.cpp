@@ -32,8 +32,8 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
   traffic_.clear();
   if (steps <= 0) return;
   const auto now = measured_now();
-  const double dense = double(model_->layout().total() - model_->layout().expert_total());
-  const double experts = double(model_->layout().expert_total());
+  const double dense = double(base_->layout().total() - base_->layout().expert_total());
+  const double experts = double(base_->layout().expert_total());
   const auto want = plan::step_traffic(plan_model(deck_), plan_layout(deck_), grid_->coord(grid::Axis::p),
                                        deck_.model.moe_every, dense, experts, sizeof(float), comms_->dp().rank());
   const double predicted[] = {want.tp(), want.cp_activations, want.ep_activations,

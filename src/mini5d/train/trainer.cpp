@@ -100,26 +100,42 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   mp.zigzag = cp::split_from_env(deck_.parallel.c).zigzag;
   mp.ep = &comms_->experts();
   mp.aux_loss_coef = deck_.train.aux_loss_coef;
-  model_ = std::make_unique<model::Gpt<float>>(deck_.model, deck_.train.micro_batch,
-                                               dp::model_ownership(stage), mp);
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
-  zero_ = std::make_unique<dp::ZeroOptimizer>(*model_, comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
-                                                 &comms_->dp_expert(), &comms_->experts());
+  std::unique_ptr<ChunkRunner> chunks;
+  // fp32, or bf16 with fp32 master weights (docs/precision.md); the rest of the run is
+  // the same code.
+  auto build = [&](auto& model, auto tag) {
+    using S = decltype(tag);
+    model = std::make_unique<model::Gpt<S>>(deck_.model, deck_.train.micro_batch, dp::model_ownership(stage), mp);
+    base_ = model.get();
+    zero_ = dp::make_zero_optimizer<S>(*model, comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
+                                       &comms_->dp_expert(), &comms_->experts());
+    chunks = std::make_unique<GptChunks<S>>(*model);
+  };
+  if (deck_.train.precision == "bf16")
+    build(model16_, bf16{});
+  else
+    build(model_, float{});
   // Grouped-query attention with t > kv_heads: t/kv_heads ranks share each key/value head.
   if (deck_.parallel.t > deck_.model.kv_head_count())
     zero_->sum_kv_shared_over(comms_->split_kv_group(deck_.parallel.t / deck_.model.kv_head_count()));
   // A tied embedding split over the pipeline: the two ends' group, made once, and wte's
   // place (or its copy's) in the gradient buffer.
-  if (const auto* wte = model_->layout().find("wte"); wte && deck_.model.tie_embeddings == "true")
+  if (const auto* wte = base_->layout().find("wte"); wte && deck_.model.tie_embeddings == "true")
     tied_ = pp::TiedEmbedding(comms_->split_pipeline_ends(), wte->offset, wte->size());
   // Every step runs through the pipeline (p = 1: one stage).
-  pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), *model_, *zero_, *source_, grid_->data_index(),
+  pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), std::move(chunks), *zero_, *source_, grid_->data_index(),
                                          grid_->data_shards());
   pipeline_->keep_timelines(!deck_.output.trace.empty());
-  flops_per_token_ = model_flops_per_token(deck_.model, model_->layout().matmul_params());
+  flops_per_token_ = model_flops_per_token(deck_.model, base_->layout().matmul_params());
   // The data source's tables.
   staging_mem_ = mem::Charge(mem::Category::workspace, source_->memory_bytes());
+}
+
+const model::Gpt<float>& Trainer::model() const {
+  if (!model_) throw std::logic_error("mini5d: Trainer::model(): this run's model is not fp32 (model_info())");
+  return *model_;
 }
 
 std::unique_ptr<data::Source> Trainer::build_source() const {
@@ -182,8 +198,8 @@ std::int64_t Trainer::tokens_per_step() const { return global_sequences_per_step
 StateMemory Trainer::predicted_state_memory() const {
   // Dense tensors sharded over the dense-gradient group, expert tensors over the
   // expert-gradient group (the planner's split: plan/memory_model.cpp).
-  const double experts = double(model_->layout().expert_total());
-  const auto b = plan::zero_state_bytes(double(model_->layout().total()) - experts, deck_.parallel.zero,
+  const double experts = double(base_->layout().expert_total());
+  const auto b = plan::zero_state_bytes(double(base_->layout().total()) - experts, deck_.parallel.zero,
                                         zero_->partition().group_size(), plan::Precision::fp32);
   const auto e = plan::zero_state_bytes(experts, deck_.parallel.zero, zero_->partition().expert_group_size(),
                                         plan::Precision::fp32);
@@ -198,15 +214,15 @@ double Trainer::predicted_expert_params() const {
   const auto& m = deck_.model;
   if (m.experts == 0) return 0;
   int moe_blocks = 0;  // of this pipeline stage's units
-  for (const auto& u : model_->layout().units())
+  for (const auto& u : base_->layout().units())
     if (u.global >= 1 && u.global <= m.layers && model::is_moe_block(m, u.global - 1)) ++moe_blocks;
   return moe_blocks * plan::block_params(plan_model(deck_), plan_layout(deck_)).expert;
 }
 
-double Trainer::measured_expert_params() const { return double(model_->layout().expert_total()); }
+double Trainer::measured_expert_params() const { return double(base_->layout().expert_total()); }
 
 ActivationMemory Trainer::measured_activation_memory() const {
-  return {double(model_->activation_bytes()), double(model_->workspace_bytes())};
+  return {double(base_->activation_bytes()), double(base_->workspace_bytes())};
 }
 
 StateMemory Trainer::measured_state_memory() const {
@@ -233,7 +249,7 @@ StepStats Trainer::step(long s) {
   comm::watchdog::set_step(s + 1);
   comm::watchdog::maybe_injected_sleep(s + 1);
   zero_->begin_step();
-  model_->reset_moe_stats();
+  base_->reset_moe_stats();
   // The schedule runs every micro-batch's forward and backward (parallel/pp; one stage
   // at p = 1), sampling the step's tokens first.
   const double d0 = pipeline_->data_seconds(), f0 = pipeline_->forward_seconds(),
@@ -245,7 +261,7 @@ StepStats Trainer::step(long s) {
   {
     Phase p("mini5d::train::reduce", phases_.reduce);
     zero_->finish_reductions();
-    tied_.sum(model_->grads);  // a tied embedding's two ends (ZeRO 0-1: the whole buffer)
+    tied_.sum(zero_->reduced_grads());  // a tied embedding's two ends (ZeRO 0-1: the whole buffer)
   }
   if (fault_nan_now(comms_->world().rank(), s + 1)) zero_->poison_gradients();
   StepStats st;
@@ -287,7 +303,7 @@ void Trainer::reduce_and_update(StepStats& st, long s, double loss_sum, double t
   mine.sigusr1 = sig == SIGUSR1 ? 1.0 : 0.0;
   if (deck_.model.experts > 0) {
     // Each rank routed its own rows.
-    const auto& ms = model_->moe_stats();
+    const auto& ms = base_->moe_stats();
     mine.expert_load.assign(std::size_t(deck_.model.experts), 0.0);
     for (std::size_t e = 0; e < mine.expert_load.size() && e < ms.load.size(); ++e) mine.expert_load[e] = ms.load[e];
     mine.dropped = ms.dropped;

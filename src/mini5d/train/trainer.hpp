@@ -159,7 +159,10 @@ class Trainer {
 
   const Deck& deck() const { return deck_; }
   const data::Source& source() const { return *source_; }
-  const model::Gpt<float>& model() const { return *model_; }
+  // The model, whatever its precision (layout, chunks, memory).
+  const model::ModelBase& model_info() const { return *base_; }
+  // The fp32 model's buffers (tests); a bf16 run has none: logic_error.
+  const model::Gpt<float>& model() const;
   const grid::ProcessGrid& grid() const { return *grid_; }
   const dp::ZeroOptimizer& optimizer() const { return *zero_; }
   // Sequences of the global batch per step: micro_batch x accumulation x d x e.
@@ -240,7 +243,10 @@ class Trainer {
   void summarise_traffic(const std::vector<double>& before, long steps);  // collective: fills traffic_
   std::vector<AxisTrafficSummary> traffic_;
   std::unique_ptr<data::Source> source_;
+  // One of the two, as train.precision says; base_ points at it.
   std::unique_ptr<model::Gpt<float>> model_;
+  std::unique_ptr<model::Gpt<bf16>> model16_;
+  model::ModelBase* base_ = nullptr;
   std::unique_ptr<dp::ZeroOptimizer> zero_;
   pp::TiedEmbedding tied_;  // model.tie_embeddings at p > 1, on the pipeline's two ends
   std::vector<StepStats> history_;

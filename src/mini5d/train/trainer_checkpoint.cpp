@@ -88,7 +88,8 @@ CheckpointEvent Trainer::resume(const std::string& where) {
                      std::to_string(meta.step) + " x " + std::to_string(tokens_per_step()) +
                      " tokens per step is " + std::to_string(meta.step * tokens_per_step()) +
                      " (the checkpoint's counters disagree)");
-  const auto io = load_training_state(comm, *zero_, model_->layout(), path);
+  const auto io = load_training_state(comm, *zero_, base_->layout(), path);
+  zero_->weights_loaded();  // a bf16 run's working copy, from the master weights just read
   next_step_ = meta.step;
   if (!meta.run_id.empty()) run_id_ = meta.run_id;  // the same run, continued
   CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds, diff.changed};

@@ -29,8 +29,9 @@ class DataParallelComm {
     return of(chunk).ireduce_scatter(chunk_grads, my_part, part_.counts(chunk), comm::Traffic::grads);
   }
   // Assembles a whole chunk from every rank's part; this rank's part must already sit
-  // at its place in `chunk_buf`.
-  comm::Request start_gather(int chunk, VecU<float> chunk_buf) {
+  // at its place in `chunk_buf` (fp32 weights, or a bf16 working copy).
+  template <class T>
+  comm::Request start_gather(int chunk, VecU<T> chunk_buf) {
     return of(chunk).iallgatherv(chunk_buf, part_.counts(chunk), part_.displs(chunk), comm::Traffic::weights);
   }
   void sum(double* values, int n) { group_.allreduce_host(values, n); }

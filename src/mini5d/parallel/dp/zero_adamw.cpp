@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/parallel/dp/zero_optimizer.hpp"
+#include "mini5d/parallel/dp/zero_adamw.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "mini5d/kernels/accumulate.hpp"
+#include "mini5d/kernels/convert.hpp"
 #include "mini5d/kernels/fill.hpp"
 
 namespace mini5d::dp {
@@ -13,12 +14,10 @@ namespace mini5d::dp {
 using optim::Segment;
 using optim::segment;
 
-using Owns = model::Gpt<float>::Owns;
-
-Owns model_ownership(int zero_stage) {
-  if (zero_stage >= 3) return Owns::nothing;
-  if (zero_stage == 2) return Owns::params;
-  return Owns::params_and_grads;
+model::Owns model_ownership(int zero_stage) {
+  if (zero_stage >= 3) return model::Owns::nothing;
+  if (zero_stage == 2) return model::Owns::params;
+  return model::Owns::params_and_grads;
 }
 
 namespace {
@@ -51,6 +50,22 @@ std::vector<tp::ReplicatedGrads::Runs> replicated_by_unit(const std::vector<Span
   return out;
 }
 
+template <class T>
+VecU<T> part_of(const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& v, std::int64_t begin, std::int64_t size) {
+  return VecU<T>(v.data() + begin, std::size_t(size));
+}
+
+// This rank's part of every chunk's weights, from the counter RNG, into a shard buffer.
+void init_shard(const model::ParamLayout& layout, const ZeroPartition& part, std::uint64_t seed, Vec<float> shard) {
+  const auto& units = layout.units();
+  for (int c = 0; c < int(part.chunks().size()); ++c) {
+    const Span p = part.my_part(c);
+    const auto& u = units[part.chunks()[c].unit];
+    model::init_param_range<float>(layout, seed, slice(shard, part.shard_offset(c), p.size()), u.offset + p.begin,
+                                   u.offset + p.end);
+  }
+}
+
 std::vector<std::pair<std::int64_t, std::int64_t>> runs(const std::vector<Span>& spans) {
   std::vector<std::pair<std::int64_t, std::int64_t>> r;
   for (const Span& s : spans) r.emplace_back(s.begin, s.end);
@@ -58,9 +73,10 @@ std::vector<std::pair<std::int64_t, std::int64_t>> runs(const std::vector<Span>&
 }
 }  // namespace
 
-ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group, int stage,
-                             AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements, tp::TpComm* tp,
-                             comm::Communicator* expert_group, ep::EpComm* ep)
+template <class S>
+ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int stage, AdamWConfig cfg,
+                        std::uint64_t seed, std::int64_t bucket_elements, tp::TpComm* tp,
+                        comm::Communicator* expert_group, ep::EpComm* ep)
     : model_(model),
       stage_(stage),
       tp_(tp),
@@ -88,6 +104,9 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
     for (const auto& t : layout.tensors()) segs.push_back(segment(t.offset, t.size(), t.decay));
   } else {
     segs = part_.segments(stage_);
+    // bf16 at stages 1-2: AdamW updates the master shard, laid out as the moments.
+    if (is_bf16_v<S>)
+      for (auto& sg : segs) sg.param_offset = sg.state_offset;
   }
   adamw_ = std::make_unique<AdamW<float>>(stage_ == 0 ? layout.total() : part_.shard_size(), segs, cfg);
 
@@ -105,7 +124,7 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
     weight_shard_ = Vec<float>("mini5d::optim::weight_shard", part_.shard_size());
     weights_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(weight_shard_));
     for (auto& g : gathered_) {
-      g.data = Vec<float>("mini5d::optim::unit_weights", part_.max_unit_size());
+      g.data = Vec<S>("mini5d::optim::unit_weights", part_.max_unit_size());
       comm_mem_.grow(mem::view_bytes(g.data));
     }
     // The rule for the two buffers (zero3_buffers.hpp): each local unit's chunk.
@@ -118,15 +137,19 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
         if (const int u = layout.local_unit(g); u >= 0) chunk_of[std::size_t(u)] = j;
     }
     buffers_ = zero3::GatherBuffers(std::move(chunk_of), layout.units().front().global == 0);
-    const auto& units = layout.units();
-    for (int c = 0; c < int(part_.chunks().size()); ++c) {
-      const Span p = part_.my_part(c);
-      const auto& u = units[part_.chunks()[c].unit];
-      model::init_param_range<float>(layout, seed, slice(weight_shard_, part_.shard_offset(c), p.size()),
-                                     u.offset + p.begin, u.offset + p.end);
-    }
+    init_shard(layout, part_, seed, weight_shard_);
   } else {
-    model_.init_params(seed);
+    model_.init_params(seed);  // bf16: the master values, rounded (model::init_param_range)
+    if constexpr (is_bf16_v<S>) {
+      // The fp32 master weights, from the same counter RNG: whole at stage 0, this
+      // rank's shard at 1-2. Optimizer state, as the planner counts them.
+      master_ = Vec<float>("mini5d::optim::master_weights", stage_ == 0 ? layout.total() : part_.shard_size());
+      if (stage_ == 0)
+        model::init_param_range<float>(layout, seed, master_, 0, layout.total());
+      else
+        init_shard(layout, part_, seed, master_);
+      master_mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(master_));
+    }
   }
   const std::int64_t grad_elements = stage_ <= 1 ? layout.total() : part_.shard_size();
   const auto pieces =
@@ -142,12 +165,14 @@ ZeroOptimizer::ZeroOptimizer(model::Gpt<float>& model, comm::Communicator& group
   model_.set_hooks(this);
 }
 
-void ZeroOptimizer::sum_kv_shared_over(tp::TpComm& kv) {
+template <class S>
+void ZeroAdamW<S>::sum_kv_shared_over(tp::TpComm& kv) {
   if (kv.size() > 1 && !kv_shared_.empty())
     kv_grads_ = tp::ReplicatedGrads(kv, replicated_by_unit(kv_shared_, part_, model_.layout(), stage_ <= 1));
 }
 
-ZeroOptimizer::~ZeroOptimizer() {
+template <class S>
+ZeroAdamW<S>::~ZeroAdamW() {
   model_.set_hooks(nullptr);
   inflight_.clear();  // each request waits for itself
   weight_gathers_.clear();
@@ -155,7 +180,8 @@ ZeroOptimizer::~ZeroOptimizer() {
   for (auto& g : gathered_) g.reqs.clear();
 }
 
-void ZeroOptimizer::begin_step() {
+template <class S>
+void ZeroAdamW<S>::begin_step() {
   tp_grads_.begin_step();
   kv_grads_.begin_step();
   if (stage_ >= 2)
@@ -164,7 +190,8 @@ void ZeroOptimizer::begin_step() {
     model_.zero_grads();
 }
 
-void ZeroOptimizer::begin_microbatch(bool last) {
+template <class S>
+void ZeroAdamW<S>::begin_microbatch(bool last) {
   last_ = last;
   // The buffers start afresh (after an update they hold stale weights); when else is
   // the rule's (zero3_buffers.hpp), which the planner replays.
@@ -172,22 +199,28 @@ void ZeroOptimizer::begin_microbatch(bool last) {
   buffers_.drop();
 }
 
-void ZeroOptimizer::start_gather(int buffer, int unit) {
+template <class S>
+void ZeroAdamW<S>::start_gather(int buffer, int unit) {
   Gathered& g = gathered_[buffer];
   // Every chunk's own part is copied on the rank's instance, then one instance fence
   // (MPI reads the parts next), instead of two global fences per chunk.
   for (int c : part_.unit_chunks(unit)) {
     const Span p = part_.my_part(c);
-    Kokkos::deep_copy(ExecSpace(), slice(g.data, p.begin, p.size()), slice(weight_shard_, part_.shard_offset(c), p.size()));
+    const auto mine = slice(weight_shard_, part_.shard_offset(c), p.size());
+    if constexpr (is_bf16_v<S>)
+      kernels::convert("mini5d::zero::own_part_to_bf16", part_of(g.data, p.begin, p.size()), mine);
+    else
+      Kokkos::deep_copy(ExecSpace(), slice(g.data, p.begin, p.size()), mine);
   }
   fence("mini5d::zero::own_parts_ready");
   for (int c : part_.unit_chunks(unit)) {
     const Span span = part_.chunks()[c].span;
-    g.reqs.push_back(dp_.start_gather(c, slice(g.data, span.begin, span.size())));
+    g.reqs.push_back(dp_.start_gather<S>(c, part_of(g.data, span.begin, span.size())));
   }
 }
 
-void ZeroOptimizer::need_weights(int unit, bool forward) {
+template <class S>
+void ZeroAdamW<S>::need_weights(int unit, bool forward) {
   // Where the unit's weights are (or are arriving), or the buffer to gather them into
   // now; and the unit to prefetch into the other buffer while this one computes.
   const zero3::GatherBuffers::Need n = buffers_.need(unit, forward);
@@ -207,13 +240,15 @@ void ZeroOptimizer::need_weights(int unit, bool forward) {
   }
 }
 
-void ZeroOptimizer::before_forward(int unit) {
+template <class S>
+void ZeroAdamW<S>::before_forward(int unit) {
   if (stage_ >= 3) need_weights(unit, true);
   if ((stage_ == 1 || stage_ == 2) && !weight_gathers_.empty())
     for (int c : part_.unit_chunks(unit)) weight_gathers_[c].wait();
 }
 
-void ZeroOptimizer::before_backward(int unit) {
+template <class S>
+void ZeroAdamW<S>::before_backward(int unit) {
   // The embeddings' backward reads no weights, only the token ids.
   if (stage_ >= 3 && buffers_.backward_reads(unit)) need_weights(unit, false);
   if (stage_ >= 2) {
@@ -226,7 +261,8 @@ void ZeroOptimizer::before_backward(int unit) {
   }
 }
 
-void ZeroOptimizer::after_backward(int unit) {
+template <class S>
+void ZeroAdamW<S>::after_backward(int unit) {
   const auto& u = model_.layout().units()[unit];
   if (stage_ <= 1 && !last_) return;  // gradients keep accumulating locally
   fence("mini5d::optim::unit_grads_ready");  // MPI reads the unit's gradients next
@@ -263,7 +299,8 @@ void ZeroOptimizer::after_backward(int unit) {
   next_slot_ = 1 - next_slot_;
 }
 
-void ZeroOptimizer::start_replicated_sums() {
+template <class S>
+void ZeroAdamW<S>::start_replicated_sums() {
   // A unit's own all-reduces done (test() also progresses them): its replicated
   // gradients are final, and their sum over t can start.
   auto done = [&](const Reducing& r) {
@@ -278,7 +315,8 @@ void ZeroOptimizer::start_replicated_sums() {
   reducing_.erase(std::remove_if(reducing_.begin(), reducing_.end(), done), reducing_.end());
 }
 
-void ZeroOptimizer::progress() {
+template <class S>
+void ZeroAdamW<S>::progress() {
   for (auto& r : inflight_) r.test();
   if (!reducing_.empty()) start_replicated_sums();
   tp_grads_.progress();
@@ -289,7 +327,8 @@ void ZeroOptimizer::progress() {
     if (s.posted && test_all(s.reqs)) drain(s);
 }
 
-void ZeroOptimizer::drain(Slot& s) {
+template <class S>
+void ZeroAdamW<S>::drain(Slot& s) {
   if (!s.posted) return;
   wait_all(s.reqs);
   const std::int64_t n = part_.unit_part_size(s.unit);
@@ -301,11 +340,13 @@ void ZeroOptimizer::drain(Slot& s) {
   }
 }
 
-VecU<float> ZeroOptimizer::grad_buffer() const {
+template <class S>
+VecU<float> ZeroAdamW<S>::grad_buffer() const {
   return stage_ <= 1 ? VecU<float>(model_.grads) : VecU<float>(grad_shard_);
 }
 
-void ZeroOptimizer::finish_reductions() {
+template <class S>
+void ZeroAdamW<S>::finish_reductions() {
   for (auto& r : inflight_) r.wait();
   inflight_.clear();
   reducing_.clear();  // all done: finish() below starts what has not started
@@ -317,13 +358,15 @@ void ZeroOptimizer::finish_reductions() {
   kv_grads_.finish(grad_buffer());
 }
 
-void ZeroOptimizer::poison_gradients() {
+template <class S>
+void ZeroAdamW<S>::poison_gradients() {
   const VecU<float> g = grad_buffer();
   kernels::fill("mini5d::fault::nan_gradient", Kokkos::subview(g, std::make_pair(0, 1)),
                 std::numeric_limits<float>::quiet_NaN());
 }
 
-ZeroOptimizer::NormShare ZeroOptimizer::norm_share() const {
+template <class S>
+ZeroOptimizer::NormShare ZeroAdamW<S>::norm_share() const {
   const auto sq = kernels::class_squares<float>(norm_pieces_, grad_buffer());
   NormShare s;
   s.owned = (owns_dense_ ? sq[0] : 0.0) + (owns_replicated_ ? sq[1] : 0.0) + (owns_experts_ ? sq[2] : 0.0) +
@@ -333,33 +376,94 @@ ZeroOptimizer::NormShare ZeroOptimizer::norm_share() const {
   return s;
 }
 
-void ZeroOptimizer::update(double lr, long step, double grad_factor) {
-  VecU<float> params = stage_ >= 3 ? VecU<float>(weight_shard_) : VecU<float>(model_.params);
+template <class S>
+void ZeroAdamW<S>::update(double lr, long step, double grad_factor) {
   VecU<float> grads = stage_ >= 2 ? VecU<float>(grad_shard_) : VecU<float>(model_.grads);
+  VecU<float> params;
+  if (stage_ >= 3)
+    params = weight_shard_;
+  else if constexpr (is_bf16_v<S>)
+    params = master_;
+  else
+    params = model_.params;
   adamw_->update(params, grads, lr, step, grad_factor);
-  if (stage_ == 1 || stage_ == 2) {
-    fence("mini5d::optim::updated_part_ready");  // MPI reads the updated parts next
-    // Each rank updated its part of every unit in place; the rest arrives while the
-    // next forward runs, in the order it needs the units.
-    const auto& units = model_.layout().units();
-    weight_gathers_.resize(part_.chunks().size());
-    for (int c = 0; c < int(part_.chunks().size()); ++c) {
-      const auto& ch = part_.chunks()[c];
-      weight_gathers_[c] = dp_.start_gather(c, slice(model_.params, units[ch.unit].offset + ch.span.begin, ch.span.size()));
+  refresh_working_copy();
+}
+
+template <class S>
+void ZeroAdamW<S>::refresh_working_copy() {
+  if constexpr (is_bf16_v<S>) {
+    if (stage_ == 0) kernels::convert("mini5d::optim::working_copy", model_.params, master_);
+    if (stage_ == 1 || stage_ == 2) {
+      // This rank's part of every unit, rounded into its place; the rest is gathered.
+      const auto& units = model_.layout().units();
+      for (int c = 0; c < int(part_.chunks().size()); ++c) {
+        const auto& ch = part_.chunks()[c];
+        const Span p = part_.my_part(c);
+        kernels::convert("mini5d::optim::working_copy_part",
+                         part_of(model_.params, units[ch.unit].offset + p.begin, p.size()),
+                         slice(master_, part_.shard_offset(c), p.size()));
+      }
     }
+  }
+  if (stage_ == 1 || stage_ == 2) post_weight_gathers();
+}
+
+template <class S>
+void ZeroAdamW<S>::post_weight_gathers() {
+  fence("mini5d::optim::updated_part_ready");  // MPI reads the updated parts next
+  // Each rank updated its part of every unit; the rest arrives while the next forward
+  // runs, in the order it needs the units.
+  const auto& units = model_.layout().units();
+  for (auto& r : weight_gathers_) r.wait();
+  weight_gathers_.resize(part_.chunks().size());
+  for (int c = 0; c < int(part_.chunks().size()); ++c) {
+    const auto& ch = part_.chunks()[c];
+    weight_gathers_[c] =
+        dp_.start_gather<S>(c, part_of(model_.params, units[ch.unit].offset + ch.span.begin, ch.span.size()));
   }
 }
 
-void ZeroOptimizer::settle() {
+template <class S>
+void ZeroAdamW<S>::weights_loaded() {
+  // fp32: the checkpoint was read into the weights themselves (the model's, or the
+  // stage-3 shard, gathered when used). bf16: the working copy follows the master.
+  if constexpr (is_bf16_v<S>) refresh_working_copy();
+}
+
+template <class S>
+void ZeroAdamW<S>::settle() {
   finish_reductions();
   for (auto& r : weight_gathers_) r.wait();
 }
 
-ZeroOptimizer::StateBuffer ZeroOptimizer::weights() const {
+template <class S>
+ZeroOptimizer::StateBuffer ZeroAdamW<S>::weights() const {
   if (stage_ >= 3) return {weight_shard_, false};
-  return {model_.params, true};
+  if constexpr (is_bf16_v<S>)
+    return {master_, stage_ == 0};
+  else
+    return {model_.params, true};
 }
-ZeroOptimizer::StateBuffer ZeroOptimizer::exp_avg() const { return {adamw_->m, stage_ == 0}; }
-ZeroOptimizer::StateBuffer ZeroOptimizer::exp_avg_sq() const { return {adamw_->v, stage_ == 0}; }
+template <class S>
+ZeroOptimizer::StateBuffer ZeroAdamW<S>::exp_avg() const { return {adamw_->m, stage_ == 0}; }
+template <class S>
+ZeroOptimizer::StateBuffer ZeroAdamW<S>::exp_avg_sq() const { return {adamw_->v, stage_ == 0}; }
+
+template <class S>
+std::unique_ptr<ZeroOptimizer> make_zero_optimizer(model::Gpt<S>& model, comm::Communicator& group, int stage,
+                                                   AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements,
+                                                   tp::TpComm* tp, comm::Communicator* expert_group, ep::EpComm* ep) {
+  return std::make_unique<ZeroAdamW<S>>(model, group, stage, cfg, seed, bucket_elements, tp, expert_group, ep);
+}
+
+template class ZeroAdamW<float>;
+template class ZeroAdamW<bf16>;
+template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<float>(model::Gpt<float>&, comm::Communicator&, int,
+                                                                   AdamWConfig, std::uint64_t, std::int64_t,
+                                                                   tp::TpComm*, comm::Communicator*, ep::EpComm*);
+template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<bf16>(model::Gpt<bf16>&, comm::Communicator&, int,
+                                                                  AdamWConfig, std::uint64_t, std::int64_t,
+                                                                  tp::TpComm*, comm::Communicator*, ep::EpComm*);
 
 }  // namespace mini5d::dp
