@@ -34,6 +34,7 @@ struct Invariance {
   // Worst relative differences: per-step loss and pre-clip gradient norm; per-tensor
   // parameter sum (relative to the tensor's L2 norm) and sum of squares.
   double loss = 0, grad_norm = 0, sum = 0, sum_sq = 0;
+  std::string worst_sum_sq_tensor;  // this rank's tensor with the largest sum-of-squares difference
 };
 
 // The bounds an fp32 layout must meet over 10 steps of the tiny deck. Measured for
@@ -64,7 +65,10 @@ inline std::vector<InvarianceConfig> configs() {
 // MPI_COMM_SELF) and the layout run of its group; collective over the grids of both
 // trainers, then over the world. Histories of different lengths or different tensor
 // sets count as an infinite difference.
-inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& run) {
+// `skip`: tensors left out of the checksum comparison (named, with the reason, by the
+// caller).
+inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& run,
+                               const std::vector<std::string>& skip = {}) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   Invariance w;
   const auto& a = ref.history();
@@ -81,6 +85,7 @@ inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& 
   const auto got = train::parameter_checksums(run);
   if (want.size() != got.size() || want.empty()) w.sum = w.sum_sq = inf;
   for (const auto& [name, c] : want) {
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
     const auto g = got.find(name);
     if (g == got.end() || g->second.elements != c.elements) {
       w.sum = w.sum_sq = inf;
@@ -88,7 +93,9 @@ inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& 
     }
     const double l2 = std::sqrt(c.sum_sq);
     w.sum = worse(w.sum, relative_to(g->second.sum, c.sum, l2));
-    w.sum_sq = worse(w.sum_sq, relative_to(g->second.sum_sq, c.sum_sq, c.sum_sq));
+    const double sq = relative_to(g->second.sum_sq, c.sum_sq, c.sum_sq);
+    if (!(sq <= w.sum_sq)) w.worst_sum_sq_tensor = name;
+    w.sum_sq = worse(w.sum_sq, sq);
   }
   // NaN-safe max over the world: a non-finite difference stays infinite.
   for (double* v : {&w.loss, &w.grad_norm, &w.sum, &w.sum_sq}) *v = world_max(std::isnan(*v) ? inf : *v);

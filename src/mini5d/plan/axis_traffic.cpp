@@ -112,7 +112,8 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
     payloads += s.dense * ((sp ? 10 : 4) + (full ? (sp ? 4 : 2) : 0));
     payloads += s.moe * (5 + (full ? 2 : 0));
     if (s.head) payloads += sp ? 3 : 1;
-    const double loss = s.head ? (l.t * N + 2 * N) * elem : 0;
+    // The loss's row maxima and sums are fp32 whatever the activations' precision.
+    const double loss = s.head ? (l.t * N + 2 * N) * 4 : 0;
     a.tp_activations = mb * (payloads * nd + loss);
     if (sp) {
       // ZeRO 0-1 sum every replicated gradient over t; from ZeRO 2 on a rank holds its
@@ -174,12 +175,14 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   }
   auto zero_traffic = [&](double params, int group, bool experts, double& grads, double& weights) {
     if (group <= 1 || params == 0) return;
+    // Gradients are fp32 (bf16 runs accumulate fp32 main gradients); the weights
+    // gathered are the working copy, in the activations' element size.
     const double P = params * 4;
     grads = l.zero <= 1 ? P : mb * P;
-    if (l.zero == 1 || l.zero == 2) weights = P;
+    if (l.zero == 1 || l.zero == 2) weights = params * elem;
     if (l.zero == 3)
       for (std::size_t u = 0; u < units.size(); ++u)
-        weights += double(gathers[u]) * 4 * (experts ? units[u].expert : units[u].dense);
+        weights += double(gathers[u]) * elem * (experts ? units[u].expert : units[u].dense);
   };
   zero_traffic(dense_params, l.dense_group(), false, a.dp_grads, a.dp_weights);
   zero_traffic(expert_params, l.expert_group(), true, a.dp_expert_grads, a.dp_expert_weights);

@@ -15,7 +15,8 @@
 //       with SP:    embedding 2, dense block 10, MoE block 5 (attention only), head 3
 //       (a column-parallel backward gathers its input again); full recompute reruns a
 //       block's forward: + 4 (SP) or + 2 per dense block, + 2 per MoE block;
-//     plus the vocab-parallel loss: the t*N row maxima gathered and 2N sums, * a.
+//     plus the vocab-parallel loss: the t*N row maxima gathered and 2N sums, * 4
+//     (fp32 statistics in every precision).
 //   t, gradients (SP, t > 1): the tensors replicated over t, once a step (4 bytes each):
 //       wpe, per block LN1, LN2, the projection biases (dense) or the router (MoE), LNf.
 //   c, activations (c > 1): a K/V block 2 * micro_batch * (T/c) * (D/t) * a per hop;
@@ -38,8 +39,9 @@
 //       (V padded for t; parallel/pp/tied_embedding.hpp).
 //   d, gradients and weights over the dense group d*c*e (and, for the experts, over d*c)
 //       with P parameters of the stage's shard (before ZeRO): gradients P*4 per step
-//       (ZeRO 0-1) or per micro-batch (ZeRO 2-3); weights none (ZeRO 0), the updated
-//       shard gathered, P*4 per step (ZeRO 1-2), or, for ZeRO 3, each unit's elements
+//       (ZeRO 0-1) or per micro-batch (ZeRO 2-3), fp32 in every precision; weights
+//       none (ZeRO 0), the updated shard gathered, P*a per step (ZeRO 1-2: the working
+//       copy, bf16 in a bf16 run), or, for ZeRO 3, each unit's a-byte elements
 //       times the number of times its two gather buffers fetch it in the stage's
 //       schedule (core/zero3_buffers.hpp, the runtime's own rule, replayed here).
 #pragma once

@@ -64,6 +64,7 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   s.ffn = double(m.ffn), s.vocab = double(m.padded_vocab(l.t));
   s.t = l.t, s.c = l.c, s.sp = l.sp;
   s.elem_bytes = activation_elem_bytes(prec);
+  s.stat_bytes = std::max(4.0, s.elem_bytes);
   s.experts = m.moe() ? double(m.experts) : 0.0;
   s.top_k = double(m.top_k);
   s.imbalance = m.moe() ? imbalance : 1.0;
@@ -100,15 +101,24 @@ bool keeps_probs(const ActShape& s) { return s.c == 1 && !s.blockwise; }
 // kernels/blockwise_attention.hpp); for ring attention two per-block buffers of
 // (T/2c)^2 per head and the running max and sum per query row
 // (parallel/cp/ring_attention.hpp).
-double core_work_elems(const ActShape& s) {
+// Blockwise attention's buffers hold fp32 statistics in a bf16 run (its core runs in
+// fp32 on widened copies: kernels/widened_attention.hpp), so this returns bytes.
+double core_work_bytes(const ActShape& s) {
   const double bh = s.micro_batch * (s.heads / s.t);
-  if (keeps_probs(s)) return bh * s.seq * s.seq;
+  if (keeps_probs(s)) return s.elem_bytes * bh * s.seq * s.seq;
   if (s.c == 1) {
     const double tile = std::min(kAttentionTile, s.seq), panel = std::min(kAttentionKeyPanel, s.seq);
-    return 2 * bh * tile * panel + bh * s.seq;
+    return s.stat_bytes * (2 * bh * tile * panel + bh * s.seq);
   }
   const double chunk = s.seq / (2.0 * s.c);
-  return 2 * bh * chunk * chunk + 2 * bh * (s.seq / s.c);
+  return s.elem_bytes * (2 * bh * chunk * chunk + 2 * bh * (s.seq / s.c));
+}
+// A bf16 run's attention core (c = 1, blockwise) computes on fp32 copies of q, k, v, y,
+// dy and of dq, dk, dv (kernels/widened_attention.hpp): [N, D/t] four times and
+// [N, Dkv/t] four times, in the backward's workspace.
+double widened_core_bytes(const ActShape& s) {
+  if (!s.widened_core || s.elem_bytes >= 4 || s.c > 1 || !s.blockwise) return 0;
+  return 4 * (4 + 4 * s.kv_ratio) * local_tokens(s) * s.d_model / s.t;
 }
 }  // namespace
 
@@ -119,8 +129,10 @@ double attention_prob_elems(const ActShape& s) {
 
 double attention_core_bytes(const ActShape& s) {
   const double N = local_tokens(s), t = s.t;
-  // q and y [N, D/t], k and v [N, Dkv/t], and the probabilities or log-sum-exps
-  return s.elem_bytes * ((2 + 2 * s.kv_ratio) * N * s.d_model / t + attention_prob_elems(s));
+  // q and y [N, D/t], k and v [N, Dkv/t], and the probabilities (elements) or the
+  // log-sum-exps (statistics)
+  return s.elem_bytes * (2 + 2 * s.kv_ratio) * N * s.d_model / t +
+         (keeps_probs(s) ? s.elem_bytes : s.stat_bytes) * attention_prob_elems(s);
 }
 
 double moe_kept_bytes(const ActShape& s) {
@@ -145,10 +157,11 @@ double block_activation_bytes(const ActShape& s, Recompute r) {
   // Full: the block's output; an MoE layer is not recomputed (model/block.hpp) and keeps
   // its routing and routed rows in every mode.
   if (r == Recompute::full) return a * N * s.d_model * rr + moe_kept_bytes(s) + moe_routed_bytes(s);
-  const double kept = 4 * N * s.d_model * rr + 2 * norm_stats(s) * N * rr  // residual-class + norm stats
+  const double kept = 4 * N * s.d_model * rr  // residual-class
                       + (2 + 2 * s.kv_ratio) * N * s.d_model / t  // qkv (D + 2Dkv), att_merged
                       + (s.experts > 1 ? 0.0 : mlp_elems(s));
-  const double b = a * kept + moe_kept_bytes(s) + moe_routed_bytes(s) + attention_core_bytes(s);
+  const double b = a * kept + s.stat_bytes * 2 * norm_stats(s) * N * rr + moe_kept_bytes(s) + moe_routed_bytes(s) +
+                   attention_core_bytes(s);
   return r == Recompute::selective ? b - attention_core_bytes(s) : b;
 }
 
@@ -159,7 +172,7 @@ double embedding_activation_bytes(const ActShape& s) {
 double head_activation_bytes(const ActShape& s) {
   const double N = local_tokens(s), rr = rep(s);
   // final norm output and stats, and the vocab-parallel logits of all local tokens
-  return s.elem_bytes * (N * s.d_model * rr + norm_stats(s) * N * rr + N * s.vocab / s.t);
+  return s.elem_bytes * (N * s.d_model * rr + N * s.vocab / s.t) + s.stat_bytes * norm_stats(s) * N * rr;
 }
 
 double workspace_bytes(const ActShape& s, Recompute r) {
@@ -167,17 +180,17 @@ double workspace_bytes(const ActShape& s, Recompute r) {
   // dres, dln; dqkv (D + 2Dkv), datt_merged, dq, dk, dv (Dkv each), dy; dfc, dgelu;
   // dprobs or the ring's block buffers (Gpt's work buffers)
   const double attn = (4 + 4 * s.kv_ratio) * N * s.d_model / t;
-  double w = a * (2 * N * s.d_model * rr + attn + mlp_elems(s) + core_work_elems(s));
+  double w = a * (2 * N * s.d_model * rr + attn + mlp_elems(s)) + core_work_bytes(s) + widened_core_bytes(s);
   // A vector of ones (bias gradients as a GEMM). (The token ids are the step's own
   // buffers, which the embedding reads in place: counted with the data.)
-  w += a * N;
+  w += s.stat_bytes * N;
   // Rotary positions: cos and sin of this rank's positions, [T/c, hd/2] each.
-  if (s.rope) w += a * (s.seq / s.c) * (s.d_model / s.heads);
+  if (s.rope) w += s.stat_bytes * (s.seq / s.c) * (s.d_model / s.heads);
   // Sequence parallelism: the [N, d_model] buffer each region gathers its rows into.
   if (s.sp && s.t > 1) w += a * N * s.d_model;
   // The vocab-parallel loss: every rank's row maxima, the agreed maxima, and the summed
   // exponentials and target logits.
-  if (s.t > 1) w += a * N * (s.t + 3);
+  if (s.t > 1) w += s.stat_bytes * N * (s.t + 3);
   if (r == Recompute::selective) w += attention_core_bytes(s);
   // Full: one block's activations rebuilt in the backward, but its output, which each
   // block keeps (it is what block_activation_bytes(full) counts). The shared set has a

@@ -59,6 +59,13 @@ struct ActShape {
   int t = 1, c = 1;
   bool sp = false;
   double elem_bytes = 4;
+  // Statistics (norm means and rstds, log-sum-exps, softmax sums, the loss's row maxima)
+  // and the ones and rotary tables: fp32 in a bf16 run, the element size otherwise.
+  double stat_bytes = 4;
+  // mini5d's own bf16 attention core (c = 1, blockwise) computes on fp32 copies of its
+  // tensors, in the workspace: the runtime sets this for its own prediction. A cluster's
+  // framework with a bf16 attention kernel (every GPU framework) has no such copies.
+  bool widened_core = false;
   double experts = 0, top_k = 1, imbalance = 1;  // experts > 1: MoE MLP
   bool blockwise = true;  // c = 1 attention core: blockwise (model.attention), else full
   bool rmsnorm = false;   // model.norm: a norm keeps 1 statistic per row (rstd), not 2

@@ -35,7 +35,8 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
   const double dense = double(base_->layout().total() - base_->layout().expert_total());
   const double experts = double(base_->layout().expert_total());
   const auto want = plan::step_traffic(plan_model(deck_), plan_layout(deck_), grid_->coord(grid::Axis::p),
-                                       deck_.model.moe_every, dense, experts, sizeof(float), comms_->dp().rank());
+                                       deck_.model.moe_every, dense, experts,
+                                       deck_.train.precision == "bf16" ? 2.0 : 4.0, comms_->dp().rank());
   const double predicted[] = {want.tp(), want.cp_activations, want.ep_activations,
                               want.pp(), want.dp(), want.dp_expert()};
   const int A = int(now.size()), R = grid_->size();

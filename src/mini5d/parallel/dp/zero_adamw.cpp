@@ -122,7 +122,15 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
   }
   if (stage_ >= 3) {
     weight_shard_ = Vec<float>("mini5d::optim::weight_shard", part_.shard_size());
-    weights_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(weight_shard_));
+    // bf16: the fp32 shard is the master (optimizer state, as the planner counts it)
+    // and the bf16 shard the weights.
+    if constexpr (is_bf16_v<S>) {
+      working_shard_ = Vec<S>("mini5d::optim::working_shard", part_.shard_size());
+      weights_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(working_shard_));
+      master_mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(weight_shard_));
+    } else {
+      weights_mem_ = mem::Charge(mem::Category::weights, mem::view_bytes(weight_shard_));
+    }
     for (auto& g : gathered_) {
       g.data = Vec<S>("mini5d::optim::unit_weights", part_.max_unit_size());
       comm_mem_.grow(mem::view_bytes(g.data));
@@ -138,6 +146,7 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
     }
     buffers_ = zero3::GatherBuffers(std::move(chunk_of), layout.units().front().global == 0);
     init_shard(layout, part_, seed, weight_shard_);
+    if constexpr (is_bf16_v<S>) kernels::convert("mini5d::optim::working_shard", working_shard_, weight_shard_);
   } else {
     model_.init_params(seed);  // bf16: the master values, rounded (model::init_param_range)
     if constexpr (is_bf16_v<S>) {
@@ -206,11 +215,8 @@ void ZeroAdamW<S>::start_gather(int buffer, int unit) {
   // (MPI reads the parts next), instead of two global fences per chunk.
   for (int c : part_.unit_chunks(unit)) {
     const Span p = part_.my_part(c);
-    const auto mine = slice(weight_shard_, part_.shard_offset(c), p.size());
-    if constexpr (is_bf16_v<S>)
-      kernels::convert("mini5d::zero::own_part_to_bf16", part_of(g.data, p.begin, p.size()), mine);
-    else
-      Kokkos::deep_copy(ExecSpace(), slice(g.data, p.begin, p.size()), mine);
+    const Vec<S>& shard = working_shard();
+    Kokkos::deep_copy(ExecSpace(), part_of(g.data, p.begin, p.size()), part_of(shard, part_.shard_offset(c), p.size()));
   }
   fence("mini5d::zero::own_parts_ready");
   for (int c : part_.unit_chunks(unit)) {
@@ -394,6 +400,7 @@ template <class S>
 void ZeroAdamW<S>::refresh_working_copy() {
   if constexpr (is_bf16_v<S>) {
     if (stage_ == 0) kernels::convert("mini5d::optim::working_copy", model_.params, master_);
+    if (stage_ >= 3) kernels::convert("mini5d::optim::working_shard", working_shard_, weight_shard_);
     if (stage_ == 1 || stage_ == 2) {
       // This rank's part of every unit, rounded into its place; the rest is gathered.
       const auto& units = model_.layout().units();

@@ -59,6 +59,13 @@ class ZeroAdamW final : public ZeroOptimizer {
   void post_weight_gathers();           // stages 1-2: every chunk's all-gather of model_.params
 
   VecU<float> grad_buffer() const;  // the reduced gradients: flat (stage 0-1) or this rank's shard
+  // Stage 3: the shard the unit gathers send: the weights themselves (fp32), the bf16 copy.
+  const Vec<S>& working_shard() const {
+    if constexpr (is_bf16_v<S>)
+      return working_shard_;
+    else
+      return weight_shard_;
+  }
 
   model::Gpt<S>& model_;
   int stage_;
@@ -93,6 +100,9 @@ class ZeroAdamW final : public ZeroOptimizer {
   // bf16 only: the fp32 master weights of stages 0-2 (whole at 0, this rank's shard at
   // 1-2), which AdamW updates and the model's bf16 working copy is rounded from.
   Vec<float> master_;
+  // bf16 at stage 3: this rank's shard of the working copy, rounded from weight_shard_
+  // after each update, which the unit gathers send (as ZeRO's fp16 parameter shards).
+  Vec<S> working_shard_;
   Vec<float> grad_shard_;                // stage 2-3
   // Stage 3: two unit-sized buffers of gathered weights, and the rule saying which
   // unit each holds (zero3_buffers.hpp).

@@ -14,7 +14,9 @@ ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
   // has experts (every moe_every-th), with a router that balances its load.
   const plan::ModelDesc md = plan_model(deck);
   const plan::Layout l = plan_layout(deck);
-  const plan::ActShape moe = plan::act_shape(md, l, plan::Precision::fp32);
+  plan::ActShape moe =
+      plan::act_shape(md, l, deck.train.precision == "bf16" ? plan::Precision::bf16 : plan::Precision::fp32);
+  moe.widened_core = true;  // this runtime's bf16 core (kernels/widened_attention.hpp)
   plan::ActShape dense = moe;
   dense.experts = 0;
   const auto blocks = plan::stage_blocks(md, l, stage, deck.model.moe_every);
