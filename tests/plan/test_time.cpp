@@ -325,3 +325,37 @@ TEST_CASE("fused attention: the causal tiles of the square at the sustained rate
   g = block_forward_gemms(m, l, cl, Precision::bf16, 1.0);
   CHECK(g.attention == Approx(causal * fwd / 2 / 100e12).epsilon(1e-12));
 }
+
+TEST_CASE("model dropout: the attention passes of software.attention_dropout, masks streamed once",
+          "[plan][time][dropout]") {
+  // Full attention (stored probabilities), bf16, B 2, T 64, d 64, 4 heads: scores
+  // 2 x 4 x 64 x 64 = 32768 per block. model.attention_dropout costs what the cluster's
+  // software.attention_dropout costs (2 + 1/a more passes over the scores each way),
+  // and its stored mask and dropped P are not streamed a second time as activations;
+  // model.hidden_dropout's two 1-byte masks [N, d] are (written forward, read backward):
+  // 2 x 128 x 64 = 16384 bytes, in the elementwise passes' one-third / two-thirds split.
+  ModelDesc m;
+  m.vocab = 1000, m.d_model = 64, m.heads = 4, m.layers = 2, m.seq = 64, m.ffn = 256;
+  m.blockwise_attention = false;
+  TrainDesc tr;
+  tr.global_batch = 2, tr.precision = Precision::bf16;
+  ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);
+  Layout l;
+  l.micro_batch = 2;
+  const TimeOptions o;
+  const MemoryBoundBytes plain = block_memory_bytes(m, tr, cl, l, o);
+  cl.software.attention_dropout = true;
+  const MemoryBoundBytes software = block_memory_bytes(m, tr, cl, l, o);
+  cl.software.attention_dropout = false;
+  ModelDesc drop = m;
+  drop.attention_dropout = 0.1;
+  const MemoryBoundBytes model = block_memory_bytes(drop, tr, cl, l, o);
+  CHECK(model.softmax_fwd == software.softmax_fwd);
+  CHECK(model.softmax_bwd == software.softmax_bwd);
+  CHECK(model.softmax_fwd - plain.softmax_fwd == Approx((2 + 0.5) * 2 * 32768.0));
+  CHECK(model.elementwise_fwd == plain.elementwise_fwd);
+  drop.hidden_dropout = 0.1;
+  const MemoryBoundBytes both = block_memory_bytes(drop, tr, cl, l, o);
+  CHECK(both.elementwise_fwd - plain.elementwise_fwd == Approx(o.elementwise_passes / 3 * 16384.0));
+  CHECK(both.elementwise_bwd - plain.elementwise_bwd == Approx(o.elementwise_passes * 2 / 3 * 16384.0));
+}

@@ -23,7 +23,8 @@ const KeySchema& model_file_schema() {
   static const KeySchema s = {
       {"", {"model", "train"}},
       {"model", {"name", "vocab", "vocab_pad_to", "d_model", "layers", "heads", "kv_heads", "seq", "ffn", "experts",
-                 "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias", "positions", "rope_theta"}},
+                 "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias", "positions", "rope_theta",
+                 "hidden_dropout", "attention_dropout"}},
       {"train", kPlannerTrain},
   };
   return s;
