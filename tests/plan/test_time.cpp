@@ -359,3 +359,42 @@ TEST_CASE("model dropout: the attention passes of software.attention_dropout, ma
   CHECK(both.elementwise_fwd - plain.elementwise_fwd == Approx(o.elementwise_passes / 3 * 16384.0));
   CHECK(both.elementwise_bwd - plain.elementwise_bwd == Approx(o.elementwise_passes * 2 / 3 * 16384.0));
 }
+
+TEST_CASE("oversubscription: groups beyond one leaf switch get 1/R of the inter-node rate",
+          "[plan][comm][oversubscription]") {
+  // 16 nodes of 8 devices, 20 GB/s between nodes, 2:1 through the spine, 4 nodes a leaf.
+  const std::string base =
+      "name: fat-tree\nnodes: 16\ndevices_per_node: 8\n"
+      "device: {memory_gib: 80, memory_bandwidth_gbs: 1000, peak_tflops: {bf16: 100}}\n"
+      "links:\n  intra_node: {name: nvlink, bandwidth_gbs: 100, latency_us: 1}\n"
+      "  inter_node: {name: ib, bandwidth_gbs: 20, latency_us: 5, curve: [[1e6, 10], [1e9, 20]]";
+  const ClusterDesc plain = parse_cluster_text(base + "}\n", "a.yaml");
+  const ClusterDesc cl = parse_cluster_text(base + ", oversubscription: 2, nodes_per_leaf: 4}\n", "b.yaml");
+  REQUIRE(plain.tiers.size() == 2);
+  REQUIRE(cl.tiers.size() == 3);
+  CHECK(cl.tiers[1].span_devices == 32);
+  CHECK(cl.tiers[2].bandwidth == 10e9);
+  CHECK(cl.tiers[2].bandwidth_at(1e9) == 10e9);  // the curve's 20 GB/s point halved
+  CHECK(cl.tiers[2].latency == plain.tiers[1].latency);
+  // Data parallelism over every node (stride 8, 16 ranks: 16 nodes) crosses the spine:
+  // a ring all-reduce of 1 GB, 2*15*5 us + 2*15/16 * 1e9 / 10e9 s, by hand.
+  const double S = 1e9;
+  const int spine = tier_for_group(cl, 8, 16);
+  CHECK(spine == 2);
+  CHECK(allreduce_time(S, 16, cl.tiers[std::size_t(spine)]) == Approx(2 * 15 * 5e-6 + 2.0 * 15 / 16 * S / 10e9));
+  // Without the fields, the same group pays the stated 20 GB/s.
+  CHECK(allreduce_time(S, 16, plain.tiers[std::size_t(tier_for_group(plain, 8, 16))]) ==
+        Approx(2 * 15 * 5e-6 + 2.0 * 15 / 16 * S / 20e9));
+  // Four nodes (one aligned leaf) keep the full rate; a group of 3 nodes straddles leaves
+  // in the block placement (32 is not a multiple of 24): the spine.
+  const int leaf = tier_for_group(cl, 8, 4);
+  CHECK(leaf == 1);
+  CHECK(allreduce_time(S, 4, cl.tiers[std::size_t(leaf)]) == Approx(2 * 3 * 5e-6 + 2.0 * 3 / 4 * S / 20e9));
+  CHECK(tier_for_group(cl, 8, 3) == 2);
+  // Inside a node nothing changes.
+  CHECK(tier_for_group(cl, 1, 8) == 0);
+  // 1:1 is no change; a ratio without a leaf size is an error naming the field.
+  CHECK(parse_cluster_text(base + ", oversubscription: 1}\n", "c.yaml").tiers.size() == 2);
+  CHECK_THROWS_WITH(parse_cluster_text(base + ", oversubscription: 2}\n", "d.yaml"),
+                    Catch::Contains("links.inter_node.nodes_per_leaf: missing"));
+}
