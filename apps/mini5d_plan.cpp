@@ -75,7 +75,8 @@ const char* kUsage =
     "  --launcher CMD        with --run: how to start N ranks (default 'mpiexec -n {ranks}')\n"
     "  --mini5d PATH         with --run: the runtime (default: next to mini5d-plan)\n"
     "  --validate FILE       published runs (inputs/validation/*.yaml) against the planner;\n"
-    "                        with --rows fit|test|all, --json, --cluster FILE (default: the file's)\n";
+    "                        with --rows fit|test|all, --json, --cluster FILE (default: the file's),\n"
+    "                        --rank (each published layout's rank in the free search)\n";
 
 struct Args {
   std::string model, cluster, deck_out, slurm_out, layout, deck;

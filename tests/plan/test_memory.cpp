@@ -157,11 +157,12 @@ TEST_CASE("activation bytes of one block on a hand-computed case", "[plan][memor
 }
 
 TEST_CASE("blockwise attention: no seq x seq term in the activations or the work buffers", "[plan][memory]") {
-  // A long-sequence case: B = 1, T = 32768, 32 heads, d 4096, bf16 activations (2 bytes).
+  // A long-sequence case: B = 1, T = 32768, 32 heads, d 4096, bf16 activations (2 bytes);
+  // the statistics (log-sum-exps, the blockwise tiles' scores and sums) are fp32 (4).
   ActShape s;
   s.micro_batch = 1, s.seq = 32768, s.d_model = 4096, s.heads = 32, s.ffn = 16384, s.vocab = 50257;
   s.elem_bytes = 2;
-  const double BH = 32, T = 32768, a = 2, tile = kAttentionTile, panel = kAttentionKeyPanel;
+  const double BH = 32, T = 32768, a = 2, st = 4, tile = kAttentionTile, panel = kAttentionKeyPanel;
   ActShape full = s;
   full.blockwise = false;
   // What the core keeps besides q, k, v, y: B*H*T*T probabilities, or B*H*T lse.
@@ -172,18 +173,18 @@ TEST_CASE("blockwise attention: no seq x seq term in the activations or the work
   CHECK(probs == 64.0 * (1 << 30));
   for (const Recompute r : {Recompute::none, Recompute::selective}) {
     const double kept_diff = block_activation_bytes(full, r) - block_activation_bytes(s, r);
-    CHECK(kept_diff == (r == Recompute::none ? probs - a * BH * T : 0.0));
+    CHECK(kept_diff == (r == Recompute::none ? probs - st * BH * T : 0.0));
   }
   // The work buffers: full's dP [B*H, T, T] against two 64 x 512 panels and a row sum.
   CHECK(workspace_bytes(full, Recompute::none) - workspace_bytes(s, Recompute::none) ==
-        probs - a * (2 * BH * tile * panel + BH * T));
+        probs - st * (2 * BH * tile * panel + BH * T));
   // No T^2 anywhere: doubling T doubles blockwise's kept bytes exactly (full's grow by
   // the extra 3*B*H*T^2 probabilities), and its work buffers but for the fixed panels.
   ActShape s2 = s, full2 = full;
   s2.seq = full2.seq = 2 * T;
   CHECK(block_activation_bytes(s2, Recompute::none) == 2 * block_activation_bytes(s, Recompute::none));
   CHECK(workspace_bytes(s2, Recompute::none) ==
-        2 * workspace_bytes(s, Recompute::none) - a * 2 * BH * tile * panel);
+        2 * workspace_bytes(s, Recompute::none) - st * 2 * BH * tile * panel);
   CHECK(block_activation_bytes(full2, Recompute::none) - 2 * block_activation_bytes(full, Recompute::none) ==
         2 * probs);
 }
@@ -293,4 +294,79 @@ TEST_CASE("the shipped Llama 3 model files count the published parameters within
   }
   const ModelInput eight = load_model_file(plan_test::input("models/llama3-8b.yaml"));
   CHECK(count_params(eight.model).total == 8030261248.0);
+}
+
+TEST_CASE("dropout's stored masks against Korthikanti et al. 2022 (GPT-3 175B)", "[plan][memory][dropout]") {
+  // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+  // Models", section 4.1: one layer without recomputation, 16-bit activations, 1-byte
+  // dropout masks, keeps s*b*h*(34 + 5*a*s/h) bytes, of which dropout's are
+  //   2*s*b*h   the hidden masks after the attention projection and after the MLP,
+  //   a*s^2*b   the attention mask, and 2*a*s^2*b the dropped probabilities PV reads.
+  // GPT-3 175B: s 2048, b 1, h 12288, a 96 heads, f 4h, t 1 (5as/h = 80).
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  const double sbh = s * b * h, as2b = a * s * s * b;
+  ActShape off;
+  off.micro_batch = b, off.seq = s, off.d_model = h, off.heads = a, off.ffn = 4 * h, off.vocab = 51200;
+  off.elem_bytes = 2;
+  off.blockwise = false;  // the paper's core stores the probabilities
+  ActShape on = off;
+  on.hidden_dropout = on.attention_dropout = true;
+
+  // The terms the formula defines, exactly.
+  CHECK(hidden_dropout_bytes(on) == 2 * sbh);
+  CHECK(attention_dropout_bytes(on) == 3 * as2b);
+  CHECK(block_activation_bytes(on, Recompute::none) - block_activation_bytes(off, Recompute::none) ==
+        2 * sbh + 3 * as2b);
+  // The whole layer: the paper's figure plus what mini5d's block keeps beyond Megatron's
+  // (docs/planner.md, "Activations — derivation"): the head-major copies of q, k, v and
+  // y beside qkv and att_merged, 4 elements of 2 bytes per row of h (8sbh), and the two
+  // norms' mean and rstd, 4 fp32 values per token (16sb), which the paper leaves out.
+  const double megatron = sbh * (34 + 5 * a * s / h);
+  CHECK(megatron == 114 * sbh);
+  CHECK(block_activation_bytes(on, Recompute::none) == megatron + 8 * sbh + 16 * s * b);
+  // Selective recomputation (the paper's: the attention core rebuilt, 34sbh) drops the
+  // same copies and every a*s^2*b term, the attention dropout's with them.
+  CHECK(block_activation_bytes(on, Recompute::selective) == 34 * sbh + 16 * s * b);
+  // Full recomputation keeps the layer's input only, masks none.
+  CHECK(block_activation_bytes(on, Recompute::full) == block_activation_bytes(off, Recompute::full));
+
+  // t = 8 with sequence parallelism: the paper's sbh/t (34 + 5as/h); without it
+  // sbh (10 + 24/t + 5as/(ht)), the hidden masks among the 10 (replicated over t).
+  const double t = 8;
+  ActShape sp = on;
+  sp.t = 8, sp.sp = true;
+  CHECK(block_activation_bytes(sp, Recompute::none) == (megatron + 8 * sbh + 16 * s * b) / t);
+  ActShape nosp = on;
+  nosp.t = 8;
+  CHECK(hidden_dropout_bytes(nosp) == 2 * sbh);
+  CHECK(block_activation_bytes(nosp, Recompute::none) ==
+        sbh * (10 + 24 / t + 5 * a * s / (h * t)) + 8 * sbh / t + 16 * s * b);
+
+  // Blockwise (and ring) attention keep no probabilities and rebuild the mask from the
+  // generator's state: attention dropout stores nothing; the hidden masks remain.
+  ActShape flash = on;
+  flash.blockwise = true;
+  CHECK(attention_dropout_bytes(flash) == 0);
+  ActShape flash_off = off;
+  flash_off.blockwise = true;
+  CHECK(block_activation_bytes(flash, Recompute::none) - block_activation_bytes(flash_off, Recompute::none) ==
+        2 * sbh);
+  // The embedding's dropout mask (section 4.3), one byte per element of its output.
+  CHECK(embedding_activation_bytes(on) - embedding_activation_bytes(off) == sbh);
+}
+
+TEST_CASE("model.hidden_dropout and model.attention_dropout: off by default", "[plan][memory][dropout]") {
+  const std::string base = "model: {vocab: 64, d_model: 16, layers: 2, heads: 4, seq: 8, ffn: 64";
+  const ModelInput plain = parse_model_text(base + "}\n", "m.yaml");
+  CHECK(plain.model.hidden_dropout == 0);
+  CHECK(plain.model.attention_dropout == 0);
+  Layout l;
+  CHECK_FALSE(act_shape(plain.model, l, Precision::fp32).hidden_dropout);
+  CHECK_FALSE(act_shape(plain.model, l, Precision::fp32).attention_dropout);
+  const ModelInput drop =
+      parse_model_text(base + ", hidden_dropout: 0.1, attention_dropout: 0.1}\n", "m.yaml");
+  CHECK(act_shape(drop.model, l, Precision::fp32).hidden_dropout);
+  CHECK(act_shape(drop.model, l, Precision::fp32).attention_dropout);
+  CHECK_THROWS_WITH(parse_model_text(base + ", hidden_dropout: 1}\n", "m.yaml"),
+                    Catch::Contains("model.hidden_dropout: 1 is out of range"));
 }

@@ -325,3 +325,76 @@ TEST_CASE("fused attention: the causal tiles of the square at the sustained rate
   g = block_forward_gemms(m, l, cl, Precision::bf16, 1.0);
   CHECK(g.attention == Approx(causal * fwd / 2 / 100e12).epsilon(1e-12));
 }
+
+TEST_CASE("model dropout: the attention passes of software.attention_dropout, masks streamed once",
+          "[plan][time][dropout]") {
+  // Full attention (stored probabilities), bf16, B 2, T 64, d 64, 4 heads: scores
+  // 2 x 4 x 64 x 64 = 32768 per block. model.attention_dropout costs what the cluster's
+  // software.attention_dropout costs (2 + 1/a more passes over the scores each way),
+  // and its stored mask and dropped P are not streamed a second time as activations;
+  // model.hidden_dropout's two 1-byte masks [N, d] are (written forward, read backward):
+  // 2 x 128 x 64 = 16384 bytes, in the elementwise passes' one-third / two-thirds split.
+  ModelDesc m;
+  m.vocab = 1000, m.d_model = 64, m.heads = 4, m.layers = 2, m.seq = 64, m.ffn = 256;
+  m.blockwise_attention = false;
+  TrainDesc tr;
+  tr.global_batch = 2, tr.precision = Precision::bf16;
+  ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);
+  Layout l;
+  l.micro_batch = 2;
+  const TimeOptions o;
+  const MemoryBoundBytes plain = block_memory_bytes(m, tr, cl, l, o);
+  cl.software.attention_dropout = true;
+  const MemoryBoundBytes software = block_memory_bytes(m, tr, cl, l, o);
+  cl.software.attention_dropout = false;
+  ModelDesc drop = m;
+  drop.attention_dropout = 0.1;
+  const MemoryBoundBytes model = block_memory_bytes(drop, tr, cl, l, o);
+  CHECK(model.softmax_fwd == software.softmax_fwd);
+  CHECK(model.softmax_bwd == software.softmax_bwd);
+  CHECK(model.softmax_fwd - plain.softmax_fwd == Approx((2 + 0.5) * 2 * 32768.0));
+  CHECK(model.elementwise_fwd == plain.elementwise_fwd);
+  drop.hidden_dropout = 0.1;
+  const MemoryBoundBytes both = block_memory_bytes(drop, tr, cl, l, o);
+  CHECK(both.elementwise_fwd - plain.elementwise_fwd == Approx(o.elementwise_passes / 3 * 16384.0));
+  CHECK(both.elementwise_bwd - plain.elementwise_bwd == Approx(o.elementwise_passes * 2 / 3 * 16384.0));
+}
+
+TEST_CASE("oversubscription: groups beyond one leaf switch get 1/R of the inter-node rate",
+          "[plan][comm][oversubscription]") {
+  // 16 nodes of 8 devices, 20 GB/s between nodes, 2:1 through the spine, 4 nodes a leaf.
+  const std::string base =
+      "name: fat-tree\nnodes: 16\ndevices_per_node: 8\n"
+      "device: {memory_gib: 80, memory_bandwidth_gbs: 1000, peak_tflops: {bf16: 100}}\n"
+      "links:\n  intra_node: {name: nvlink, bandwidth_gbs: 100, latency_us: 1}\n"
+      "  inter_node: {name: ib, bandwidth_gbs: 20, latency_us: 5, curve: [[1e6, 10], [1e9, 20]]";
+  const ClusterDesc plain = parse_cluster_text(base + "}\n", "a.yaml");
+  const ClusterDesc cl = parse_cluster_text(base + ", oversubscription: 2, nodes_per_leaf: 4}\n", "b.yaml");
+  REQUIRE(plain.tiers.size() == 2);
+  REQUIRE(cl.tiers.size() == 3);
+  CHECK(cl.tiers[1].span_devices == 32);
+  CHECK(cl.tiers[2].bandwidth == 10e9);
+  CHECK(cl.tiers[2].bandwidth_at(1e9) == 10e9);  // the curve's 20 GB/s point halved
+  CHECK(cl.tiers[2].latency == plain.tiers[1].latency);
+  // Data parallelism over every node (stride 8, 16 ranks: 16 nodes) crosses the spine:
+  // a ring all-reduce of 1 GB, 2*15*5 us + 2*15/16 * 1e9 / 10e9 s, by hand.
+  const double S = 1e9;
+  const int spine = tier_for_group(cl, 8, 16);
+  CHECK(spine == 2);
+  CHECK(allreduce_time(S, 16, cl.tiers[std::size_t(spine)]) == Approx(2 * 15 * 5e-6 + 2.0 * 15 / 16 * S / 10e9));
+  // Without the fields, the same group pays the stated 20 GB/s.
+  CHECK(allreduce_time(S, 16, plain.tiers[std::size_t(tier_for_group(plain, 8, 16))]) ==
+        Approx(2 * 15 * 5e-6 + 2.0 * 15 / 16 * S / 20e9));
+  // Four nodes (one aligned leaf) keep the full rate; a group of 3 nodes straddles leaves
+  // in the block placement (32 is not a multiple of 24): the spine.
+  const int leaf = tier_for_group(cl, 8, 4);
+  CHECK(leaf == 1);
+  CHECK(allreduce_time(S, 4, cl.tiers[std::size_t(leaf)]) == Approx(2 * 3 * 5e-6 + 2.0 * 3 / 4 * S / 20e9));
+  CHECK(tier_for_group(cl, 8, 3) == 2);
+  // Inside a node nothing changes.
+  CHECK(tier_for_group(cl, 1, 8) == 0);
+  // 1:1 is no change; a ratio without a leaf size is an error naming the field.
+  CHECK(parse_cluster_text(base + ", oversubscription: 1}\n", "c.yaml").tiers.size() == 2);
+  CHECK_THROWS_WITH(parse_cluster_text(base + ", oversubscription: 2}\n", "d.yaml"),
+                    Catch::Contains("links.inter_node.nodes_per_leaf: missing"));
+}

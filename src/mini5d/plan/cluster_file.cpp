@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mini5d/plan/emit_slurm.hpp"  // validate_slurm
+#include "mini5d/plan/oversubscription.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/input_schema.hpp"
 #include "mini5d/plan/yaml_fields.hpp"
@@ -148,6 +149,27 @@ void read_peaks(const Fields& f, DeviceDesc& d) {
   if (!any) f.fail("device.peak_tflops", "missing (give at least fp32: peak dense TFLOP/s)");
 }
 
+// links.inter_node.oversubscription R (default 1: none) over nodes_per_leaf nodes per
+// leaf switch (oversubscription.hpp). A leaf holds whole middle-tier groups, so that the
+// tiers nest (each span a multiple of the one inside it).
+void read_oversubscription(const Fields& f, ClusterDesc& cl) {
+  const double ratio = f.number("links.inter_node.oversubscription", 1, 1000,
+                                "bandwidth under one leaf switch over that through the spine, "
+                                "R of R:1; 1: none", false, 1);
+  const bool has_leaf = f.has("links.inter_node.nodes_per_leaf");
+  if (ratio > 1 && !has_leaf)
+    f.fail("links.inter_node.nodes_per_leaf", "missing (nodes under one leaf switch; needed with oversubscription > 1)");
+  if (!has_leaf) return;
+  const long long leaf = f.integer("links.inter_node.nodes_per_leaf", 1, 1000000, "nodes under one leaf switch");
+  if (cl.tiers.size() > 2) {
+    const double mid = cl.tiers[1].span_devices / double(cl.devices_per_node);
+    if (double(leaf) <= mid || leaf % static_cast<long long>(mid) != 0)
+      f.fail("links.inter_node.nodes_per_leaf", std::to_string(leaf) + " must be a multiple of, and larger than, "
+             "links.middle.nodes_per_group = " + std::to_string(static_cast<long long>(mid)));
+  }
+  add_oversubscribed_spine(cl, leaf, ratio);
+}
+
 void read_links(const Fields& f, ClusterDesc& cl) {
   if (!f.has("links.intra_node"))
     f.fail("links.intra_node", "missing (bandwidth_gbs, latency_us between devices of a node)");
@@ -165,6 +187,7 @@ void read_links(const Fields& f, ClusterDesc& cl) {
     LinkTier inter = read_tier(f, "links.inter_node");
     inter.span_devices = 0;
     cl.tiers.push_back(inter);
+    read_oversubscription(f, cl);
   } else if (cl.nodes > 1) {
     f.fail("links.inter_node", "missing (bandwidth_gbs, latency_us between nodes; needed for nodes > 1)");
   }

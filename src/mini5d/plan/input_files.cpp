@@ -70,6 +70,12 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
   if (m.d_model % m.heads)
     f.fail("model.heads", std::to_string(m.heads) + " does not divide d_model=" +
                               std::to_string(m.d_model) + " (valid: a divisor of d_model)");
+  // Dropout (model files only: a deck is mini5d's, which has none). A probability of 1
+  // would drop everything, so the range stops below it.
+  m.hidden_dropout = f.number("model.hidden_dropout", 0, 0.999, "dropout probability after the embedding, "
+                              "the attention projection and the MLP; 0: off", false, 0);
+  m.attention_dropout = f.number("model.attention_dropout", 0, 0.999, "dropout probability on the "
+                                 "attention probabilities; 0: off", false, 0);
   m.kv_heads = f.integer("model.kv_heads", 0, 100000, "key/value heads, 0 for heads", false, 0);
   if (m.kv_heads > 0 && m.heads % m.kv_heads)
     f.fail("model.kv_heads", std::to_string(m.kv_heads) + " does not divide heads=" + std::to_string(m.heads) +

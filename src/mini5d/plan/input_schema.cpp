@@ -23,7 +23,8 @@ const KeySchema& model_file_schema() {
   static const KeySchema s = {
       {"", {"model", "train"}},
       {"model", {"name", "vocab", "vocab_pad_to", "d_model", "layers", "heads", "kv_heads", "seq", "ffn", "experts",
-                 "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias", "positions", "rope_theta"}},
+                 "top_k", "tie_embeddings", "attention", "norm", "mlp", "bias", "positions", "rope_theta",
+                 "hidden_dropout", "attention_dropout"}},
       {"train", kPlannerTrain},
   };
   return s;
@@ -65,7 +66,8 @@ const KeySchema& cluster_file_schema() {
       {"links.intra_node", tier},
       {"links.middle", {"name", "bandwidth_gbs", "latency_us", "curve", "gather_curve", "send_curve",
                         "nodes_per_group"}},
-      {"links.inter_node", tier},
+      {"links.inter_node", {"name", "bandwidth_gbs", "latency_us", "curve", "gather_curve", "send_curve",
+                            "oversubscription", "nodes_per_leaf"}},
       {"slurm", {"partition", "account", "qos", "constraint", "gres", "gpu_bind", "mpi", "binding", "gpu_aware_env",
                  "gpu_aware_lib", "time"}},
   };

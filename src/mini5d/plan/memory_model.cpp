@@ -72,6 +72,8 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   s.rmsnorm = m.rmsnorm;
   s.swiglu = m.swiglu;
   s.rope = m.rope;
+  s.hidden_dropout = m.hidden_dropout > 0;
+  s.attention_dropout = m.attention_dropout > 0;
   return s;
 }
 
@@ -127,12 +129,29 @@ double attention_prob_elems(const ActShape& s) {
   return keeps_probs(s) ? rows * s.seq : rows;
 }
 
+// A dropout mask: one byte per element (Megatron-LM keeps them as bytes whatever the
+// precision).
+constexpr double kMaskBytes = 1;
+
+double hidden_dropout_bytes(const ActShape& s) {
+  if (!s.hidden_dropout) return 0;
+  // The two residual branches' masks, on the rank's rows (split by t under SP).
+  return 2 * kMaskBytes * local_tokens(s) * s.d_model * rep(s);
+}
+
+double attention_dropout_bytes(const ActShape& s) {
+  if (!s.attention_dropout || !keeps_probs(s)) return 0;
+  // The mask and the dropped probabilities (what PV reads; P itself stays for the
+  // softmax backward).
+  return (kMaskBytes + s.elem_bytes) * attention_prob_elems(s);
+}
+
 double attention_core_bytes(const ActShape& s) {
   const double N = local_tokens(s), t = s.t;
-  // q and y [N, D/t], k and v [N, Dkv/t], and the probabilities (elements) or the
-  // log-sum-exps (statistics)
+  // q and y [N, D/t], k and v [N, Dkv/t], the probabilities (elements) or the
+  // log-sum-exps (statistics), and attention dropout's mask and dropped probabilities
   return s.elem_bytes * (2 + 2 * s.kv_ratio) * N * s.d_model / t +
-         (keeps_probs(s) ? s.elem_bytes : s.stat_bytes) * attention_prob_elems(s);
+         (keeps_probs(s) ? s.elem_bytes : s.stat_bytes) * attention_prob_elems(s) + attention_dropout_bytes(s);
 }
 
 double moe_kept_bytes(const ActShape& s) {
@@ -160,13 +179,17 @@ double block_activation_bytes(const ActShape& s, Recompute r) {
   const double kept = 4 * N * s.d_model * rr  // residual-class
                       + (2 + 2 * s.kv_ratio) * N * s.d_model / t  // qkv (D + 2Dkv), att_merged
                       + (s.experts > 1 ? 0.0 : mlp_elems(s));
-  const double b = a * kept + s.stat_bytes * 2 * norm_stats(s) * N * rr + moe_kept_bytes(s) + moe_routed_bytes(s) +
+  const double b = a * kept + s.stat_bytes * 2 * norm_stats(s) * N * rr + hidden_dropout_bytes(s) + moe_kept_bytes(s) +
+                   moe_routed_bytes(s) +
                    attention_core_bytes(s);
   return r == Recompute::selective ? b - attention_core_bytes(s) : b;
 }
 
 double embedding_activation_bytes(const ActShape& s) {
-  return s.elem_bytes * local_tokens(s) * s.d_model * rep(s);
+  // The embedding output, and with hidden dropout its mask (the dropout after the
+  // embedding, Korthikanti et al. 2022 section 4.3).
+  const double rows = local_tokens(s) * s.d_model * rep(s);
+  return s.elem_bytes * rows + (s.hidden_dropout ? kMaskBytes * rows : 0.0);
 }
 
 double head_activation_bytes(const ActShape& s) {

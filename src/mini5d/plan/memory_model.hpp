@@ -24,6 +24,8 @@
 //                rebuilt in the backward: with full attention this drops the T*T term;
 //                blockwise and ring attention have none to drop, so it saves 4*N*d/t
 //                plus the lse for one more core forward
+//     dropout:   + 2*N*d*r one-byte masks (hidden), + B*(h/t)*T*T*(1 + a) (attention,
+//                full attention only): hidden_dropout_bytes, attention_dropout_bytes
 //     full:      a*N*d*r                          (the block's output = next input)
 #pragma once
 #include "mini5d/plan/cluster_desc.hpp"
@@ -71,6 +73,9 @@ struct ActShape {
   bool rmsnorm = false;   // model.norm: a norm keeps 1 statistic per row (rstd), not 2
   bool swiglu = false;    // model.mlp: the MLP keeps gate|up [N, 2F/t] and its activation
   bool rope = false;      // model.positions: rotary, with a cos and sin table [T/c, hd/2]
+  // Dropout (model.hidden_dropout, model.attention_dropout > 0): the masks the backward
+  // needs, one byte per element (dropout_bytes below). Off in mini5d's own runtime.
+  bool hidden_dropout = false, attention_dropout = false;
 };
 // Rows of blockwise attention's query tiles (kernels::kAttBlock) and columns of its key
 // panels (kernels::kAttKeyPanel), each T when the sequence is shorter; the runtime
@@ -90,6 +95,17 @@ double moe_kept_bytes(const ActShape& s);
 double moe_routed_bytes(const ActShape& s);
 // The part of block_activation_bytes(none) that selective recomputation drops.
 double attention_core_bytes(const ActShape& s);
+// Dropout's stored tensors (Korthikanti et al. 2022, section 4.1), per block and
+// micro-batch, masks one byte per element:
+//   hidden:    two masks [N, d]*r (after the attention projection and after the MLP);
+//   attention: with stored probabilities (full attention, c = 1) the mask and the dropped
+//              probabilities, B*(h/t)*T*T*(1 + a), which the PV product reads; blockwise
+//              and ring attention keep no probabilities and rebuild the mask from the
+//              generator's state in the backward (as FlashAttention does): 0.
+// The attention part belongs to the core (attention_core_bytes counts it: selective
+// recomputation drops and rebuilds it); full recomputation keeps neither.
+double hidden_dropout_bytes(const ActShape& s);
+double attention_dropout_bytes(const ActShape& s);
 // What the core keeps per block besides q, k, v, y, in elements: the probabilities
 // B*(h/t)*(T/c)*T of full attention, else one log-sum-exp per query row.
 double attention_prob_elems(const ActShape& s);

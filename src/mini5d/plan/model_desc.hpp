@@ -38,6 +38,11 @@ struct ModelDesc {
   bool bias = true;                 // model.bias: every linear's and LayerNorm's bias
   bool rope = false;                // model.positions: rope (rotary, no table) | learned (default)
   double rope_theta = 10000;        // model.rope_theta (carried to the emitted deck)
+  // Dropout probabilities of the framework being planned (Megatron-LM's --hidden-dropout
+  // and --attention-dropout; mini5d itself has none). Only whether each is on matters to
+  // the planner: its masks are stored for the backward (memory_model.hpp). 0: off.
+  double hidden_dropout = 0;     // model.hidden_dropout: after the embedding, projection and MLP
+  double attention_dropout = 0;  // model.attention_dropout: on the softmax probabilities
   bool moe() const { return experts > 1; }
   long long kv() const { return kv_heads > 0 ? kv_heads : heads; }
   // Width of the keys (and of the values): kv_heads heads of d_model/heads.

@@ -31,8 +31,11 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
   // probabilities by full attention at c = 1, made tile by tile by blockwise attention
   // and block by block by ring attention; the stored part is attention_prob_elems): forward
   // reads the scores and writes the probabilities (2 passes), backward reads dP and P
-  // and writes dS (3). Attention dropout (software.attention_dropout) adds reading P,
-  // writing the dropped P and a 1-byte mask forward, and the masked gradient backward.
+  // and writes dS (3). Attention dropout (software.attention_dropout, or the model's
+  // model.attention_dropout) adds reading P, writing the dropped P and a 1-byte mask
+  // forward, and the masked gradient backward; so the stored mask and dropped P
+  // (attention_dropout_bytes) are taken out of the elementwise streams, not counted twice.
+  // Hidden dropout's masks stay in them (written forward, read backward, like the rest).
   const double bh = B * double(m.heads) / t;
   // Causal blocks (software.attention_block, c = 1) compute each block's scores up to
   // its diagonal only.
@@ -46,8 +49,8 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
   }
   const double scores = a * bh * score_area;
   const double stored_scores = a * attention_prob_elems(as);
-  const double other = block_activation_bytes(as, Recompute::none) - stored_scores;
-  const double drop = cl.software.attention_dropout ? 2 + 1 / a : 0.0;
+  const double other = block_activation_bytes(as, Recompute::none) - stored_scores - attention_dropout_bytes(as);
+  const double drop = cl.software.attention_dropout || m.attention_dropout > 0 ? 2 + 1 / a : 0.0;
   MemoryBoundBytes b;
   b.elementwise_fwd = o.elementwise_passes / 3 * other;
   b.elementwise_bwd = o.elementwise_passes * 2 / 3 * other;

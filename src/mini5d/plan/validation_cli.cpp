@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// mini5d-plan --validate FILE [--cluster FILE] [--rows fit|test|all] [--json]: the runs
-// of a validation file against the planner, one line each (a Markdown table row, or a
-// JSON record per line for perf/fit_cluster.py). --rows fit evaluates the fit rows only:
-// what the fit script asks for, so that fitting never so much as computes a test row.
+// mini5d-plan --validate FILE [--cluster FILE] [--rows fit|test|all] [--json] [--rank]:
+// the runs of a validation file against the planner, one line each (a Markdown table
+// row, or a JSON record per line for perf/fit_cluster.py). --rows fit evaluates the fit
+// rows only: what the fit script asks for, so that fitting never so much as computes a
+// test row. --rank also runs the free search for each run (same GPUs, model, batch and
+// the source's features, every degree tuple) and prints where the published layout
+// (its best knobs, as evaluated) stands in it, and what makes #1 faster: the question
+// "would the planner have chosen what practice chose?".
 #include "mini5d/plan/validation_cli.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>
 
+#include "mini5d/plan/given_layout.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/validation.hpp"
 
@@ -19,7 +25,7 @@ namespace {
 
 int usage(const std::string& msg) {
   std::cerr << "mini5d-plan: " << msg << "\nusage: mini5d-plan --validate FILE [--cluster FILE] "
-               "[--rows fit|test|all] [--json]\n";
+               "[--rows fit|test|all] [--json] [--rank]\n";
   return 1;
 }
 
@@ -48,11 +54,36 @@ void print_row(const ValidationSet& v, const ValidationResult& res, bool json) {
   std::cout << buf;
 }
 
+// The free search with the published plan as the given one: its rank line, as
+// --layout prints it, under the run's name (the search's seconds too: thousands of
+// GPUs make it the slow part).
+void print_rank(const ValidationRun& r, const ValidationResult& res, const ClusterDesc& cluster,
+                const SearchOptions& options) {
+  std::cout << r.name << " (" << r.gpus << " GPUs): ";
+  if (!res.plan) {
+    std::cout << "the published degrees have no fitting plan\n";
+    return;
+  }
+  ClusterDesc cl = cluster;
+  cl.nodes = (r.gpus + cl.devices_per_node - 1) / cl.devices_per_node;
+  SearchOptions o = options;
+  o.top = 1;
+  o.given = &*res.plan;
+  const auto t0 = std::chrono::steady_clock::now();
+  const SearchResult sr = search(r.model, r.train, cl, o);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << describe(res.plan->layout) << "\n  ";
+  print_given_rank(std::cout, *res.plan, sr, cl);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "  search: %zu candidates, %.2f s\n", sr.candidates, secs);
+  std::cout << buf;
+}
+
 }  // namespace
 
 int validate_main(int argc, char** argv) {
   std::string file, cluster, rows = "all";
-  bool json = false;
+  bool json = false, rank = false;
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     const bool has_value = i + 1 < argc;
@@ -60,6 +91,7 @@ int validate_main(int argc, char** argv) {
     else if (f == "--cluster" && has_value) cluster = argv[++i];
     else if (f == "--rows" && has_value) rows = argv[++i];
     else if (f == "--json") json = true;
+    else if (f == "--rank") rank = true;
     else return usage("--validate: unknown option or missing value '" + f + "'");
   }
   if (file.empty()) return usage("--validate needs a file");
@@ -68,12 +100,15 @@ int validate_main(int argc, char** argv) {
   try {
     const ValidationSet v = load_validation_file(file);
     const ClusterDesc cl = load_cluster_file(cluster.empty() ? v.cluster_file : cluster);
-    if (!json)
+    if (rank && json) return usage("--rank: not with --json");
+    if (!json && !rank)
       std::cout << "| run | role | GPUs | d | t | p | c | e | published step (s) | predicted (s) | "
                    "error | planner's layout |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const ValidationRun& r : v.runs) {
       if ((rows == "fit" && !r.fit) || (rows == "test" && r.fit)) continue;
-      print_row(v, evaluate_run(r, cl, v.options), json);
+      const ValidationResult res = evaluate_run(r, cl, v.options);
+      if (rank) print_rank(r, res, cl, v.options);
+      else print_row(v, res, json);
     }
   } catch (const InputError& e) {
     std::cerr << "mini5d-plan: " << e.what() << "\n";
