@@ -195,45 +195,6 @@ std::int64_t Trainer::global_sequences_per_step() const {
 
 std::int64_t Trainer::tokens_per_step() const { return global_sequences_per_step() * deck_.model.seq; }
 
-StateMemory Trainer::predicted_state_memory() const {
-  // Dense tensors sharded over the dense-gradient group, expert tensors over the
-  // expert-gradient group (the planner's split: plan/memory_model.cpp).
-  // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
-  const double experts = double(base_->layout().expert_total());
-  const bool bf = deck_.train.precision == "bf16";
-  const auto prec = bf ? plan::Precision::bf16 : plan::Precision::fp32;
-  const auto b = plan::zero_state_bytes(double(base_->layout().total()) - experts, deck_.parallel.zero,
-                                        zero_->partition().group_size(), prec, bf);
-  const auto e = plan::zero_state_bytes(experts, deck_.parallel.zero, zero_->partition().expert_group_size(), prec,
-                                        bf);
-  return {b.weights + e.weights, b.grads + e.grads, b.optimizer + e.optimizer};
-}
-
-ActivationMemory Trainer::predicted_activation_memory() const {
-  return train::predicted_activation_memory(deck_, grid_->coord(grid::Axis::p));
-}
-
-double Trainer::predicted_expert_params() const {
-  const auto& m = deck_.model;
-  if (m.experts == 0) return 0;
-  int moe_blocks = 0;  // of this pipeline stage's units
-  for (const auto& u : base_->layout().units())
-    if (u.global >= 1 && u.global <= m.layers && model::is_moe_block(m, u.global - 1)) ++moe_blocks;
-  return moe_blocks * plan::block_params(plan_model(deck_), plan_layout(deck_)).expert;
-}
-
-double Trainer::measured_expert_params() const { return double(base_->layout().expert_total()); }
-
-ActivationMemory Trainer::measured_activation_memory() const {
-  return {double(base_->activation_bytes()), double(base_->workspace_bytes())};
-}
-
-StateMemory Trainer::measured_state_memory() const {
-  const auto& l = mem::ledger();
-  return {double(l.of(mem::Category::weights).current), double(l.of(mem::Category::gradients).current),
-          double(l.of(mem::Category::optimizer).current)};
-}
-
 StepStats Trainer::step(long s) {
   if (steps_run_ == 1) {
     // The kernel table leaves out this process's first step (page faults, BLAS set-up).

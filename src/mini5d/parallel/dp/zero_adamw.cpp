@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/parallel/dp/zero_adamw.hpp"
+#include "mini5d/parallel/dp/zero_views.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,9 @@
 
 namespace mini5d::dp {
 
+using detail::slice;
+using detail::test_all;
+using detail::wait_all;
 using optim::Segment;
 using optim::segment;
 
@@ -21,21 +25,6 @@ model::Owns model_ownership(int zero_stage) {
 }
 
 namespace {
-VecU<float> slice(VecU<float> v, std::int64_t begin, std::int64_t size) {
-  return Kokkos::subview(v, std::make_pair(begin, begin + size));
-}
-
-// A unit's collectives, one per chunk, complete together.
-void wait_all(std::vector<comm::Request>& reqs) {
-  for (auto& r : reqs) r.wait();
-  reqs.clear();
-}
-bool test_all(std::vector<comm::Request>& reqs) {
-  bool done = true;
-  for (auto& r : reqs) done = r.test() && done;
-  return done;
-}
-
 // Each unit's replicated runs: its slice of the flat buffer (stage 0-1) or of the shard.
 std::vector<tp::ReplicatedGrads::Runs> replicated_by_unit(const std::vector<Span>& spans, const ZeroPartition& part,
                                                           const model::ParamLayout& layout, bool flat) {
@@ -48,11 +37,6 @@ std::vector<tp::ReplicatedGrads::Runs> replicated_by_unit(const std::vector<Span
       if (s.begin >= begin && s.end <= begin + size) out[std::size_t(u)].emplace_back(s.begin, s.end);
     }
   return out;
-}
-
-template <class T>
-VecU<T> part_of(const Kokkos::View<T*, Kokkos::LayoutRight, MemSpace>& v, std::int64_t begin, std::int64_t size) {
-  return VecU<T>(v.data() + begin, std::size_t(size));
 }
 
 // This rank's part of every chunk's weights, from the counter RNG, into a shard buffer.
@@ -209,44 +193,6 @@ void ZeroAdamW<S>::begin_microbatch(bool last) {
 }
 
 template <class S>
-void ZeroAdamW<S>::start_gather(int buffer, int unit) {
-  Gathered& g = gathered_[buffer];
-  // Every chunk's own part is copied on the rank's instance, then one instance fence
-  // (MPI reads the parts next), instead of two global fences per chunk.
-  for (int c : part_.unit_chunks(unit)) {
-    const Span p = part_.my_part(c);
-    const Vec<S>& shard = working_shard();
-    Kokkos::deep_copy(ExecSpace(), part_of(g.data, p.begin, p.size()), part_of(shard, part_.shard_offset(c), p.size()));
-  }
-  fence("mini5d::zero::own_parts_ready");
-  for (int c : part_.unit_chunks(unit)) {
-    const Span span = part_.chunks()[c].span;
-    g.reqs.push_back(dp_.start_gather<S>(c, part_of(g.data, span.begin, span.size())));
-  }
-}
-
-template <class S>
-void ZeroAdamW<S>::need_weights(int unit, bool forward) {
-  // Where the unit's weights are (or are arriving), or the buffer to gather them into
-  // now; and the unit to prefetch into the other buffer while this one computes.
-  const zero3::GatherBuffers::Need n = buffers_.need(unit, forward);
-  Gathered& g = gathered_[std::size_t(n.buffer)];
-  if (n.gather) {
-    wait_all(g.reqs);
-    start_gather(n.buffer, unit);
-    ++blocking_;
-  }
-  wait_all(g.reqs);
-  model_.bind_unit(unit, g.data.data(), nullptr);
-  if (n.prefetch >= 0) {
-    Gathered& other = gathered_[std::size_t(1 - n.buffer)];
-    wait_all(other.reqs);
-    start_gather(1 - n.buffer, n.prefetch);
-    ++prefetched_;
-  }
-}
-
-template <class S>
 void ZeroAdamW<S>::before_forward(int unit) {
   if (stage_ >= 3) need_weights(unit, true);
   if ((stage_ == 1 || stage_ == 2) && !weight_gathers_.empty())
@@ -381,81 +327,6 @@ ZeroOptimizer::NormShare ZeroAdamW<S>::norm_share() const {
   s.finite = std::isfinite(sq[0] + sq[1] + sq[2] + sq[3] + sq[4]);
   return s;
 }
-
-template <class S>
-void ZeroAdamW<S>::update(double lr, long step, double grad_factor) {
-  VecU<float> grads = stage_ >= 2 ? VecU<float>(grad_shard_) : VecU<float>(model_.grads);
-  VecU<float> params;
-  if (stage_ >= 3)
-    params = weight_shard_;
-  else if constexpr (is_bf16_v<S>)
-    params = master_;
-  else
-    params = model_.params;
-  adamw_->update(params, grads, lr, step, grad_factor);
-  refresh_working_copy();
-}
-
-template <class S>
-void ZeroAdamW<S>::refresh_working_copy() {
-  if constexpr (is_bf16_v<S>) {
-    if (stage_ == 0) kernels::convert("mini5d::optim::working_copy", model_.params, master_);
-    if (stage_ >= 3) kernels::convert("mini5d::optim::working_shard", working_shard_, weight_shard_);
-    if (stage_ == 1 || stage_ == 2) {
-      // This rank's part of every unit, rounded into its place; the rest is gathered.
-      const auto& units = model_.layout().units();
-      for (int c = 0; c < int(part_.chunks().size()); ++c) {
-        const auto& ch = part_.chunks()[c];
-        const Span p = part_.my_part(c);
-        kernels::convert("mini5d::optim::working_copy_part",
-                         part_of(model_.params, units[ch.unit].offset + p.begin, p.size()),
-                         slice(master_, part_.shard_offset(c), p.size()));
-      }
-    }
-  }
-  if (stage_ == 1 || stage_ == 2) post_weight_gathers();
-}
-
-template <class S>
-void ZeroAdamW<S>::post_weight_gathers() {
-  fence("mini5d::optim::updated_part_ready");  // MPI reads the updated parts next
-  // Each rank updated its part of every unit; the rest arrives while the next forward
-  // runs, in the order it needs the units.
-  const auto& units = model_.layout().units();
-  for (auto& r : weight_gathers_) r.wait();
-  weight_gathers_.resize(part_.chunks().size());
-  for (int c = 0; c < int(part_.chunks().size()); ++c) {
-    const auto& ch = part_.chunks()[c];
-    weight_gathers_[c] =
-        dp_.start_gather<S>(c, part_of(model_.params, units[ch.unit].offset + ch.span.begin, ch.span.size()));
-  }
-}
-
-template <class S>
-void ZeroAdamW<S>::weights_loaded() {
-  // fp32: the checkpoint was read into the weights themselves (the model's, or the
-  // stage-3 shard, gathered when used). bf16: the working copy follows the master.
-  if constexpr (is_bf16_v<S>) refresh_working_copy();
-}
-
-template <class S>
-void ZeroAdamW<S>::settle() {
-  finish_reductions();
-  for (auto& r : weight_gathers_) r.wait();
-}
-
-template <class S>
-ZeroOptimizer::StateBuffer ZeroAdamW<S>::weights() const {
-  if (stage_ >= 3) return {weight_shard_, false};
-  if constexpr (is_bf16_v<S>)
-    return {master_, stage_ == 0};
-  else
-    return {model_.params, true};
-}
-template <class S>
-ZeroOptimizer::StateBuffer ZeroAdamW<S>::exp_avg() const { return {adamw_->m, stage_ == 0}; }
-template <class S>
-ZeroOptimizer::StateBuffer ZeroAdamW<S>::exp_avg_sq() const { return {adamw_->v, stage_ == 0}; }
 
 template <class S>
 std::unique_ptr<ZeroOptimizer> make_zero_optimizer(model::Gpt<S>& model, comm::Communicator& group, int stage,
