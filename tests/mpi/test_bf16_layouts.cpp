@@ -2,9 +2,10 @@
 // bf16 training (train.precision=bf16: bf16 weights, activations and messages, fp32
 // master weights, moments and main gradients) on the data and tensor axes, under
 // mpiexec -n 4: each layout against the single-rank bf16 run of the same deck (the
-// invariance oracle of invariance.hpp), in both of its configurations; the bytes each
-// axis moved against fp32's; the memory per category against the planner's bf16 figures;
-// and an injected gradient scale error that the oracle must catch.
+// invariance oracle of invariance.hpp), in both of its configurations, with the
+// gradients reduced in fp32 and in bf16; the bytes each axis moved against fp32's; the
+// memory per category against the planner's bf16 figures; and an injected gradient
+// scale error that the oracle must catch.
 //
 // Tolerance. In fp32 two layouts differ by the order of fp32 sums (invariance.hpp). In
 // bf16 the same fp32 differences reach the master weights, and a master weight that
@@ -18,7 +19,9 @@
 // 10 steps of the tiny deck, both configurations (llama-tiny in brackets): losses within
 // 1.9e-4 (9.5e-5), pre-clip norms 4.0e-3 (2.8e-3), parameter sums 1.03e-2 (7.1e-3) and
 // sums of squares 3.0e-3 (4.4e-4); d2 at ZeRO 0-3 is bit-identical to one rank but for
-// the order of fp32 sums (norms 1.8e-11). The bounds are u = 3.9e-3 on the losses and
+// the order of fp32 sums (norms 1.8e-11). With the gradients reduced in bf16
+// (parallel.grad_reduce_dtype=bf16): losses 1.7e-4, norms 3.6e-3, sums 1.4e-2, sums of
+// squares 5.1e-3. The bounds are u = 3.9e-3 on the losses and
 // 8 u = 3.1e-2 on the norms, the sums and the sums of squares: a wrongly scaled gradient
 // moves the norm by its factor (x2 below: 100%), a lost or misplaced gradient moves the
 // losses by far more than u.
@@ -111,6 +114,53 @@ TEST_CASE("bf16 Llama block (RMSNorm, SwiGLU, RoPE, GQA) at t2 with SP matches o
   }
 }
 
+TEST_CASE("bf16 gradient reduction (grad_reduce_dtype=bf16) matches one bf16 rank; its bytes halve", "[bf16][mpi]") {
+  // The fp32 main gradients are rounded to bf16 for the wire and summed in bf16: one
+  // more rounding of u per gradient element and per addition, of either sign, which
+  // AdamW's normalisation turns into direction errors of that size; the same bounds.
+  const int steps = 10;
+  for (const auto& cfg : test::configs()) {
+    auto extra = with_bf16(cfg.overrides);
+    train::Trainer ref(test::tiny("", steps, extra), MPI_COMM_SELF);
+    ref.run();
+    extra.push_back("parallel.grad_reduce_dtype=bf16");
+    for (const test::Layout& l : {test::Layout("d2 zero1"), test::Layout("d2 zero3"), test::Layout("d4 zero2"),
+                                  test::Layout("d2 t2 sp zero1")}) {
+      Group g(l.ranks());
+      train::Trainer tr(test::tiny(l, steps, extra), g.comm);
+      tr.run();
+      const Invariance w = test::compare_runs(ref, tr, kNullGradient);
+      const std::string what = l.name() + " bf16 reduce (" + cfg.name + ")";
+      INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
+      CHECK(test::within(w, kBf16));
+      print(what, w);
+    }
+  }
+  // Bytes: the d gradients halve at every stage, nothing else changes.
+  for (const test::Layout& l : {test::Layout("d2 zero1"), test::Layout("d2 zero2"), test::Layout("d2 zero3")}) {
+    Group g(l.ranks());
+    double grads[2], weights[2];
+    for (int b = 0; b < 2; ++b) {
+      comm::accounts().clear();
+      auto extra = with_bf16({});
+      if (b) extra.push_back("parallel.grad_reduce_dtype=bf16");
+      train::Trainer tr(test::tiny(l, 2, extra), g.comm);
+      tr.run();
+      grads[b] = comm::accounts().bytes("dp", comm::Traffic::grads);
+      weights[b] = comm::accounts().bytes("dp", comm::Traffic::weights);
+      for (const auto& a : tr.traffic_summary()) {
+        INFO(l.name() << (b ? " bf16 reduce " : " fp32 reduce ") << a.axis << ": measured " << a.measured
+                      << " predicted " << a.predicted);
+        CHECK(a.worst == 0);
+      }
+    }
+    INFO(l.name() << ": d gradients " << grads[0] << " -> " << grads[1]);
+    CHECK(grads[0] > 0);
+    CHECK(grads[1] == 0.5 * grads[0]);
+    CHECK(weights[1] == weights[0]);
+  }
+}
+
 TEST_CASE("bf16: a gradient scale error is caught by the gradient norm", "[bf16][mpi]") {
   // As in fp32 (test_data_parallel): x2 on every rank's gradient is hidden from the
   // losses by clipping and AdamW, and doubles the pre-clip norm.
@@ -118,16 +168,21 @@ TEST_CASE("bf16: a gradient scale error is caught by the gradient norm", "[bf16]
   train::Trainer ref(test::tiny("", steps, with_bf16({})), MPI_COMM_SELF);
   ref.run();
   Group g(d);
-  Invariance w;
-  {
-    ScaleError injected{double(d)};
-    train::Trainer tr(test::tiny("d2 zero1", steps, with_bf16({})), g.comm);
-    tr.run();
-    w = test::compare_runs(ref, tr, kNullGradient);
+  // fp32 and bf16 gradient reductions: a wrongly scaled bf16 reduction is caught too.
+  for (const char* reduce : {"fp32", "bf16"}) {
+    Invariance w;
+    {
+      ScaleError injected{double(d)};
+      train::Trainer tr(test::tiny("d2 zero1", steps, with_bf16({std::string("parallel.grad_reduce_dtype=") + reduce})),
+                        g.comm);
+      tr.run();
+      w = test::compare_runs(ref, tr, kNullGradient);
+    }
+    print(std::string("injected x2 d2 zero1, ") + reduce + " reduce", w);
+    INFO(reduce << " reduce: grad_norm " << w.grad_norm);
+    CHECK(std::abs(w.grad_norm - (d - 1)) < 1e-2);
+    CHECK_FALSE(test::within(w, kBf16));
   }
-  print("injected x2 d2 zero1", w);
-  CHECK(std::abs(w.grad_norm - (d - 1)) < 1e-2);
-  CHECK_FALSE(test::within(w, kBf16));
 }
 
 TEST_CASE("bf16 bytes per axis: activation messages and weight gathers halve, fp32 gradients stay", "[bf16][mpi]") {

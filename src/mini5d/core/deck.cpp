@@ -368,8 +368,10 @@ std::vector<std::string> unsupported_features(const Deck& d) {
   if (d.train.precision == "fp64") no("train.precision", "fp64", "fp32, bf16");
   // bf16 (fp32 master weights) covers the dense model at c = 1 and p = 1 with blockwise
   // attention so far (docs/precision.md): the rest has no bf16 path yet.
+  if (d.parallel.grad_reduce_dtype == "bf16" && d.train.precision != "bf16")
+    no("parallel.grad_reduce_dtype", "bf16 with train.precision=" + d.train.precision,
+       "fp32, or bf16 with train.precision=bf16");
   if (d.train.precision == "bf16") {
-    const std::string with = "train.precision=bf16 with ";
     if (d.parallel.c > 1)
       no("parallel.c", std::to_string(d.parallel.c), "1 with train.precision=bf16 (ring attention has no bf16 path yet)");
     if (d.parallel.p > 1)

@@ -52,6 +52,7 @@ struct ParallelConfig {
   std::string gpu_aware_mpi = "auto";     // pass device pointers to MPI: auto|true|false (comm/device_mpi.hpp)
   std::string force_placement = "false";  // allow tensor groups that cross nodes
   double bucket_mb = 25;                  // largest gradient all-reduce (ZeRO 0-1), MiB
+  std::string grad_reduce_dtype = "fp32";  // what the data-parallel gradient reduction sends: fp32 | bf16
   double collective_timeout_s = 600;      // a blocking collective that lasts longer ends the job; 0: never
   std::string sp = "true";                // sequence parallelism when t > 1
   std::string schedule = "1f1b";          // pipeline schedule: gpipe | 1f1b | interleaved

@@ -27,7 +27,8 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
       {"parallel.e", C::Layout}, {"parallel.zero", C::Layout}, {"parallel.virtual_stages", C::Layout},
       {"parallel.stage_layers", C::Layout},
       {"parallel.schedule", C::Layout}, {"parallel.ranks_per_node", C::Layout}, {"parallel.gpu_aware_mpi", C::Layout},
-      {"parallel.sp", C::Layout}, {"parallel.bucket_mb", C::Layout}, {"parallel.collective_timeout_s", C::Run},
+      {"parallel.sp", C::Layout}, {"parallel.bucket_mb", C::Layout},
+      {"parallel.grad_reduce_dtype", C::MayChange}, {"parallel.collective_timeout_s", C::Run},
       {"parallel.force_placement", C::Layout},
       // How the attention core is computed, not what it computes: the parameters and the
       // model are the same (the results differ only by rounding), like a layout.

@@ -96,7 +96,7 @@ std::vector<StageUnit> stage_units(const ModelDesc& m, const Layout& l, int stag
 }
 
 AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe_every, double dense_params,
-                         double expert_params, double elem, int dense_rank) {
+                         double expert_params, double elem, int dense_rank, double grad_elem) {
   AxisTraffic a;
   const StageBlocks s = stage_blocks(m, l, stage, moe_every);
   const std::vector<StageUnit> units = stage_units(m, l, stage, moe_every);
@@ -175,9 +175,9 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   }
   auto zero_traffic = [&](double params, int group, bool experts, double& grads, double& weights) {
     if (group <= 1 || params == 0) return;
-    // Gradients are fp32 (bf16 runs accumulate fp32 main gradients); the weights
-    // gathered are the working copy, in the activations' element size.
-    const double P = params * 4;
+    // Gradients go as fp32 (the main gradients), or bf16 with grad_reduce_dtype=bf16;
+    // the weights gathered are the working copy, in the activations' element size.
+    const double P = params * grad_elem;
     grads = l.zero <= 1 ? P : mb * P;
     if (l.zero == 1 || l.zero == 2) weights = params * elem;
     if (l.zero == 3)

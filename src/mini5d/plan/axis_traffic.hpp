@@ -100,9 +100,11 @@ std::vector<StageUnit> stage_units(const ModelDesc& m, const Layout& l, int stag
 
 // Payload bytes one rank of `stage` accounts per step, by axis. `dense_params` and
 // `expert_params` are the stage's parameters on one rank before ZeRO (stage_params, or
-// the runtime's layout); elem: activation element size in bytes; dense_rank: the rank's
+// the runtime's layout); elem: activation element size in bytes (and the working copy's
+// weights'); grad_elem: the gradient reduction's element size (4, or 2 with
+// parallel.grad_reduce_dtype=bf16); dense_rank: the rank's
 // index in its dense group (ZeRO 2-3 with t > 1: rank 0 sums the most over t).
 AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe_every, double dense_params,
-                         double expert_params, double elem = 4, int dense_rank = 0);
+                         double expert_params, double elem = 4, int dense_rank = 0, double grad_elem = 4);
 
 }  // namespace mini5d::plan

@@ -110,7 +110,8 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     model = std::make_unique<model::Gpt<S>>(deck_.model, deck_.train.micro_batch, dp::model_ownership(stage), mp);
     base_ = model.get();
     zero_ = dp::make_zero_optimizer<S>(*model, comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
-                                       &comms_->dp_expert(), &comms_->experts());
+                                       &comms_->dp_expert(), &comms_->experts(),
+                                       deck_.parallel.grad_reduce_dtype == "bf16");
     chunks = std::make_unique<GptChunks<S>>(*model);
   };
   if (deck_.train.precision == "bf16")

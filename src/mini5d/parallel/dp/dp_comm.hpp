@@ -20,12 +20,15 @@ class DataParallelComm {
   int size() const { return group_.size(); }
   int rank() const { return group_.rank(); }
 
-  // Sums a chunk's gradients (or a bucket of them) over its group, in place.
-  comm::Request start_allreduce(int chunk, VecU<float> grads) {
+  // Sums a chunk's gradients (or a bucket of them) over its group, in place (fp32, or
+  // bf16 with parallel.grad_reduce_dtype=bf16).
+  template <class T>
+  comm::Request start_allreduce(int chunk, VecU<T> grads) {
     return of(chunk).iallreduce(grads, comm::Traffic::grads);
   }
   // Sums a chunk's gradients over its group; this rank's part lands in `my_part`.
-  comm::Request start_reduce_scatter(int chunk, VecU<float> chunk_grads, VecU<float> my_part) {
+  template <class T>
+  comm::Request start_reduce_scatter(int chunk, VecU<T> chunk_grads, VecU<T> my_part) {
     return of(chunk).ireduce_scatter(chunk_grads, my_part, part_.counts(chunk), comm::Traffic::grads);
   }
   // Assembles a whole chunk from every rank's part; this rank's part must already sit

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "mini5d/kernels/accumulate.hpp"
 #include "mini5d/kernels/convert.hpp"
@@ -12,6 +13,7 @@
 
 namespace mini5d::dp {
 
+using detail::part_of;
 using detail::slice;
 using detail::test_all;
 using detail::wait_all;
@@ -60,7 +62,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> runs(const std::vector<Span>&
 template <class S>
 ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int stage, AdamWConfig cfg,
                         std::uint64_t seed, std::int64_t bucket_elements, tp::TpComm* tp,
-                        comm::Communicator* expert_group, ep::EpComm* ep)
+                        comm::Communicator* expert_group, ep::EpComm* ep, bool reduce_in_bf16)
     : model_(model),
       stage_(stage),
       tp_(tp),
@@ -69,6 +71,10 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
             expert_group ? expert_group->rank() : 0),
       dp_(group, part_, expert_group),
       bucket_(std::max<std::int64_t>(1, bucket_elements)) {
+  if (reduce_in_bf16 && !is_bf16_v<S>)
+    throw std::logic_error("mini5d: a bf16 gradient reduction needs a bf16 model (parallel.grad_reduce_dtype)");
+  // Over a group of one nothing is sent: no rounding either.
+  reduce_bf16_ = reduce_in_bf16 && (group.size() > 1 || (expert_group && expert_group->size() > 1));
   const auto& layout = model.layout();
   replicated_ = part_.replicated_spans(stage_ <= 1);
   experts_ = part_.expert_spans(stage_ <= 1);
@@ -102,7 +108,16 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
       s.grads = Vec<float>("mini5d::optim::unit_grads", part_.max_unit_size());
       s.part = Vec<float>("mini5d::optim::unit_grads_part", part_.max_part_size());
       comm_mem_.grow(mem::view_bytes(s.grads) + mem::view_bytes(s.part));
+      if (reduce_bf16_) {
+        s.wire = Vec<bf16>("mini5d::optim::unit_grads_bf16", part_.max_unit_size());
+        s.wire_part = Vec<bf16>("mini5d::optim::unit_grads_part_bf16", part_.max_part_size());
+        comm_mem_.grow(mem::view_bytes(s.wire) + mem::view_bytes(s.wire_part));
+      }
     }
+  }
+  if (reduce_bf16_ && stage_ <= 1) {
+    wire_ = Vec<bf16>("mini5d::optim::grads_bf16", layout.total());
+    comm_mem_ = mem::Charge(mem::Category::comm_buffers, mem::view_bytes(wire_));
   }
   if (stage_ >= 3) {
     weight_shard_ = Vec<float>("mini5d::optim::weight_shard", part_.shard_size());
@@ -144,7 +159,17 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
       master_mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(master_));
     }
   }
-  const std::int64_t grad_elements = stage_ <= 1 ? layout.total() : part_.shard_size();
+  build_norm_pieces();
+  if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !replicated_.empty())
+    tp_grads_ = tp::ReplicatedGrads(*tp_, replicated_by_unit(replicated_, part_, layout, stage_ <= 1));
+  model_.set_hooks(this);
+}
+
+// The gradient buffer cut into pieces of one class each (plain, replicated, expert,
+// shared key/value rows, a tied copy) for the fused norm.
+template <class S>
+void ZeroAdamW<S>::build_norm_pieces() {
+  const std::int64_t grad_elements = stage_ <= 1 ? model_.layout().total() : part_.shard_size();
   const auto pieces =
       kernels::norm_pieces(grad_elements, {{}, runs(replicated_), runs(experts_), runs(kv_shared_),
                                            runs(part_.tied_copy_spans(stage_ <= 1))});
@@ -153,9 +178,6 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
   for (std::size_t i = 0; i < pieces.size(); ++i) h(i) = pieces[i];
   Kokkos::deep_copy(norm_pieces_, h);
   table_mem_ = mem::Charge(mem::Category::workspace, mem::view_bytes(norm_pieces_));
-  if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !replicated_.empty())
-    tp_grads_ = tp::ReplicatedGrads(*tp_, replicated_by_unit(replicated_, part_, layout, stage_ <= 1));
-  model_.set_hooks(this);
 }
 
 template <class S>
@@ -214,60 +236,6 @@ void ZeroAdamW<S>::before_backward(int unit) {
 }
 
 template <class S>
-void ZeroAdamW<S>::after_backward(int unit) {
-  const auto& u = model_.layout().units()[unit];
-  if (stage_ <= 1 && !last_) return;  // gradients keep accumulating locally
-  fence("mini5d::optim::unit_grads_ready");  // MPI reads the unit's gradients next
-  if (stage_ <= 1) {
-    const std::size_t from = inflight_.size();
-    for (int c : part_.unit_chunks(unit)) {
-      const Span span = part_.chunks()[c].span;
-      for (std::int64_t at = 0; at < span.size(); at += bucket_)
-        inflight_.push_back(
-            dp_.start_allreduce(c, slice(model_.grads, u.offset + span.begin + at, std::min(bucket_, span.size() - at))));
-    }
-    if (tp_grads_.active() || kv_grads_.active()) {
-      tp_grads_.expect(unit);
-      kv_grads_.expect(unit);
-      reducing_.push_back({unit, from, inflight_.size()});
-      start_replicated_sums();
-    }
-    return;
-  }
-  Slot& s = slots_[next_slot_];
-  // The unit's parts of the reduced sums land one after the other, as in the shard.
-  for (int c : part_.unit_chunks(unit)) {
-    const Span span = part_.chunks()[c].span;
-    const std::int64_t at = part_.shard_offset(c) - part_.unit_shard_offset(unit);
-    s.reqs.push_back(dp_.start_reduce_scatter(c, slice(s.grads, span.begin, span.size()),
-                                              slice(s.part, at, part_.my_part(c).size())));
-  }
-  s.posted = true;
-  s.last = last_;
-  if (last_) {
-    tp_grads_.expect(unit);
-    kv_grads_.expect(unit);
-  }
-  next_slot_ = 1 - next_slot_;
-}
-
-template <class S>
-void ZeroAdamW<S>::start_replicated_sums() {
-  // A unit's own all-reduces done (test() also progresses them): its replicated
-  // gradients are final, and their sum over t can start.
-  auto done = [&](const Reducing& r) {
-    bool all = true;
-    for (std::size_t i = r.from; i < r.to; ++i) all = inflight_[i].test() && all;
-    if (all) {
-      tp_grads_.ready(r.unit, grad_buffer());
-      kv_grads_.ready(r.unit, grad_buffer());
-    }
-    return all;
-  };
-  reducing_.erase(std::remove_if(reducing_.begin(), reducing_.end(), done), reducing_.end());
-}
-
-template <class S>
 void ZeroAdamW<S>::progress() {
   for (auto& r : inflight_) r.test();
   if (!reducing_.empty()) start_replicated_sums();
@@ -280,34 +248,8 @@ void ZeroAdamW<S>::progress() {
 }
 
 template <class S>
-void ZeroAdamW<S>::drain(Slot& s) {
-  if (!s.posted) return;
-  wait_all(s.reqs);
-  const std::int64_t n = part_.unit_part_size(s.unit);
-  kernels::add_into<float>(slice(grad_shard_, part_.unit_shard_offset(s.unit), n), slice(s.part, 0, n));
-  s.posted = false;
-  if (s.last) {
-    tp_grads_.ready(s.unit, grad_buffer());
-    kv_grads_.ready(s.unit, grad_buffer());
-  }
-}
-
-template <class S>
 VecU<float> ZeroAdamW<S>::grad_buffer() const {
   return stage_ <= 1 ? VecU<float>(model_.grads) : VecU<float>(grad_shard_);
-}
-
-template <class S>
-void ZeroAdamW<S>::finish_reductions() {
-  for (auto& r : inflight_) r.wait();
-  inflight_.clear();
-  reducing_.clear();  // all done: finish() below starts what has not started
-  for (auto& s : slots_) drain(s);
-  // With sequence parallelism each tensor-parallel rank saw its own tokens: the
-  // gradients of the tensors they all hold are partial sums until added over the
-  // group (once per step: settle() and saves come here again).
-  tp_grads_.finish(grad_buffer());
-  kv_grads_.finish(grad_buffer());
 }
 
 template <class S>
@@ -331,17 +273,19 @@ ZeroOptimizer::NormShare ZeroAdamW<S>::norm_share() const {
 template <class S>
 std::unique_ptr<ZeroOptimizer> make_zero_optimizer(model::Gpt<S>& model, comm::Communicator& group, int stage,
                                                    AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements,
-                                                   tp::TpComm* tp, comm::Communicator* expert_group, ep::EpComm* ep) {
-  return std::make_unique<ZeroAdamW<S>>(model, group, stage, cfg, seed, bucket_elements, tp, expert_group, ep);
+                                                   tp::TpComm* tp, comm::Communicator* expert_group, ep::EpComm* ep,
+                                                   bool reduce_in_bf16) {
+  return std::make_unique<ZeroAdamW<S>>(model, group, stage, cfg, seed, bucket_elements, tp, expert_group, ep,
+                                        reduce_in_bf16);
 }
 
 template class ZeroAdamW<float>;
 template class ZeroAdamW<bf16>;
 template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<float>(model::Gpt<float>&, comm::Communicator&, int,
                                                                    AdamWConfig, std::uint64_t, std::int64_t,
-                                                                   tp::TpComm*, comm::Communicator*, ep::EpComm*);
+                                                                   tp::TpComm*, comm::Communicator*, ep::EpComm*, bool);
 template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<bf16>(model::Gpt<bf16>&, comm::Communicator&, int,
                                                                   AdamWConfig, std::uint64_t, std::int64_t,
-                                                                  tp::TpComm*, comm::Communicator*, ep::EpComm*);
+                                                                  tp::TpComm*, comm::Communicator*, ep::EpComm*, bool);
 
 }  // namespace mini5d::dp

@@ -15,7 +15,8 @@ template <class S>
 class ZeroAdamW final : public ZeroOptimizer {
  public:
   ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int stage, AdamWConfig cfg, std::uint64_t seed,
-            std::int64_t bucket_elements, tp::TpComm* tp, comm::Communicator* expert_group, ep::EpComm* ep);
+            std::int64_t bucket_elements, tp::TpComm* tp, comm::Communicator* expert_group, ep::EpComm* ep,
+            bool reduce_in_bf16);
   ~ZeroAdamW() override;
 
   int stage() const override { return stage_; }
@@ -46,6 +47,7 @@ class ZeroAdamW final : public ZeroOptimizer {
   // A unit-sized gradient buffer with the reduce-scatter that drains it (stage 2-3).
   struct Slot {
     Vec<float> grads, part;  // whole unit, this rank's part of the reduced sum
+    Vec<bf16> wire, wire_part;  // grad_reduce_dtype=bf16: the same, as sent and received
     std::vector<comm::Request> reqs;  // one per chunk
     int unit = -1;        // the unit whose gradients the slot holds
     bool posted = false;  // its reduce-scatter is in flight, its part not yet added
@@ -57,6 +59,8 @@ class ZeroAdamW final : public ZeroOptimizer {
   void start_replicated_sums();         // stage 0-1: for each unit whose reduction is done
   void refresh_working_copy();          // bf16: params from the master weights (and gathers, stages 1-2)
   void post_weight_gathers();           // stages 1-2: every chunk's all-gather of model_.params
+  bool widen_reduced(std::size_t from, std::size_t to);  // bf16 reduction, stages 0-1
+  void build_norm_pieces();             // the fused norm's table (norm_pieces_)
 
   VecU<float> grad_buffer() const;  // the reduced gradients: flat (stage 0-1) or this rank's shard
   // Stage 3: the shard the unit gathers send: the weights themselves (fp32), the bf16 copy.
@@ -88,6 +92,16 @@ class ZeroAdamW final : public ZeroOptimizer {
   bool last_ = true;
   std::int64_t bucket_;
   std::vector<comm::Request> inflight_;  // stage 0-1 all-reduces
+  // parallel.grad_reduce_dtype=bf16: the gradients cross the data-parallel group in bf16
+  // (stages 0-1: wire_, the flat layout in bf16, one bucket per entry of inflight_;
+  // stages 2-3: each slot's wire buffers), and are widened back into fp32 once summed.
+  bool reduce_bf16_ = false;
+  Vec<bf16> wire_;
+  struct WireBucket {
+    std::int64_t offset, size;
+    bool widened;
+  };
+  std::vector<WireBucket> wire_buckets_;
   // Stage 0-1, last micro-batch: units whose all-reduces are inflight_[from, to) and
   // whose replicated sums over t wait for them.
   struct Reducing {

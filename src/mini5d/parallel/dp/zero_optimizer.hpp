@@ -119,11 +119,14 @@ class ZeroOptimizer : public model::UnitHooks {
 // expert tensors (nullptr: `group`, for a model without experts); ep: the
 // expert-parallel group (e x t) that holds different experts (their squares in the
 // global norm are summed over it).
+// reduce_in_bf16: the data-parallel gradient reductions send bf16 (parallel.
+// grad_reduce_dtype=bf16; a bf16 model only), half the bytes, the sums widened back
+// into the fp32 main gradients.
 template <class S>
 std::unique_ptr<ZeroOptimizer> make_zero_optimizer(model::Gpt<S>& model, comm::Communicator& group, int stage,
                                                    AdamWConfig cfg, std::uint64_t seed,
                                                    std::int64_t bucket_elements = std::int64_t(1) << 62,
                                                    tp::TpComm* tp = nullptr, comm::Communicator* expert_group = nullptr,
-                                                   ep::EpComm* ep = nullptr);
+                                                   ep::EpComm* ep = nullptr, bool reduce_in_bf16 = false);
 
 }  // namespace mini5d::dp
