@@ -176,9 +176,8 @@ void Trainer::refuse_if_memory_short() {
                                   comms_->ep_group().size(), comms_->ep_group().rank());
   // Dense tensors sharded over the dense-gradient group, experts over the expert one.
   const double experts = double(layout.expert_total());
-  const auto s = plan::zero_state_bytes(double(layout.total()) - experts, deck_.parallel.zero, comms_->dp().size(),
-                                        plan::Precision::fp32);
-  const auto x = plan::zero_state_bytes(experts, deck_.parallel.zero, comms_->dp_expert().size(), plan::Precision::fp32);
+  const auto s = state_bytes(deck_, double(layout.total()) - experts, comms_->dp().size());
+  const auto x = state_bytes(deck_, experts, comms_->dp_expert().size());
   need.state = s.weights + s.grads + s.optimizer + x.weights + x.grads + x.optimizer;
   const auto a = predicted_activation_memory();
   need.activations = a.activations;

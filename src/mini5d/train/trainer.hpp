@@ -25,6 +25,7 @@
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/axis_comms.hpp"
 #include "mini5d/parallel/pp/tied_embedding.hpp"
+#include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/step_guard.hpp"
@@ -112,6 +113,10 @@ struct PipelineRankSummary {
   double bubble = 0, predicted = 0, formula = 0, in_flight = 0, predicted_in_flight = 0;
   double activations = 0, predicted_activations = 0;
 };
+
+// Training state of `params` parameters sharded over a ZeRO group of `group` ranks, as
+// the planner counts it for the deck's precision and stage (train/trainer_memory.cpp).
+plan::StateBytes state_bytes(const Deck& deck, double params, int group);
 
 // Model FLOPs per trained token: 6 * N (N = parameters in matrix products) for the
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the

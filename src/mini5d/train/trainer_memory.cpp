@@ -9,17 +9,20 @@
 
 namespace mini5d::train {
 
+plan::StateBytes state_bytes(const Deck& deck, double params, int group) {
+  // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
+  const bool bf = deck.train.precision == "bf16";
+  return plan::zero_state_bytes(params, deck.parallel.zero, group, bf ? plan::Precision::bf16 : plan::Precision::fp32,
+                                bf);
+}
+
 StateMemory Trainer::predicted_state_memory() const {
   // Dense tensors sharded over the dense-gradient group, expert tensors over the
   // expert-gradient group (the planner's split: plan/memory_model.cpp).
   // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
   const double experts = double(base_->layout().expert_total());
-  const bool bf = deck_.train.precision == "bf16";
-  const auto prec = bf ? plan::Precision::bf16 : plan::Precision::fp32;
-  const auto b = plan::zero_state_bytes(double(base_->layout().total()) - experts, deck_.parallel.zero,
-                                        zero_->partition().group_size(), prec, bf);
-  const auto e = plan::zero_state_bytes(experts, deck_.parallel.zero, zero_->partition().expert_group_size(), prec,
-                                        bf);
+  const auto b = state_bytes(deck_, double(base_->layout().total()) - experts, zero_->partition().group_size());
+  const auto e = state_bytes(deck_, experts, zero_->partition().expert_group_size());
   return {b.weights + e.weights, b.grads + e.grads, b.optimizer + e.optimizer};
 }
 
