@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ZeRO 3's two gather buffers as a pure rule: which buffer a unit's weights are in or
 // go to, and which unit to prefetch into the other one while it computes. The runtime
-// (parallel/dp/zero_optimizer.cpp) follows the rule; the planner replays a step's
+// (parallel/dp/zero_adamw_weights.cpp) follows the rule; the planner replays a step's
 // schedule through the same rule (plan::zero3_gathers_per_step), so its prediction of
 // the gathered bytes is exact, not a bound.
 //
