@@ -38,6 +38,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/memory_ledger.hpp"
@@ -68,6 +69,21 @@ void print(const std::string& what, const Invariance& w) {
                 w.grad_norm, w.sum, w.sum_sq, w.worst_sum_sq_tensor.c_str());
 }
 
+// One layout's invariance figures against the bf16 bounds, printed on rank 0.
+void check_within_bf16(const std::string& what, const Invariance& w) {
+  INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
+  CHECK(test::within(w, kBf16));
+  print(what, w);
+}
+
+// Every axis's bytes per step of a finished run equal the planner's prediction.
+void check_traffic_as_predicted(const train::Trainer& tr, const std::string& what) {
+  for (const auto& a : tr.traffic_summary()) {
+    INFO(what << " " << a.axis << ": measured " << a.measured << " predicted " << a.predicted);
+    CHECK(a.worst == 0);
+  }
+}
+
 struct ScaleError {
   explicit ScaleError(double f) { train::testing::set_gradient_scale_error(f); }
   ~ScaleError() { train::testing::set_gradient_scale_error(1.0); }
@@ -88,9 +104,7 @@ TEST_CASE("bf16 layout invariance: d (ZeRO 0-3) and t (with and without SP) matc
       tr.run();
       const Invariance w = test::compare_runs(ref, tr, kNullGradient);
       const std::string what = l.name() + " (" + cfg.name + ")";
-      INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
-      CHECK(test::within(w, kBf16));
-      print(what, w);
+      check_within_bf16(what, w);
     }
   }
 }
@@ -107,9 +121,7 @@ TEST_CASE("bf16 Llama block (RMSNorm, SwiGLU, RoPE, GQA) at t2 with SP matches o
       tr.run();
       const Invariance w = test::compare_runs(ref, tr);
       const std::string what = "llama-tiny " + l.name() + " (" + cfg.name + ")";
-      INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
-      CHECK(test::within(w, kBf16));
-      print(what, w);
+      check_within_bf16(what, w);
     }
   }
 }
@@ -131,9 +143,7 @@ TEST_CASE("bf16 gradient reduction (grad_reduce_dtype=bf16) matches one bf16 ran
       tr.run();
       const Invariance w = test::compare_runs(ref, tr, kNullGradient);
       const std::string what = l.name() + " bf16 reduce (" + cfg.name + ")";
-      INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
-      CHECK(test::within(w, kBf16));
-      print(what, w);
+      check_within_bf16(what, w);
     }
   }
   // Bytes: the d gradients halve at every stage, nothing else changes.
@@ -148,11 +158,7 @@ TEST_CASE("bf16 gradient reduction (grad_reduce_dtype=bf16) matches one bf16 ran
       tr.run();
       grads[b] = comm::accounts().bytes("dp", comm::Traffic::grads);
       weights[b] = comm::accounts().bytes("dp", comm::Traffic::weights);
-      for (const auto& a : tr.traffic_summary()) {
-        INFO(l.name() << (b ? " bf16 reduce " : " fp32 reduce ") << a.axis << ": measured " << a.measured
-                      << " predicted " << a.predicted);
-        CHECK(a.worst == 0);
-      }
+      check_traffic_as_predicted(tr, l.name() + (b ? " bf16 reduce" : " fp32 reduce"));
     }
     INFO(l.name() << ": d gradients " << grads[0] << " -> " << grads[1]);
     CHECK(grads[0] > 0);
@@ -203,11 +209,7 @@ TEST_CASE("bf16 bytes per axis: activation messages and weight gathers halve, fp
       d_grad[b] = comm::accounts().bytes("dp", comm::Traffic::grads);
       d_weights[b] = comm::accounts().bytes("dp", comm::Traffic::weights);
       // Every axis as the planner predicts, for this precision.
-      for (const auto& a : tr.traffic_summary()) {
-        INFO(l.name() << (b ? " bf16 " : " fp32 ") << a.axis << ": measured " << a.measured << " predicted "
-                      << a.predicted);
-        CHECK(a.worst == 0);
-      }
+      check_traffic_as_predicted(tr, l.name() + (b ? " bf16" : " fp32"));
     }
     const double N = 16.0 / l.d * 32;  // tokens of a rank's micro-batch: micro_batch 16/d, seq 32
     const double stats = l.t > 1 ? steps * (l.t * N + 2 * N) * 4 : 0;

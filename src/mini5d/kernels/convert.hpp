@@ -6,6 +6,8 @@
 // the fp32 master after an update.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "mini5d/kernels/bf16.hpp"

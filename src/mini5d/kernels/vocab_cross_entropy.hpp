@@ -57,7 +57,6 @@ void vocab_ce_local_sums(VecU<acc_t<S>> sums, VecU<acc_t<S>> row_max, CMatU<S> l
         sums(r) = sum;
         row_max(r) = mx;
       });
-  (void)cols;
 }
 
 // From the sums over the group and the agreed maxima: logits <- (p - onehot) *

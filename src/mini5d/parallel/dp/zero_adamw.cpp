@@ -146,18 +146,23 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
     buffers_ = zero3::GatherBuffers(std::move(chunk_of), layout.units().front().global == 0);
     init_shard(layout, part_, seed, weight_shard_);
     if constexpr (is_bf16_v<S>) kernels::convert("mini5d::optim::working_shard", working_shard_, weight_shard_);
-  } else {
-    model_.init_params(seed);  // bf16: the master values, rounded (model::init_param_range)
-    if constexpr (is_bf16_v<S>) {
-      // The fp32 master weights, from the same counter RNG: whole at stage 0, this
-      // rank's shard at 1-2. Optimizer state, as the planner counts them.
-      master_ = Vec<float>("mini5d::optim::master_weights", stage_ == 0 ? layout.total() : part_.shard_size());
-      if (stage_ == 0)
-        model::init_param_range<float>(layout, seed, master_, 0, layout.total());
-      else
-        init_shard(layout, part_, seed, master_);
-      master_mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(master_));
+  } else if constexpr (is_bf16_v<S>) {
+    // The fp32 master weights, from the same counter RNG: whole at stage 0, this rank's
+    // shard at 1-2 (optimizer state, as the planner counts them). Stage 0 rounds the
+    // working copy from the master it has just drawn; at 1-2 the model draws its whole
+    // copy itself (the same values, rounded: model::init_param_range).
+    master_ = Vec<float>("mini5d::optim::master_weights", stage_ == 0 ? layout.total() : part_.shard_size());
+    master_mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(master_));
+    if (stage_ == 0) {
+      model::init_param_range<float>(layout, seed, master_, 0, layout.total());
+      kernels::convert("mini5d::optim::working_copy", model_.params, master_);
+      fence("mini5d::optim::working_copy_initialised");  // read next by MPI or a checksum
+    } else {
+      init_shard(layout, part_, seed, master_);
+      model_.init_params(seed);
     }
+  } else {
+    model_.init_params(seed);
   }
   build_norm_pieces();
   if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !replicated_.empty())
