@@ -5,7 +5,8 @@
 // invariance oracle of invariance.hpp), in both of its configurations, with the
 // gradients reduced in fp32 and in bf16; the bytes each axis moved against fp32's; the
 // memory per category against the planner's bf16 figures; and an injected gradient
-// scale error that the oracle must catch.
+// scale error that the oracle must catch. The pipeline and context axes are in
+// test_bf16_pipeline_and_ring.cpp, checkpoints in test_bf16_resume.cpp (one binary).
 //
 // Tolerance. In fp32 two layouts differ by the order of fp32 sums (invariance.hpp). In
 // bf16 the same fp32 differences reach the master weights, and a master weight that
@@ -229,7 +230,8 @@ TEST_CASE("bf16 memory per category equals the planner's bf16 figures", "[bf16][
   // moments (12), sharded by ZeRO stage; activations with bf16 tensors and fp32
   // statistics (plan/memory_model.cpp).
   for (const test::Layout& l : {test::Layout(""), test::Layout("d2 zero1"), test::Layout("d2 zero2"),
-                                test::Layout("d2 zero3"), test::Layout("t2 sp"), test::Layout("d2 t2 nosp zero3")}) {
+                                test::Layout("d2 zero3"), test::Layout("t2 sp"), test::Layout("d2 t2 nosp zero3"),
+                                test::Layout("c2"), test::Layout("t2 c2 sp")}) {
     Group g(l.ranks());
     train::Trainer tr(test::tiny(l, 1, with_bf16({})), g.comm);
     tr.run();

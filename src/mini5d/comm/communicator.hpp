@@ -30,6 +30,7 @@ template <class T> MPI_Datatype mpi_type();
 template <> inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 template <> inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 template <> inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
+template <> inline MPI_Datatype mpi_type<unsigned char>() { return MPI_BYTE; }  // raw bytes (pipeline boundaries)
 template <> inline MPI_Datatype mpi_type<bf16>() { return bf16_datatype(); }
 // The sum the reductions use: MPI's own, or ours for bf16 (comm/bf16_mpi.hpp).
 template <class T> MPI_Op mpi_sum() { return MPI_SUM; }

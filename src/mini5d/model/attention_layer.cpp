@@ -21,21 +21,21 @@ const k::RopeTable<acc_t<S>>* rope_of(const Context<S>& ctx) {
 }
 
 // q, k, v from qkv (q and k turned by their positions with model.positions=rope), then
-// the causal core: on this rank's whole sequences (blockwise,
-// or full with its T x T probabilities: model.attention), or ring attention over the c
-// ring when the sequence is split (context parallelism).
+// the causal core: ring attention over the c ring when the sequence is split (context
+// parallelism), else on this rank's whole sequences (blockwise, or full with its T x T
+// probabilities: model.attention); a bf16 core computes on fp32 copies (ctx.ws.wide).
 template <class S>
 void core_only(Context<S>& ctx, CoreActs<S>& c, CMatU<S> qkv) {
   // Rotary positions turn q and k (not v) as they are split, before the core, so the
   // ring sends turned K.
   k::attention_split_heads<S>(c.q, c.k, c.v, qkv, shape_of(ctx.dims), rope_of(ctx));
-  if constexpr (is_bf16_v<S>) {
-    // bf16: blockwise only (the deck refuses full and ring attention in bf16).
+  if (ctx.ring) {
+    ctx.ring->forward(c.y, c.lse, c.q, c.k, c.v, ctx.ws.wide);
+  } else if constexpr (is_bf16_v<S>) {
+    // bf16: blockwise (the deck refuses full attention in bf16).
     k::widened_attention_forward<S>(c.y, c.lse, c.q, c.k, c.v, ctx.ws.wide, ctx.ws.tiles);
   } else {
-    if (ctx.ring)
-      ctx.ring->forward(c.y, c.lse, c.q, c.k, c.v);
-    else if (ctx.dims.blockwise)
+    if (ctx.dims.blockwise)
       k::blockwise_attention_forward<S>(c.y, c.lse, c.q, c.k, c.v, ctx.ws.tiles);
     else
       k::attention_forward<S>(c.y, c.p, c.q, c.k, c.v);
@@ -73,13 +73,13 @@ void AttentionLayer<S>::backward(Context<S>& ctx, AttentionActs<S>& a, const Att
     // again.)
     core_only<S>(ctx, a.core, a.qkv);
   }
-  if constexpr (is_bf16_v<S>) {
+  if (ctx.ring) {
+    ctx.ring->backward(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v, ws.wide);
+  } else if constexpr (is_bf16_v<S>) {
     k::widened_attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v,
                                      ws.wide, ws.tiles);
   } else {
-    if (ctx.ring)
-      ctx.ring->backward(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k, a.core.v);
-    else if (ctx.dims.blockwise)
+    if (ctx.dims.blockwise)
       k::blockwise_attention_backward<S>(ws.dq, ws.dk, ws.dv, ws.dy, a.core.y, a.core.lse, a.core.q, a.core.k,
                                          a.core.v, ws.tiles);
     else

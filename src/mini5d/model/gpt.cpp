@@ -80,7 +80,11 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
     w.tiles.s = a.ten<A>("mini5d::model::tile_scores", BH, tile, panel);
     w.tiles.dp = a.ten<A>("mini5d::model::tile_dscores", BH, tile, panel);
     w.tiles.l = a.mat<A>("mini5d::model::tile_row_sum", BH, T);
-    if constexpr (is_bf16_v<S>) {
+  }
+  // A bf16 core computes on fp32 copies (kernels/widened_attention.hpp; ring attention
+  // widens each K/V block in hand into k and v: parallel/cp/ring_attention.hpp).
+  if constexpr (is_bf16_v<S>) {
+    if (d.cp > 1 || d.blockwise) {
       const int KBH = d.att_kv_rows();
       w.wide.q = a.ten<float>("mini5d::model::wide_q", BH, T, hd);
       w.wide.k = a.ten<float>("mini5d::model::wide_k", KBH, T, hd);
@@ -186,10 +190,11 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
   ctx_.ws = make_workspace<S>(work, ctx_.dims, ctx_.region.sequence_split(), ctx_.recompute);
   ctx_.region.gathered = ctx_.ws.gathered;
   if constexpr (is_bf16_v<S>) {
-    if (split.c > 1 || !ctx_.dims.blockwise || cfg.experts > 0)
+    if (!ctx_.dims.blockwise || cfg.experts > 0)
       throw std::invalid_argument(
-          "mini5d: a bf16 model runs blockwise attention at c = 1 without experts (the deck refuses the rest)");
-  } else if (split.c > 1) {
+          "mini5d: a bf16 model runs blockwise (or ring) attention without experts (the deck refuses the rest)");
+  }
+  if (split.c > 1) {
     const Dims& d = ctx_.dims;
     ring_ = std::make_unique<cp::RingAttention<S>>(*par.cp, split, d.att_rows(), d.seq, d.head_dim, d.att_kv_rows());
     ctx_.ring = ring_.get();

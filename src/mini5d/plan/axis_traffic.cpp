@@ -150,10 +150,14 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
     }
   }
   if (l.c > 1) {
-    // K and V of the key/value heads (grouped-query attention: kv_heads of them).
-    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * m.local_kv_width(l.t) * elem;
-    const double hops = (l.recompute == Recompute::none ? 3 : 4) * (l.c - 1.0);
-    a.cp_activations = mb * (s.dense + s.moe) * hops * block;
+    // K and V of the key/value heads (grouped-query attention: kv_heads of them), c - 1
+    // hops in the forward, again in a recomputed forward and in the backward, in the
+    // activations' element size; the backward's travelling dK/dV, c - 1 hops in the
+    // accumulation type (fp32 in a bf16 run: parallel/cp/ring_attention.hpp).
+    const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * m.local_kv_width(l.t);
+    const double kv_hops = (l.recompute == Recompute::none ? 2 : 3) * (l.c - 1.0);
+    const double acc = std::max(4.0, elem);
+    a.cp_activations = mb * (s.dense + s.moe) * block * (kv_hops * elem + (l.c - 1.0) * acc);
   }
   if (l.e * l.t > 1 && s.moe > 0) a.ep_activations = mb * s.moe * 4 * own_rows * double(m.top_k) * D * elem;
   if (l.p > 1) a.pp_activations = mb * 2.0 * s.edges * own_rows * D * elem;

@@ -103,8 +103,9 @@ bool keeps_probs(const ActShape& s) { return s.c == 1 && !s.blockwise; }
 // kernels/blockwise_attention.hpp); for ring attention two per-block buffers of
 // (T/2c)^2 per head and the running max and sum per query row
 // (parallel/cp/ring_attention.hpp).
-// Blockwise attention's buffers hold fp32 statistics in a bf16 run (its core runs in
-// fp32 on widened copies: kernels/widened_attention.hpp), so this returns bytes.
+// Blockwise and ring attention's buffers hold fp32 scores and statistics in a bf16 run
+// (its core runs in fp32 on widened copies: kernels/widened_attention.hpp), so this
+// returns bytes.
 double core_work_bytes(const ActShape& s) {
   const double bh = s.micro_batch * (s.heads / s.t);
   if (keeps_probs(s)) return s.elem_bytes * bh * s.seq * s.seq;
@@ -113,13 +114,14 @@ double core_work_bytes(const ActShape& s) {
     return s.stat_bytes * (2 * bh * tile * panel + bh * s.seq);
   }
   const double chunk = s.seq / (2.0 * s.c);
-  return s.elem_bytes * (2 * bh * chunk * chunk + 2 * bh * (s.seq / s.c));
+  return s.stat_bytes * (2 * bh * chunk * chunk + 2 * bh * (s.seq / s.c));
 }
-// A bf16 run's attention core (c = 1, blockwise) computes on fp32 copies of q, k, v, y,
-// dy and of dq, dk, dv (kernels/widened_attention.hpp): [N, D/t] four times and
+// A bf16 run's attention core (blockwise, or ring attention at c > 1) computes on fp32
+// copies of q, k, v, y, dy and of dq, dk, dv (kernels/widened_attention.hpp; the ring
+// widens each K/V block in hand into the k and v copies): [N, D/t] four times and
 // [N, Dkv/t] four times, in the backward's workspace.
 double widened_core_bytes(const ActShape& s) {
-  if (!s.widened_core || s.elem_bytes >= 4 || s.c > 1 || !s.blockwise) return 0;
+  if (!s.widened_core || s.elem_bytes >= 4 || (s.c == 1 && !s.blockwise)) return 0;
   return 4 * (4 + 4 * s.kv_ratio) * local_tokens(s) * s.d_model / s.t;
 }
 }  // namespace
@@ -308,8 +310,8 @@ double comm_buffer_bytes(const ModelDesc& m, const Layout& l, Precision prec,
   if (l.p > 1) b += 2 * a * N * s.d_model * rr;                     // send + receive
   // Ring attention: the K/V block in hand and the one arriving, and the same for the
   // travelling dK/dV in the backward (parallel/cp/ring_attention.hpp), of the key/value
-  // heads only.
-  if (l.c > 1) b += 4 * 2 * a * s.micro_batch * (s.seq / l.c) * (s.kv_ratio * s.d_model / l.t);
+  // heads only; dK/dV in the accumulation type (fp32 in a bf16 run).
+  if (l.c > 1) b += 2 * (a + s.stat_bytes) * 2 * s.micro_batch * (s.seq / l.c) * (s.kv_ratio * s.d_model / l.t);
   if (l.e > 1) b += 2 * a * s.top_k * s.imbalance * N * s.d_model * rr;  // all-to-all in/out
   return b;
 }

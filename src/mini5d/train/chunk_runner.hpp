@@ -1,28 +1,33 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The model as the pipeline schedule drives it: a chunk's forward and backward on one
-// micro-batch, with the activations that cross stages as fp32 views (the executor's
-// messages, parallel/pp). GptChunks adapts a model of any storage type: an fp32 model
-// hands its own buffers over; a bf16 model runs at p = 1 only for now (the deck refuses
-// bf16 at p > 1), where no activation leaves the rank.
+// micro-batch, with the activations that cross stages as byte views (the executor's
+// messages, parallel/pp/stage.hpp). GptChunks adapts a model of any storage type: it
+// hands its own buffers over, read as bytes, and reads what arrives as its storage
+// type, so a bf16 model's boundary tensors travel in bf16.
 #pragma once
 #include <stdexcept>
 
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/model/gpt.hpp"
+#include "mini5d/parallel/pp/stage.hpp"
 
 namespace mini5d::train {
+
+using pp::Byte;
 
 class ChunkRunner {
  public:
   virtual ~ChunkRunner() = default;
   virtual const model::Dims& dims() const = 0;  // this rank's shapes (tokens, rows, positions)
+  // Bytes of one boundary tensor: [rows, d_model] in the model's storage type.
+  virtual std::int64_t boundary_bytes() const = 0;
   // The chunk's summed token loss (the chunk with the head), else 0; `input`: the
   // previous chunk's output (empty for the chunk with the embeddings).
-  virtual double forward(int chunk, int mb, CTok inputs, CVecU<float> input, CTokU targets, float grad_scale) = 0;
+  virtual double forward(int chunk, int mb, CTok inputs, CVecU<Byte> input, CTokU targets, float grad_scale) = 0;
   // The chunk's output, kept until its backward.
-  virtual CVecU<float> output(int chunk, int mb) = 0;
+  virtual CVecU<Byte> output(int chunk, int mb) = 0;
   // dL/d(input) for a chunk without the embeddings (empty otherwise).
-  virtual CVecU<float> backward(int chunk, int mb, CVecU<float> grad_output) = 0;
+  virtual CVecU<Byte> backward(int chunk, int mb, CVecU<Byte> grad_output) = 0;
 };
 
 template <class S>
@@ -30,30 +35,29 @@ class GptChunks final : public ChunkRunner {
  public:
   explicit GptChunks(model::Gpt<S>& model) : model_(model) {}
   const model::Dims& dims() const override { return model_.dims(); }
-  double forward(int chunk, int mb, CTok inputs, CVecU<float> input, CTokU targets, float grad_scale) override {
+  std::int64_t boundary_bytes() const override {
+    return std::int64_t(model_.dims().rows) * model_.dims().d_model * std::int64_t(sizeof(S));
+  }
+  double forward(int chunk, int mb, CTok inputs, CVecU<Byte> input, CTokU targets, float grad_scale) override {
     return model_.forward_chunk(chunk, mb, inputs, as_mat(input), targets, grad_scale);
   }
-  CVecU<float> output(int chunk, int mb) override { return as_vec(model_.chunk_output(chunk, mb)); }
-  CVecU<float> backward(int chunk, int mb, CVecU<float> grad_output) override {
-    return as_vec(model_.backward_chunk(chunk, mb, as_mat(grad_output)));
+  CVecU<Byte> output(int chunk, int mb) override { return as_bytes(model_.chunk_output(chunk, mb)); }
+  CVecU<Byte> backward(int chunk, int mb, CVecU<Byte> grad_output) override {
+    return as_bytes(model_.backward_chunk(chunk, mb, as_mat(grad_output)));
   }
 
  private:
-  CMatU<S> as_mat(CVecU<float> v) const {
+  // The executor's buffers come from Kokkos allocations, aligned for any S.
+  CMatU<S> as_mat(CVecU<Byte> v) const {
     if (!v.data()) return CMatU<S>();
-    if constexpr (std::is_same_v<S, float>) {
-      const std::size_t cols = std::size_t(model_.dims().d_model);
-      return CMatU<S>(v.data(), v.extent(0) / cols, cols);
-    } else {
-      throw std::logic_error("mini5d: a bf16 model's activations do not cross pipeline stages yet");
-    }
+    const std::size_t cols = std::size_t(model_.dims().d_model);
+    if (v.extent(0) % (cols * sizeof(S)) != 0)
+      throw std::logic_error("mini5d: a pipeline boundary tensor is not whole rows of the model's storage type");
+    return CMatU<S>(reinterpret_cast<const S*>(v.data()), v.extent(0) / (cols * sizeof(S)), cols);
   }
-  CVecU<float> as_vec(CMatU<S> m) const {
-    // bf16 at p = 1: the schedule never sends a chunk's output or input gradient.
-    if constexpr (std::is_same_v<S, float>)
-      return m.data() ? CVecU<float>(m.data(), m.extent(0) * m.extent(1)) : CVecU<float>();
-    else
-      return CVecU<float>();
+  static CVecU<Byte> as_bytes(CMatU<S> m) {
+    if (!m.data()) return CVecU<Byte>();
+    return CVecU<Byte>(reinterpret_cast<const Byte*>(m.data()), m.extent(0) * m.extent(1) * sizeof(S));
   }
   model::Gpt<S>& model_;
 };

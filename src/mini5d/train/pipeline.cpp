@@ -53,7 +53,7 @@ Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, std::unique_ptr<C
   const pp::Spec s = pipeline_spec(deck);
   comm_ = std::make_unique<pp::PpComm>(pipe, s.p * s.v, s.m);
   const auto& d = model_->dims();
-  exec_ = std::make_unique<pp::Executor>(s, *comm_, std::int64_t(d.rows) * d.d_model);
+  exec_ = std::make_unique<pp::Executor>(s, *comm_, model_->boundary_bytes());
   tokens_ = d.tokens;  // micro_batch * seq / c
   const int B = deck.train.micro_batch;
   for (int tl = 0; tl < tokens_ / B; ++tl) positions_.push_back(d.pos.global(tl));
@@ -106,7 +106,7 @@ double Pipeline::run_step(long step, float grad_scale) {
   return loss_;
 }
 
-CVecU<float> Pipeline::forward(int mb, int chunk, CVecU<float> input) {
+CVecU<pp::Byte> Pipeline::forward(int mb, int chunk, CVecU<pp::Byte> input) {
   const auto at = std::make_pair(std::int64_t(mb) * tokens_, std::int64_t(mb + 1) * tokens_);
   const CTok in = Kokkos::subview(inputs_, at);
   const CTokU tg = Kokkos::subview(targets_, at);
@@ -119,7 +119,7 @@ CVecU<float> Pipeline::forward(int mb, int chunk, CVecU<float> input) {
   return model_->output(chunk, mb);
 }
 
-CVecU<float> Pipeline::backward(int mb, int chunk, CVecU<float> grad_output) {
+CVecU<pp::Byte> Pipeline::backward(int mb, int chunk, CVecU<pp::Byte> grad_output) {
   // ZeRO 0-1 start a unit's reduction after its last micro-batch's backward (every
   // schedule runs a chunk's backwards in micro-batch order).
   if (spec().p > 1) zero_.begin_microbatch(mb == spec().m - 1);

@@ -63,8 +63,8 @@ class Pipeline : public pp::Stage {
 
   // The chunk's output activation (forward) and dL/d(input) (backward) are handed to the
   // executor as the model holds them: no copy into a send buffer.
-  CVecU<float> forward(int mb, int chunk, CVecU<float> input) override;
-  CVecU<float> backward(int mb, int chunk, CVecU<float> grad_output) override;
+  CVecU<pp::Byte> forward(int mb, int chunk, CVecU<pp::Byte> input) override;
+  CVecU<pp::Byte> backward(int mb, int chunk, CVecU<pp::Byte> grad_output) override;
 
  private:
   const Deck& deck_;

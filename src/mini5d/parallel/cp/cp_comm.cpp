@@ -11,5 +11,6 @@ comm::Request CpComm::shift(VecU<S> out, VecU<S> in, int tag) {
 
 template comm::Request CpComm::shift<float>(VecU<float>, VecU<float>, int);
 template comm::Request CpComm::shift<double>(VecU<double>, VecU<double>, int);
+template comm::Request CpComm::shift<bf16>(VecU<bf16>, VecU<bf16>, int);
 
 }  // namespace mini5d::cp

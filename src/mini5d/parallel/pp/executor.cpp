@@ -12,7 +12,7 @@ namespace mini5d::pp {
 namespace {
 // After a forward or backward: a fence when MPI sends its output next (to the next or
 // the previous stage), else only the one the phase timers want.
-void settle(CVecU<float> out, const char* why) {
+void settle(CVecU<Byte> out, const char* why) {
   if (out.data())
     fence(why);
   else
@@ -32,26 +32,26 @@ const char* to_string(Event::Kind k) {
   return "?";
 }
 
-Executor::Executor(const Spec& spec, PpComm& comm, std::int64_t boundary_elements)
+Executor::Executor(const Spec& spec, PpComm& comm, std::int64_t boundary_bytes)
     : spec_(spec),
       rank_(comm.rank()),
       comm_(comm),
-      n_(boundary_elements),
+      n_(boundary_bytes),
       actions_(schedule(spec, comm.rank())),
       buffers_mem_(mem::Category::comm_buffers, 0) {}
 
-VecU<float> Executor::take() {
+VecU<Byte> Executor::take() {
   if (free_.empty()) {
     pool_.emplace_back(Kokkos::ViewAllocateWithoutInitializing("mini5d::pp::boundary"), n_);
     buffers_mem_.grow(mem::view_bytes(pool_.back()));
     free_.push_back(pool_.back().data());
   }
-  float* p = free_.back();
+  Byte* p = free_.back();
   free_.pop_back();
-  return VecU<float>(p, n_);
+  return VecU<Byte>(p, n_);
 }
 
-void Executor::give(VecU<float> buf) {
+void Executor::give(VecU<Byte> buf) {
   if (buf.data()) free_.push_back(buf.data());
 }
 
@@ -79,7 +79,7 @@ void Executor::settle_stage_sends(int mb, int chunk) {
 StepTimeline Executor::run(Stage& stage, long step) {
   const int P = spec_.p * spec_.v;
   using Key = std::tuple<int, int, int>;  // (direction, micro-batch, chunk)
-  std::map<Key, std::pair<comm::Request, VecU<float>>> recvs;
+  std::map<Key, std::pair<comm::Request, VecU<Byte>>> recvs;
   StepTimeline tl;
   tl.step = step;
   comm_.barrier();
@@ -88,12 +88,12 @@ StepTimeline Executor::run(Stage& stage, long step) {
   for (const Action& a : actions_) {
     if (a.op != Op::recv_forward && a.op != Op::recv_backward) continue;
     const Direction d = a.op == Op::recv_forward ? Direction::forward : Direction::backward;
-    VecU<float> buf = take();
+    VecU<Byte> buf = take();
     auto req = comm_.post_recv(buf, a.peer, d, a.mb, virtual_stage(spec_, rank_, a.chunk));
     recvs.emplace(Key{int(d), a.mb, a.chunk}, std::make_pair(std::move(req), buf));
   }
-  std::map<std::pair<int, int>, VecU<float>> inputs;  // forward inputs kept until the backward
-  CVecU<float> out;  // what the last compute returned, to send from the stage's memory
+  std::map<std::pair<int, int>, VecU<Byte>> inputs;  // forward inputs kept until the backward
+  CVecU<Byte> out;  // what the last compute returned, to send from the stage's memory
   for (std::size_t i = 0; i < actions_.size(); ++i) {
     const Action& a = actions_[i];
     const bool last_vs = virtual_stage(spec_, rank_, a.chunk) == P - 1;
@@ -110,22 +110,22 @@ StepTimeline Executor::run(Stage& stage, long step) {
         break;
       }
       case Op::forward: {
-        VecU<float> in;
+        VecU<Byte> in;
         if (!first_vs) in = recvs.at(Key{0, a.mb, a.chunk}).second, inputs[{a.mb, a.chunk}] = in;
         Event e{Event::forward, a.mb, a.chunk, MPI_Wtime(), 0};
         out = stage.forward(a.mb, a.chunk, in);
-        if (last_vs) out = CVecU<float>();
+        if (last_vs) out = CVecU<Byte>();
         settle(out, "mini5d::pp::forward_done");
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
         break;
       }
       case Op::backward: {
-        VecU<float> grad = last_vs ? VecU<float>() : recvs.at(Key{1, a.mb, a.chunk}).second;
+        VecU<Byte> grad = last_vs ? VecU<Byte>() : recvs.at(Key{1, a.mb, a.chunk}).second;
         settle_stage_sends(a.mb, a.chunk);
         Event e{Event::backward, a.mb, a.chunk, MPI_Wtime(), 0};
         out = stage.backward(a.mb, a.chunk, grad);
-        if (first_vs) out = CVecU<float>();
+        if (first_vs) out = CVecU<Byte>();
         settle(out, "mini5d::pp::backward_done");
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
@@ -145,12 +145,12 @@ StepTimeline Executor::run(Stage& stage, long step) {
         Event e{fw ? Event::send_forward : Event::send_backward, a.mb, a.chunk, MPI_Wtime(), 0};
         if (out.extent(0) != std::size_t(n_)) throw std::logic_error("mini5d: pipeline stage returned no boundary tensor");
         // MPI only reads the stage's memory (settle_stage_sends keeps it unchanged meanwhile).
-        const VecU<float> from(const_cast<float*>(out.data()), out.extent(0));
+        const VecU<Byte> from(const_cast<Byte*>(out.data()), out.extent(0));
         sends_.push_back({comm_.send(from, a.peer, fw ? Direction::forward : Direction::backward, a.mb, vs), fw,
                           a.mb, a.chunk});
         e.t1 = MPI_Wtime();
         tl.events.push_back(e);
-        out = CVecU<float>();
+        out = CVecU<Byte>();
         break;
       }
     }

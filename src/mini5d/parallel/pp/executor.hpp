@@ -21,8 +21,8 @@ namespace mini5d::pp {
 
 class Executor {
  public:
-  // `boundary_elements`: the size of one boundary tensor.
-  Executor(const Spec& spec, PpComm& comm, std::int64_t boundary_elements);
+  // `boundary_bytes`: the size of one boundary tensor.
+  Executor(const Spec& spec, PpComm& comm, std::int64_t boundary_bytes);
   const Spec& spec() const { return spec_; }
   const std::vector<Action>& actions() const { return actions_; }
   // Runs the step's actions; collective over the pipeline group. Returns what this rank
@@ -30,8 +30,8 @@ class Executor {
   StepTimeline run(Stage& stage, long step);
 
  private:
-  VecU<float> take();          // a boundary buffer from the pool
-  void give(VecU<float> buf);  // back to the pool
+  VecU<Byte> take();          // a boundary buffer from the pool
+  void give(VecU<Byte> buf);  // back to the pool
   void progress_sends(bool wait);
   // Waits for the sends that read stage memory backward(mb, chunk) may change: that
   // micro-batch's forward output and every earlier backward's dL/d(input).
@@ -42,8 +42,8 @@ class Executor {
   PpComm& comm_;
   std::int64_t n_;
   std::vector<Action> actions_;
-  std::vector<Vec<float>> pool_;
-  std::vector<float*> free_;
+  std::vector<Vec<Byte>> pool_;
+  std::vector<Byte*> free_;
   mem::Charge buffers_mem_;
   struct Send {
     comm::Request req;

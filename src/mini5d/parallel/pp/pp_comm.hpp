@@ -12,6 +12,7 @@
 
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/kernels/views.hpp"
+#include "mini5d/parallel/pp/stage.hpp"
 
 namespace mini5d::pp {
 
@@ -32,11 +33,11 @@ class PpComm {
   }
   int size() const { return group_.size(); }
   int rank() const { return group_.rank(); }
-  comm::Request post_recv(VecU<float> buf, int from, Direction d, int mb, int to_virtual_stage) {
-    return group_.irecv<float>(buf, from, tag(d, mb, to_virtual_stage), comm::Traffic::activations);
+  comm::Request post_recv(VecU<Byte> buf, int from, Direction d, int mb, int to_virtual_stage) {
+    return group_.irecv<Byte>(buf, from, tag(d, mb, to_virtual_stage), comm::Traffic::activations);
   }
-  comm::Request send(VecU<float> buf, int to, Direction d, int mb, int to_virtual_stage) {
-    return group_.isend<float>(buf, to, tag(d, mb, to_virtual_stage), comm::Traffic::activations);
+  comm::Request send(VecU<Byte> buf, int to, Direction d, int mb, int to_virtual_stage) {
+    return group_.isend<Byte>(buf, to, tag(d, mb, to_virtual_stage), comm::Traffic::activations);
   }
   // Lines the ranks up before a step, so their step clocks start together.
   void barrier() {
