@@ -51,7 +51,7 @@ std::vector<std::string> bf16_with(const std::vector<std::string>& a, const std:
 TEST_CASE("bf16 pipeline and ring: p2 (1F1B, interleaved), d2 x p2, t2 x p2, tied, c2, d2 x c2, t2 x c2",
           "[bf16][pp][cp][mpi]") {
   REQUIRE(test::world_size() == 4);
-  const int steps = 10;
+  const int steps = 6;
   struct Case {
     test::Layout layout;
     std::vector<std::string> extra;

@@ -2,8 +2,9 @@
 // The whole model in bf16 (Gpt<bf16>: bf16 weights and activations, fp32 statistics,
 // fp32 main gradients) against the same model in fp64 and fp32, on identical weights:
 // every weight is a bf16 value, so the three differ only by the rounding of what the
-// bf16 model stores. GPT-2's block (LayerNorm, GELU, biases, learned positions) and
-// Llama's (RMSNorm, SwiGLU, no biases, rotary positions, grouped queries).
+// bf16 model stores. GPT-2's block (LayerNorm, GELU, biases, learned positions),
+// Llama's (RMSNorm, SwiGLU, no biases, rotary positions, grouped queries), and GPT-2's
+// with a mixture of experts in every block (4 experts, top-2; the router in fp32).
 //
 // Bounds. Each bf16 store rounds to nearest with unit roundoff u = 2^-8. To first order a
 // relative error of u per stored tensor adds along a path, so an output that has passed
@@ -16,6 +17,12 @@
 // parameter gradient at most all of them:
 //   loss:     |L16 - L64| / L64          <= (5 + 11 layers) u
 //   gradient: ||g16 - g64|| / ||g64||     <= (7 + 21 layers) u   per tensor
+// A mixture of experts stores one more tensor in the forward (the combined rows; the
+// dispatch only copies) and three more in the backward (the combine's row gradients,
+// their sum per token, the router's input gradient added to it): 12 and 13 per block,
+// so (5 + 12 layers) u and (7 + 25 layers) u. The comparison needs the same routing in
+// both models, which is checked: a token whose top two router probabilities lay within
+// the bf16 rounding of its input would pick another expert.
 // Both are checked the other way too: the bf16 error must exceed u / 16 on the loss or
 // on some gradient (a model that silently computed in fp32 would be near 2^-24), and the
 // fp32 model on the same weights must lie within 1e-4 of fp64 (its own k * 2^-24, with
@@ -26,6 +33,7 @@
 #include <cmath>
 #include <cstdio>
 #include <type_traits>
+#include <vector>
 
 #include "fd_harness.hpp"
 #include "mini5d/kernels/convert.hpp"
@@ -36,10 +44,15 @@ using namespace mini5d;
 namespace {
 constexpr double kU = 1.0 / 256;  // bf16 unit roundoff, 2^-8
 
-ModelConfig small_model(bool llama) {
+enum class BlockKind { gpt2, llama, moe };
+const char* name_of(BlockKind b) { return b == BlockKind::gpt2 ? "gpt-2" : b == BlockKind::llama ? "llama" : "gpt-2 + experts"; }
+
+ModelConfig small_model(BlockKind block) {
+  const bool llama = block == BlockKind::llama;
   ModelConfig m = test::fd_model(64, 32, 64, 2);
   m.d_model = 32;
   m.heads = 4;
+  if (block == BlockKind::moe) m.experts = 4, m.top_k = 2, m.moe_every = 1;
   if (llama) {
     m.norm = "rmsnorm", m.mlp = "swiglu", m.bias = "false", m.positions = "rope";
     m.kv_heads = 2;
@@ -63,7 +76,16 @@ Kokkos::View<double*, Kokkos::HostSpace> host_double(const Vec<G>& g) {
 
 struct Errors {
   double loss = 0, worst_grad = 0;
+  std::vector<int> routing;  // the experts each MoE block chose, block by block
 };
+
+template <class S>
+std::vector<int> routing_of(const model::Gpt<S>& gpt) {
+  std::vector<int> r;
+  for (int l = 0; l < gpt.config().layers; ++l)
+    if (const auto* moe = gpt.block(l).moe()) r.insert(r.end(), moe->chosen().begin(), moe->chosen().end());
+  return r;
+}
 
 // Forward and backward of a model of storage type S on the given bf16 weights; its loss
 // and gradient errors against the fp64 model's.
@@ -77,6 +99,7 @@ Errors against_fp64(const ModelConfig& m, const Vec<bf16>& weights, double loss6
   const double loss = gpt.forward(batch.in, batch.tg, acc_t<S>(1.0 / N)) / N;
   gpt.backward();
   Errors e;
+  e.routing = routing_of(gpt);
   e.loss = std::fabs(loss - loss64) / loss64;
   const auto g = host_double(gpt.grads);
   for (const auto& t : gpt.layout().tensors()) {
@@ -91,8 +114,8 @@ Errors against_fp64(const ModelConfig& m, const Vec<bf16>& weights, double loss6
   return e;
 }
 
-void check(bool llama) {
-  const ModelConfig m = small_model(llama);
+void check(BlockKind block) {
+  const ModelConfig m = small_model(block);
   const int B = 2, N = B * m.seq;
   // Weights: the initial ones, perturbed so that no gradient is trivially small, then
   // rounded to bf16: the weights all three models hold.
@@ -107,13 +130,18 @@ void check(bool llama) {
   const double loss64 = ref.forward(batch.in, batch.tg, 1.0 / N) / N;
   ref.backward();
   const auto g64 = host_double(ref.grads);
+  const std::vector<int> routing64 = routing_of(ref);
 
   const Errors e32 = against_fp64<float>(m, weights, loss64, g64, batch, B);
   const Errors e16 = against_fp64<bf16>(m, weights, loss64, g64, batch, B);
-  const double loss_bound = (5 + 11 * m.layers) * kU, grad_bound = (7 + 21 * m.layers) * kU;
+  const bool moe = block == BlockKind::moe;
+  REQUIRE(e16.routing == routing64);  // the same experts, so the same function
+  REQUIRE(e32.routing == routing64);
+  if (moe) REQUIRE(!routing64.empty());
+  const double loss_bound = (5 + (moe ? 12 : 11) * m.layers) * kU, grad_bound = (7 + (moe ? 25 : 21) * m.layers) * kU;
   std::printf("bf16 model (%s): loss %.4g, error %.3g (bound %.3g); worst gradient error %.3g (bound %.3g); "
               "fp32: %.3g, %.3g\n",
-              llama ? "llama" : "gpt-2", loss64, e16.loss, loss_bound, e16.worst_grad, grad_bound, e32.loss,
+              name_of(block), loss64, e16.loss, loss_bound, e16.worst_grad, grad_bound, e32.loss,
               e32.worst_grad);
   CHECK(e16.loss <= loss_bound);
   CHECK(e16.worst_grad <= grad_bound);
@@ -129,7 +157,7 @@ TEST_CASE("bf16 model: fp32 main gradients and fp32 statistics", "[bf16][model]"
   // Kept activations: every [rows, cols] tensor in bf16, the statistics in fp32. Per
   // block LayerNorm keeps a mean and an rstd per row twice and blockwise attention a
   // log-sum-exp per (head, query); the head's LayerNorm a mean and an rstd per row.
-  const ModelConfig m = small_model(false);
+  const ModelConfig m = small_model(BlockKind::gpt2);
   const int B = 2, N = B * m.seq;
   model::Gpt<float> f32(m, B);
   model::Gpt<bf16> b16(m, B);
@@ -141,5 +169,10 @@ TEST_CASE("bf16 model: fp32 main gradients and fp32 statistics", "[bf16][model]"
   CHECK(mem::view_bytes(b16.grads) == mem::view_bytes(f32.grads));
 }
 
-TEST_CASE("bf16 model (GPT-2 block) against fp64 on the same weights", "[bf16][model]") { check(false); }
-TEST_CASE("bf16 model (Llama block, GQA, RoPE) against fp64 on the same weights", "[bf16][model]") { check(true); }
+TEST_CASE("bf16 model (GPT-2 block) against fp64 on the same weights", "[bf16][model]") { check(BlockKind::gpt2); }
+TEST_CASE("bf16 model (Llama block, GQA, RoPE) against fp64 on the same weights", "[bf16][model]") {
+  check(BlockKind::llama);
+}
+TEST_CASE("bf16 model (GPT-2 block with experts) against fp64 on the same weights", "[bf16][model]") {
+  check(BlockKind::moe);
+}

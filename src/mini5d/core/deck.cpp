@@ -366,15 +366,12 @@ std::vector<std::string> unsupported_features(const Deck& d) {
     no("model.tie_embeddings", "true with parallel.zero=" + std::to_string(d.parallel.zero),
        "parallel.zero 0 or 1 with tied embeddings");
   if (d.train.precision == "fp64") no("train.precision", "fp64", "fp32, bf16");
-  // bf16 (fp32 master weights) covers the dense model with blockwise (or ring) attention
-  // on the d, t, p and c axes so far (docs/precision.md): the rest has no bf16 path yet.
+  // bf16 (fp32 master weights) runs every axis with blockwise (or ring) attention
+  // (docs/precision.md); full attention has no bf16 path.
   if (d.parallel.grad_reduce_dtype == "bf16" && d.train.precision != "bf16")
     no("parallel.grad_reduce_dtype", "bf16 with train.precision=" + d.train.precision,
        "fp32, or bf16 with train.precision=bf16");
   if (d.train.precision == "bf16") {
-    if (d.model.experts > 0)
-      no("model.experts", std::to_string(d.model.experts),
-         "0 with train.precision=bf16 (the MoE layer has no bf16 path yet)");
     if (d.model.attention != "blockwise")
       no("model.attention", d.model.attention, "blockwise with train.precision=bf16");
   }

@@ -78,6 +78,13 @@ void cublas_rows(const char* tw, MatU<S> out, CMatU<S> rows, CMatU<S> w, bool ac
 
 }  // namespace detail
 
+// dst[N, M] += src[N, M] in fp32, rounded once to S per element (a product formed in
+// fp32 outside this file, e.g. the MoE router's input gradient).
+template <class S>
+void add_fp32_rows(MatU<S> dst, MatU<float> src) {
+  detail::narrow_rows<S>(dst, 0, src, true, CVecU<S>());
+}
+
 // out[N, M] = rows[N, K] op(w) (+ out when accumulate), op(w) = w^T for tw "T" (w [M, K])
 // or w for "N" (w [K, M]): the forward (x w^T, plus the bias when not empty) and the
 // input gradient (dy w).

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The element-wise kernels of the mixture-of-experts layer (the matrix products go
-// through KokkosBlas::gemm in the layer): the router's softmax and top-k, moving token
+// through kernels/linear.hpp in the layer): the router's softmax and top-k, moving token
 // rows between the token order, the send buffer (by expert) and the expert slabs, the
 // router-weighted combine, and their backwards. A routing row of -1 is a dropped
 // assignment (capacity mode): it contributes nothing and receives no gradient.
+// Token rows are in the storage type S; the router's probabilities, the combine
+// weights and their gradients are in acc_t<S> (fp32 in a bf16 model), and every sum is
+// formed in acc_t<S> and rounded once as it is stored.
 #pragma once
+#include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/math.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/kernels/views.hpp"
@@ -14,23 +18,26 @@ namespace mini5d::kernels {
 using IVecU = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 using CIVecU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 
-// probs [R, E] <- softmax of the logits held in probs; idx [R, k] the k largest
-// (ties to the lower expert), w [R, k] their probabilities renormalised to sum to 1.
+// probs [R, E] <- softmax of logits (which may be probs itself); idx [R, k] the k
+// largest (ties to the lower expert), w [R, k] their probabilities renormalised to sum
+// to 1.
 template <class S>
-void router_softmax_topk(MatU<S> probs, IVecU idx, MatU<S> w) {
-  prof::Scope ps(prof::Family::routing, 6.0 * double(probs.size()), 2.0 * double(sizeof(S)) * double(probs.size()));
+void router_softmax_topk(MatU<acc_t<S>> probs, CMatU<S> logits, IVecU idx, MatU<acc_t<S>> w) {
+  using A = acc_t<S>;
+  prof::Scope ps(prof::Family::routing, 6.0 * double(probs.size()),
+                 double(sizeof(S) + sizeof(A)) * double(probs.size()));
   const int E = int(probs.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
       "mini5d::kernels::moe_router_softmax_topk", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
-        S mx = probs(r, 0);
-        for (int e = 1; e < E; ++e) mx = probs(r, e) > mx ? probs(r, e) : mx;
-        S sum = 0;
+        A mx = ld(logits(r, 0));
+        for (int e = 1; e < E; ++e) mx = ld(logits(r, e)) > mx ? ld(logits(r, e)) : mx;
+        A sum = 0;
         for (int e = 0; e < E; ++e) {
-          probs(r, e) = kmath::exp(probs(r, e) - mx);
+          probs(r, e) = kmath::exp(ld(logits(r, e)) - mx);
           sum += probs(r, e);
         }
         for (int e = 0; e < E; ++e) probs(r, e) /= sum;
-        S chosen = 0;
+        A chosen = 0;
         for (int j = 0; j < k; ++j) {
           int best = -1;
           for (int e = 0; e < E; ++e) {
@@ -73,36 +80,40 @@ void permute_rows(MatU<S> dst, CMatU<S> src, CIVecU order, bool scatter) {
 
 // out[r] = sum_j w[r, j] * y[row(r*k + j)] (overwritten).
 template <class S>
-void combine_rows(MatU<S> out, CMatU<S> y, CIVecU row, CMatU<S> w) {
+void combine_rows(MatU<S> out, CMatU<S> y, CIVecU row, CMatU<acc_t<S>> w) {
+  using A = acc_t<S>;
   prof::Scope ps(prof::Family::routing, 2.0 * double(y.size()), double(sizeof(S)) * double(y.size() + out.size()));
   const int D = int(out.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
       "mini5d::kernels::moe_combine_rows", Range(0, out.extent(0)), KOKKOS_LAMBDA(const int r) {
-        for (int c = 0; c < D; ++c) out(r, c) = S(0);
-        for (int j = 0; j < k; ++j) {
-          const int at = row(r * k + j);
-          if (at < 0) continue;
-          const S wj = w(r, j);
-          for (int c = 0; c < D; ++c) out(r, c) += wj * y(at, c);
+        for (int c = 0; c < D; ++c) {
+          A sum = 0;  // the assignments in slot order, as fp32 sums them
+          for (int j = 0; j < k; ++j) {
+            const int at = row(r * k + j);
+            if (at >= 0) sum += w(r, j) * ld(y(at, c));
+          }
+          out(r, c) = st<S>(sum);
         }
       });
 }
 
 // Backward of combine_rows: dw[r, j] = dout[r] . y[row], dy[row] = w[r, j] * dout[r].
 template <class S>
-void combine_rows_backward(MatU<S> dw, MatU<S> dy, CMatU<S> dout, CMatU<S> y, CIVecU row, CMatU<S> w) {
+void combine_rows_backward(MatU<acc_t<S>> dw, MatU<S> dy, CMatU<S> dout, CMatU<S> y, CIVecU row,
+                           CMatU<acc_t<S>> w) {
+  using A = acc_t<S>;
   prof::Scope ps(prof::Family::routing, 4.0 * double(y.size()), 3.0 * double(sizeof(S)) * double(y.size()));
   const int D = int(dout.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
       "mini5d::kernels::moe_combine_rows_backward", Range(0, dout.extent(0)), KOKKOS_LAMBDA(const int r) {
         for (int j = 0; j < k; ++j) {
           const int at = row(r * k + j);
-          S dot = 0;
+          A dot = 0;
           if (at >= 0) {
-            const S wj = w(r, j);
+            const A wj = w(r, j);
             for (int c = 0; c < D; ++c) {
-              dot += dout(r, c) * y(at, c);
-              dy(at, c) = wj * dout(r, c);
+              dot += ld(dout(r, c)) * ld(y(at, c));
+              dy(at, c) = st<S>(wj * ld(dout(r, c)));
             }
           }
           dw(r, j) = dot;
@@ -117,11 +128,13 @@ void dispatch_rows_backward(MatU<S> dx, CMatU<S> dsend, CIVecU row, int k) {
   const int D = int(dx.extent(1));
   Kokkos::parallel_for(
       "mini5d::kernels::moe_dispatch_rows_backward", Range(0, dx.extent(0)), KOKKOS_LAMBDA(const int r) {
-        for (int c = 0; c < D; ++c) dx(r, c) = S(0);
-        for (int j = 0; j < k; ++j) {
-          const int at = row(r * k + j);
-          if (at < 0) continue;
-          for (int c = 0; c < D; ++c) dx(r, c) += dsend(at, c);
+        for (int c = 0; c < D; ++c) {
+          acc_t<S> sum = 0;
+          for (int j = 0; j < k; ++j) {
+            const int at = row(r * k + j);
+            if (at >= 0) sum += ld(dsend(at, c));
+          }
+          dx(r, c) = st<S>(sum);
         }
       });
 }

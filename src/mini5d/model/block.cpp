@@ -14,9 +14,7 @@ template <class S>
 Block<S>::Block(Context<S>& ctx, Alloc& kept, bool moe, bool dense) {
   const Dims& d = ctx.dims;
   if (ctx.recompute != Recompute::full) own_.allocate(kept, d, ctx.recompute == Recompute::none, dense);
-  if constexpr (!is_bf16_v<S>) {  // bf16 mixture of experts: refused by the deck
-    if (moe) moe_ = std::make_unique<MoeLayer<S>>(ctx, kept);
-  }
+  if (moe) moe_ = std::make_unique<MoeLayer<S>>(ctx, kept);
   if (ctx.recompute == Recompute::selective) own_.attn.core = ctx.ws.core;
   own_.res3 = kept.mat<S>("mini5d::model::res3", d.rows, d.d_model);
 }
@@ -42,14 +40,12 @@ template <class S>
 void Block<S>::forward(Context<S>& ctx, const BlockTensors<S>& w, CMatU<S> x_in) {
   auto& a = acts(ctx);
   attention_half(ctx, w, x_in);
-  if constexpr (!is_bf16_v<S>) {
-    if (w.moe.router_w.data()) {
-      moe_->forward(ctx, w.moe, a.res3, a.ln2);
-      k::accumulate<S>(a.res3, a.res2);
-      return;
-    }
-    if (moe_) moe_->forget_routing();
+  if (w.moe.router_w.data()) {
+    moe_->forward(ctx, w.moe, a.res3, a.ln2);
+    k::accumulate<S>(a.res3, a.res2);
+    return;
   }
+  if (moe_) moe_->forget_routing();
   MlpLayer<S>::forward(ctx, a.mlp, w.mlp, a.res3, a.ln2);
   k::accumulate<S>(a.res3, a.res2);
 }
@@ -69,11 +65,8 @@ void Block<S>::backward(Context<S>& ctx, const BlockTensors<S>& w, BlockTensors<
   auto& a = acts(ctx);
   auto& ws = ctx.ws;
   // MLP branch: res3 = res2 + mlp(ln2(res2)); dres holds dL/dres3.
-  bool moe_block = false;
-  if constexpr (!is_bf16_v<S>) {
-    moe_block = w.moe.router_w.data() != nullptr;
-    if (moe_block) moe_->backward(ctx, w.moe, g.moe, ws.dln, ws.dres, a.ln2);
-  }
+  const bool moe_block = w.moe.router_w.data() != nullptr;
+  if (moe_block) moe_->backward(ctx, w.moe, g.moe, ws.dln, ws.dres, a.ln2);
   if (!moe_block) MlpLayer<S>::backward(ctx, a.mlp, w.mlp, g.mlp, ws.dln, ws.dres, a.ln2);
   norm_backward<S>(ctx.dims, ws.dres, g.ln2_w, g.ln2_b, ws.dln, a.res2, w.ln2_w, a.ln2_mean, a.ln2_rstd, true);
   // Attention branch: res2 = x + attention(ln1(x)); dres holds dL/dres2.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "mini5d/kernels/convert.hpp"
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/gelu.hpp"
 #include "mini5d/kernels/linear.hpp"
@@ -56,14 +57,29 @@ template <class S>
 MatU<S> slab(MatU<S> m, int begin, int rows) {
   return MatU<S>(m.data() + std::int64_t(begin) * m.extent(1), rows, m.extent(1));
 }
+
+// A bf16 router's fp32 copies of its input rows and weight (MoeWork, workspace).
+template <class S>
+MatU<float> widened_router_input(MoeWork<S>& work, CMatU<S> x) {
+  auto xw = grown<float>(work.router_x, work.charge, "mini5d::ep::router_input_fp32", x.extent(0), x.extent(1));
+  kernels::convert("mini5d::ep::widen_router_input", xw, x);
+  return xw;
+}
+template <class S>
+CMatU<float> widened_router_weight(MoeWork<S>& work, const MoeTensors<S>& w) {
+  const CMatU<S> wr(w.router_w);
+  auto ww = grown<float>(work.router_w, work.charge, "mini5d::ep::router_weight_fp32", wr.extent(0), wr.extent(1));
+  kernels::convert("mini5d::ep::widen_router_weight", ww, wr);
+  return ww;
+}
 }  // namespace
 
 template <class S>
 MoeLayer<S>::MoeLayer(Context<S>& ctx, Alloc& kept) : routed_(mem::Category::activations, 0) {
   const int R = ctx.dims.rows, E = ctx.moe.experts, k = ctx.moe.top_k;
-  probs_ = kept.mat<S>("mini5d::ep::router_probs", R, E);
-  w_ = kept.mat<S>("mini5d::ep::router_weights", R, k);
-  aux_ = kept.mat<S>("mini5d::ep::aux_grad", ctx.dims.batch, E);
+  probs_ = kept.mat<acc_t<S>>("mini5d::ep::router_probs", R, E);
+  w_ = kept.mat<acc_t<S>>("mini5d::ep::router_weights", R, k);
+  aux_ = kept.mat<acc_t<S>>("mini5d::ep::aux_grad", ctx.dims.batch, E);
   idx_ = Vec<int>(Kokkos::ViewAllocateWithoutInitializing("mini5d::ep::topk"), std::size_t(R) * k);
   kept.bytes += mem::view_bytes(idx_);
   if (!ctx.moe_work) ctx.moe_work = std::make_shared<MoeWork<S>>();
@@ -75,9 +91,16 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   const int R = int(x.extent(0)), D = int(x.extent(1)), E = m.experts, k = m.top_k, F = m.ffn;
   const int P = ctx.ep->size(), T = ctx.dims.seq, B = ctx.dims.batch;
   MoeWork<S>& work = *ctx.moe_work;
-  // Router.
-  KokkosBlas::gemm("N", "T", S(1), x, CMatU<S>(w.router_w), S(0), MatU<S>(probs_));
-  kernels::router_softmax_topk<S>(probs_, kernels::IVecU(idx_.data(), idx_.extent(0)), w_);
+  // Router: logits into probs_, then the softmax in place. A bf16 model runs the whole
+  // router in fp32 on widened copies of x and Wr (as Megatron-LM's moe_router_dtype=fp32):
+  // logits rounded to bf16 would tie experts 2^-8 apart, and routing would then flip
+  // between layouts on rounding noise.
+  if constexpr (is_bf16_v<S>) {
+    kernels::matmul_nt<float>(MatU<float>(probs_), widened_router_input(work, x), widened_router_weight(work, w));
+  } else {
+    kernels::matmul_nt<S>(MatU<S>(probs_), x, CMatU<S>(w.router_w));
+  }
+  kernels::router_softmax_topk<acc_t<S>>(probs_, probs_, kernels::IVecU(idx_.data(), idx_.extent(0)), w_);
   auto idx_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), idx_);
   auto probs_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probs_);
   chosen_.assign(idx_h.data(), idx_h.data() + idx_h.extent(0));
@@ -107,7 +130,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
     for (int e = 0; e < E; ++e) {
       const double f = seq[std::size_t(b) * 2 * E + e] / (Tg * k), p = seq[std::size_t(b) * 2 * E + E + e] / Tg;
       aux += E * f * p;
-      aux_h(b, e) = S(m.aux_coef * E * f * ctx.grad_scale);
+      aux_h(b, e) = acc_t<S>(m.aux_coef * E * f * ctx.grad_scale);
     }
   Kokkos::deep_copy(aux_, aux_h);
   // In units of the summed token loss (the trainer divides by the global tokens); the
@@ -166,7 +189,7 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<a
   const kernels::IVecU row(row_.data(), std::size_t(R) * k), order(order_.data(), std::size_t(Nr));
   const MatU<S> xin(xin_.data(), Nr, D), h(h_.data(), Nr, Fin), a(a_.data(), Nr, F), ysent(ysent_.data(), A, D);
   // Combine's backward: dL/dw and the gradient of each sent row, sent to the experts.
-  auto dw = grown<S>(work.dw, work.charge, "mini5d::ep::dweights", R, k);
+  auto dw = grown<acc_t<S>>(work.dw, work.charge, "mini5d::ep::dweights", R, k);
   auto dsend = grown<S>(work.send, work.charge, "mini5d::ep::send", A, D);
   kernels::combine_rows_backward<S>(dw, dsend, dout, ysent, row, w_);
   auto recv = grown<S>(work.recv, work.charge, "mini5d::ep::recv", Nr, D);
@@ -181,11 +204,11 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<a
   auto da = m.swiglu ? grown<S>(work.da, work.charge, "mini5d::ep::expert_dact", Nr, F) : dh;
   if (std::int64_t(work.ones.extent(0)) < std::max(Nr, 1)) {
     const std::int64_t before = mem::view_bytes(work.ones);
-    work.ones = Vec<S>("mini5d::ep::ones", std::size_t(std::max(Nr, 1) + Nr / 4));
-    kernels::fill("mini5d::ep::ones", work.ones, S(1));
+    work.ones = Vec<acc_t<S>>("mini5d::ep::ones", std::size_t(std::max(Nr, 1) + Nr / 4));
+    kernels::fill("mini5d::ep::ones", work.ones, acc_t<S>(1));
     work.charge.grow(mem::view_bytes(work.ones) - before);
   }
-  const CVecU<S> ones(work.ones.data(), work.ones.extent(0));
+  const CVecU<acc_t<S>> ones(work.ones.data(), work.ones.extent(0));
   for (int j = 0; j < m.local_experts; ++j) {
     const int n = recv_.expert_rows[j], b0 = recv_.expert_begin[j];
     if (n == 0) continue;
@@ -206,15 +229,25 @@ void MoeLayer<S>::backward(Context<S>& ctx, const MoeTensors<S>& w, MoeTensors<a
   kernels::dispatch_rows_backward<S>(dx, dsend, row, k);
 
   // Router: dL/dlogits from the combine weights and the aux loss, then the linear.
-  auto dlogits = grown<S>(work.dlogits, work.charge, "mini5d::ep::dlogits", R, E);
-  kernels::router_backward<S>(dlogits, probs_, kernels::CIVecU(idx_.data(), idx_.extent(0)), w_, dw, aux_, ctx.dims.row_begin,
-                         ctx.dims.seq);
-  KokkosBlas::gemm("T", "N", S(1), CMatU<S>(dlogits), x, S(1), g.router_w);
-  KokkosBlas::gemm("N", "N", S(1), CMatU<S>(dlogits), CMatU<S>(w.router_w), S(1), dx);
+  auto dlogits = grown<acc_t<S>>(work.dlogits, work.charge, "mini5d::ep::dlogits", R, E);
+  kernels::router_backward<acc_t<S>>(dlogits, probs_, kernels::CIVecU(idx_.data(), idx_.extent(0)), w_, dw, aux_,
+                                     ctx.dims.row_begin, ctx.dims.seq);
+  if constexpr (is_bf16_v<S>) {
+    // fp32 throughout (the forward's widened copies were overwritten by later layers):
+    // the main gradient of Wr, then dL/dx in fp32, added to dx with one rounding.
+    const MatU<float> xw = widened_router_input(work, x);
+    const CMatU<float> ww = widened_router_weight(work, w);
+    kernels::linear_backward<float>(MatU<float>(), g.router_w, VecU<float>(), dlogits, xw, ww, ones);
+    kernels::linear_backward_input<float>(xw, dlogits, ww);
+    kernels::add_fp32_rows<S>(dx, xw);
+  } else {
+    kernels::linear_backward<S>(dx, g.router_w, VecU<acc_t<S>>(), dlogits, x, CMatU<S>(w.router_w), ones, true);
+  }
   ctx.hooks->progress();
 }
 
 template class MoeLayer<float>;
 template class MoeLayer<double>;
+template class MoeLayer<bf16>;
 
 }  // namespace mini5d::model

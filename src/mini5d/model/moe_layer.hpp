@@ -36,9 +36,11 @@ namespace mini5d::model {
 // sends a data-dependent number of rows), charged to the workspace.
 template <class S>
 struct MoeWork {
-  Mat<S> send, recv, y, dh, dw, dlogits;
-  Mat<S> da;  // SwiGLU experts: dL/d(silu(gate) * up), [received, F]
-  Vec<S> ones;
+  Mat<S> send, recv, y, dh;
+  Mat<acc_t<S>> dw, dlogits;  // the router's gradients, in the accumulation type
+  Mat<S> da;                  // SwiGLU experts: dL/d(silu(gate) * up), [received, F]
+  Mat<acc_t<S>> router_x, router_w;  // bf16 only: the router's input and weight in fp32
+  Vec<acc_t<S>> ones;
   mem::Charge charge{mem::Category::workspace, 0};
 };
 
@@ -64,7 +66,9 @@ class MoeLayer {
   void forget_routing() { chosen_.clear(); }  // a dense block ran in this activation set
 
  private:
-  Mat<S> probs_, w_, aux_;  // [rows, E], [rows, k], [batch, E] (dL/dp from the aux loss)
+  // [rows, E], [rows, k], [batch, E] (dL/dp from the aux loss): the router's statistics,
+  // in the accumulation type (fp32 in a bf16 model).
+  Mat<acc_t<S>> probs_, w_, aux_;
   Vec<int> idx_, row_, order_;
   Mat<S> xin_, h_, a_, ysent_;  // expert inputs, fc (SwiGLU: gate|up), its activation [received, *];
                                 // outputs [sent, D]

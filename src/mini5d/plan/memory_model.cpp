@@ -159,9 +159,10 @@ double attention_core_bytes(const ActShape& s) {
 double moe_kept_bytes(const ActShape& s) {
   if (s.experts <= 1) return 0;
   const double R = local_tokens(s) * rep(s), k = s.top_k;
-  // probabilities [R, E], top-k weights [R, k], the aux loss gradient [B, E]; the top-k
-  // indices [R, k] as 4-byte integers.
-  return s.elem_bytes * (R * s.experts + R * k + s.micro_batch * s.experts) + 4 * R * k;
+  // probabilities [R, E], top-k weights [R, k], the aux loss gradient [B, E] (the
+  // router's statistics: fp32 in a bf16 run, model/moe_layer.hpp); the top-k indices
+  // [R, k] as 4-byte integers.
+  return s.stat_bytes * (R * s.experts + R * k + s.micro_batch * s.experts) + 4 * R * k;
 }
 
 double moe_routed_bytes(const ActShape& s) {

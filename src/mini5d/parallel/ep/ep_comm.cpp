@@ -47,5 +47,6 @@ void EpComm::alltoallv_rows(CMatU<S> send, const std::vector<int>& send_rows, Ma
 template void EpComm::alltoallv_rows<float>(CMatU<float>, const std::vector<int>&, MatU<float>, const std::vector<int>&);
 template void EpComm::alltoallv_rows<double>(CMatU<double>, const std::vector<int>&, MatU<double>,
                                              const std::vector<int>&);
+template void EpComm::alltoallv_rows<bf16>(CMatU<bf16>, const std::vector<int>&, MatU<bf16>, const std::vector<int>&);
 
 }  // namespace mini5d::ep
