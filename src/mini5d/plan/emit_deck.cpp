@@ -153,8 +153,9 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
   set(train, "recompute", to_string(sl.recompute));
   if (scale_down) set(train, "steps", "20");
   // The precision travels with the deck (train.precision), so that planning again from
-  // it keeps bf16. This build trains in fp32 only: the scaled-down deck, which is meant
-  // to run now, says fp32 and notes what was planned.
+  // it keeps bf16. The scaled-down deck, meant to run now on a few CPU cores, says fp32
+  // (bf16 is slower than fp32 on a CPU here: docs/precision.md) and notes what was
+  // planned.
   set(train, "precision", scale_down ? "fp32" : to_string(in.train.precision));
   // The planner's other knobs are not deck fields (the batch is micro_batch x
   // accumulation x d x e).
@@ -165,7 +166,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
               train.end());
   if (scale_down && in.train.precision != Precision::fp32)
     os << "# planned precision: " << to_string(in.train.precision)
-       << " (this scaled-down deck trains in fp32, the precision this build runs)\n";
+       << " (this scaled-down deck trains in fp32, the faster precision on a CPU)\n";
   section(os, "train", train);
   // The default Markov source must fit the vocabulary: vocab^order contexts, at most
   // 2^24 (the deck's rule), so a large vocabulary gets order 1.
