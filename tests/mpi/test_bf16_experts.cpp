@@ -37,6 +37,7 @@
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "bf16_bounds.hpp"
 #include "invariance.hpp"
 #include "layouts.hpp"
 #include "mpi_util.hpp"
@@ -49,14 +50,10 @@ using test::world_max;
 using test::world_rank;
 
 namespace {
-constexpr double kU = 1.0 / 256;
+constexpr double kU = test::kBf16U;
 constexpr int kSteps = 6;
-const std::vector<std::string> kNullGradient = {"blocks.0.attn.qkv.bias", "blocks.1.attn.qkv.bias"};
-
-std::vector<std::string> bf16_with(std::vector<std::string> o) {
-  o.push_back("train.precision=bf16");
-  return o;
-}
+const std::vector<std::string> kNullGradient = test::key_biases(2);
+using test::bf16_with;
 }  // namespace
 
 TEST_CASE("bf16 experts: e2, e4, d2 x e2, e2 x t2 match one bf16 rank", "[bf16][ep][mpi]") {

@@ -40,10 +40,12 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "bf16_bounds.hpp"
 #include "invariance.hpp"
 #include "layouts.hpp"
 #include "mpi_util.hpp"
@@ -55,14 +57,10 @@ using test::world_rank;
 using test::world_size;
 
 namespace {
-constexpr double kU = 1.0 / 256;
-const test::Tolerance kBf16{kU, 8 * kU, 8 * kU, 8 * kU};
-const std::vector<std::string> kNullGradient = {"blocks.0.attn.qkv.bias", "blocks.1.attn.qkv.bias"};
-
-std::vector<std::string> with_bf16(std::vector<std::string> extra) {
-  extra.push_back("train.precision=bf16");
-  return extra;
-}
+constexpr double kU = test::kBf16U;
+const test::Tolerance kBf16 = test::kBf16Bounds;
+const std::vector<std::string> kNullGradient = test::key_biases(2);
+std::vector<std::string> with_bf16(std::vector<std::string> extra) { return test::bf16_with(std::move(extra)); }
 
 void print(const std::string& what, const Invariance& w) {
   if (world_rank() == 0)

@@ -23,6 +23,7 @@
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "bf16_bounds.hpp"
 #include "invariance.hpp"
 #include "layouts.hpp"
 #include "mpi_util.hpp"
@@ -33,19 +34,10 @@ using test::Invariance;
 using test::world_rank;
 
 namespace {
-constexpr double kU = 1.0 / 256;
-const test::Tolerance kBf16{kU, 8 * kU, 8 * kU, 8 * kU};
-// As in test_bf16_layouts.cpp: the key bias's exact gradient is zero.
-const std::vector<std::string> kNullGradient = {"blocks.0.attn.qkv.bias", "blocks.1.attn.qkv.bias",
-                                                "blocks.2.attn.qkv.bias", "blocks.3.attn.qkv.bias"};
+const test::Tolerance kBf16 = test::kBf16Bounds;
+const std::vector<std::string> kNullGradient = test::key_biases(4);  // up to 4 blocks here
 const std::vector<std::string> kTied = {"model.tie_embeddings=true", "model.vocab_pad_to=3"};
-
-std::vector<std::string> bf16_with(const std::vector<std::string>& a, const std::vector<std::string>& b = {}) {
-  std::vector<std::string> o = a;
-  o.insert(o.end(), b.begin(), b.end());
-  o.push_back("train.precision=bf16");
-  return o;
-}
+using test::bf16_with;
 }  // namespace
 
 TEST_CASE("bf16 pipeline and ring: p2 (1F1B, interleaved), d2 x p2, t2 x p2, tied, c2, d2 x c2, t2 x c2",

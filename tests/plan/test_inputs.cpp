@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "plan_test_util.hpp"
 
@@ -223,4 +224,27 @@ TEST_CASE("integers are integers and batch arithmetic does not overflow", "[plan
   CHECK(in.deck_layout.schedule == Schedule::gpipe);
   CHECK(in.train.global_batch == 3);
   CHECK(parse_model_text(good + "parallel: {t: 2}\n", "d.yaml").deck_layout.micro_batch == 8);
+}
+
+TEST_CASE("a bf16 deck plans what the runtime keeps and sends: fp32 main gradients, the wire it names",
+          "[plan][inputs]") {
+  const std::string deck = "model: {vocab: 64, d_model: 32, layers: 2, heads: 4, seq: 16, ffn: 128}\n"
+                           "parallel: {d: 2}\ntrain: {micro_batch: 2, precision: bf16}\n";
+  const ModelInput plain = parse_model_text(deck, "d.yaml");
+  CHECK(plain.train.fp32_grad_accum);  // 18 bytes per parameter, as the trainer's ledger
+  CHECK_FALSE(plain.train.bf16_grad_reduce);
+  CHECK(dp_reduction_bytes(1e6, plain.train.precision, plain.train.fp32_grad_accum, plain.train.bf16_grad_reduce) ==
+        4e6);
+  const ModelInput wire = parse_model_text(replace(deck, "{d: 2}", "{d: 2, grad_reduce_dtype: bf16}"), "d.yaml");
+  CHECK(wire.train.fp32_grad_accum);
+  CHECK(wire.train.bf16_grad_reduce);
+  CHECK(dp_reduction_bytes(1e6, wire.train.precision, wire.train.fp32_grad_accum, wire.train.bf16_grad_reduce) == 2e6);
+  CHECK(model_error(replace(deck, "{d: 2}", "{d: 2, grad_reduce_dtype: fp16}")) ==
+        "m.yaml: parallel.grad_reduce_dtype: 'fp16' is not valid (valid: fp32, bf16)");
+  // A model file keeps the planner's default: bf16 gradients, 2 bytes on the wire.
+  const ModelInput file = parse_model_text(
+      "model: {vocab: 64, d_model: 32, layers: 2, heads: 4, seq: 16, ffn: 128}\ntrain: {precision: bf16}\n", "m.yaml");
+  CHECK_FALSE(file.train.fp32_grad_accum);
+  CHECK(dp_reduction_bytes(1e6, file.train.precision, file.train.fp32_grad_accum, file.train.bf16_grad_reduce) ==
+        2e6);
 }

@@ -70,8 +70,12 @@ int gradient_group_tier(const ClusterDesc& cl, const Layout& l, bool experts) {
   return t;
 }
 
-double dp_reduction_bytes(double params_on_rank, Precision prec, bool fp32_grad_accum) {
-  return params_on_rank * state_bytes_per_param(prec, fp32_grad_accum).grad;
+double grad_wire_bytes(Precision prec, bool fp32_grad_accum, bool bf16_wire) {
+  return bf16_wire ? 2.0 : state_bytes_per_param(prec, fp32_grad_accum).grad;
+}
+
+double dp_reduction_bytes(double params_on_rank, Precision prec, bool fp32_grad_accum, bool bf16_wire) {
+  return params_on_rank * grad_wire_bytes(prec, fp32_grad_accum, bf16_wire);
 }
 
 double tp_allreduce_bytes(double micro_batch, double seq, int c, double d_model, double elem) {

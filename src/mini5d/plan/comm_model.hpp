@@ -41,8 +41,12 @@ int axis_tier(const ClusterDesc& cl, const Layout& l, Axis a);
 int gradient_group_tier(const ClusterDesc& cl, const Layout& l, bool experts = false);
 
 // ---- payloads (bytes per call, per rank) ----------------------------------------
+// DP: bytes per gradient element on the wire: the gradient buffer's element (4 for fp32
+// main gradients, 2 for bf16 ones), or 2 with a bf16 reduction (bf16_wire).
+double grad_wire_bytes(Precision prec, bool fp32_grad_accum, bool bf16_wire);
 // DP: the gradient bytes one rank reduces per step (its dense shard before ZeRO).
-double dp_reduction_bytes(double params_on_rank, Precision prec, bool fp32_grad_accum = false);
+double dp_reduction_bytes(double params_on_rank, Precision prec, bool fp32_grad_accum = false,
+                          bool bf16_wire = false);
 // TP: the activation of the tensor group's tokens, all-reduced twice per block forward
 // and twice backward (with SP the same volume as all-gather + reduce-scatter pairs).
 double tp_allreduce_bytes(double micro_batch, double seq, int c, double d_model, double elem);

@@ -134,6 +134,16 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
                            {"sp", sl.sp ? "true" : "false"},
                            {"ranks_per_node", std::to_string(scale_down ? 1 : cl.devices_per_node)}};
   for (const auto& [k, v] : par) os << "  " << k << ": " << v << "\n";
+  // A plan with bf16 gradients (no fp32 accumulation: 16 bytes per parameter) reduces them
+  // in bf16. mini5d keeps fp32 main gradients whatever the plan (18 bytes per parameter)
+  // and sends them in bf16 when asked: the wire matches the plan, the memory is 2 bytes
+  // per parameter (before ZeRO 2 shards it) more, and the deck says so.
+  if (!scale_down && in.train.precision == Precision::bf16 && !in.train.fp32_grad_accum) {
+    os << "  grad_reduce_dtype: bf16   # planned with bf16 gradients; mini5d keeps fp32 main "
+          "gradients (+2 bytes/parameter) and reduces them in bf16\n";
+  } else if (!scale_down && in.train.bf16_grad_reduce) {
+    os << "  grad_reduce_dtype: bf16\n";
+  }
   // The split the plan was costed with: its rule (the runtime resolves it alike) and
   // the blocks per virtual stage it gives.
   if (!scale_down && l.p > 1) {

@@ -231,7 +231,7 @@ void explain_d(std::ostream& os, const Ctx& c) {
      << "best ratio of communication to compute; the dense-gradient group d*c*e = "
      << l.dense_group() << " reduces " << human_bytes(dp_reduction_bytes(
                                               stage_params(c.m, l, t.slowest_stage).dense,
-                                              c.tr.precision, c.tr.fp32_grad_accum))
+                                              c.tr.precision, c.tr.fp32_grad_accum, c.tr.bf16_grad_reduce))
      << " of gradients per rank per step over " << tier_text(c.cl, gradient_group_tier(c.cl, l))
      << ": " << ms(t.dp_total + t.zero3_total) << " of traffic, " << ms(t.dp + t.zero3)
      << " exposed after overlap with the backward.\n";

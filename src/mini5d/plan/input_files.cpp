@@ -149,7 +149,16 @@ ModelInput parse_model_text(const std::string& text, const std::string& source) 
   const std::string prec = f.text("train.precision", "fp32");
   if (!parse_precision(prec, in.train.precision))
     f.fail("train.precision", "'" + prec + "' is not valid (valid: fp32, bf16, fp64)");
-  in.train.fp32_grad_accum = f.flag("train.fp32_grad_accum", false);
+  // A deck plans what the runtime does: a bf16 run keeps fp32 main gradients (18 bytes
+  // per parameter), and sends them as parallel.grad_reduce_dtype says. A model file
+  // keeps the planner's default, bf16 gradients (16 bytes: the ZeRO paper's count).
+  in.train.fp32_grad_accum = f.flag("train.fp32_grad_accum", in.is_deck);
+  if (in.is_deck) {
+    const std::string wire = f.text("parallel.grad_reduce_dtype", "fp32");
+    if (wire != "fp32" && wire != "bf16")
+      f.fail("parallel.grad_reduce_dtype", "'" + wire + "' is not valid (valid: fp32, bf16)");
+    in.train.bf16_grad_reduce = wire == "bf16";
+  }
   return in;
 }
 

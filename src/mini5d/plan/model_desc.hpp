@@ -72,6 +72,9 @@ struct TrainDesc {
   long long global_batch = 0;  // sequences per step = micro_batch * accumulation * d * e
   Precision precision = Precision::fp32;
   bool fp32_grad_accum = false;
+  // A deck's parallel.grad_reduce_dtype: bf16: the fp32 main gradients go on the
+  // data-parallel wire rounded to bf16 (2 bytes each), whatever the buffer holds.
+  bool bf16_grad_reduce = false;
 };
 
 struct ParamCounts {

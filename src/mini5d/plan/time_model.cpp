@@ -152,15 +152,16 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
   // reduce-scatter its gradients, each behind the compute of that pass.
   if (l.zero >= 3) {
     const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
+    const double g = grad_wire_bytes(tr.precision, tr.fp32_grad_accum, tr.bf16_grad_reduce);
     const ShardParams sp = stage_params(m, l, stage);
     double ag = 0, rs = 0;
     if (const LinkTier* ld = tier_ptr(cl, gradient_group_tier(cl, l, false))) {
       ag += allgather_time(sp.dense * pb.weight, l.dense_group(), *ld);
-      rs += reduce_scatter_time(sp.dense * pb.grad, l.dense_group(), *ld);
+      rs += reduce_scatter_time(sp.dense * g, l.dense_group(), *ld);
     }
     if (const LinkTier* lx = tier_ptr(cl, gradient_group_tier(cl, l, true))) {
       ag += allgather_time(sp.expert * pb.weight, l.expert_group(), *lx);
-      rs += reduce_scatter_time(sp.expert * pb.grad, l.expert_group(), *lx);
+      rs += reduce_scatter_time(sp.expert * g, l.expert_group(), *lx);
     }
     sc.zero3 = exposed_time(ag, sc.fwd, o.overlap_efficiency) +
                exposed_time(ag + rs, sc.bwd, o.overlap_efficiency);
@@ -324,7 +325,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   double reduce = 0, gather = 0;  // end-of-step gradient reduction; parameter all-gather
   auto add = [&](double params, int n, const LinkTier* lk) {
     if (!lk || params <= 0) return;
-    const double g = dp_reduction_bytes(params, tr.precision, tr.fp32_grad_accum);
+    const double g = dp_reduction_bytes(params, tr.precision, tr.fp32_grad_accum, tr.bf16_grad_reduce);
     // As the runtime does it (parallel/dp/zero_optimizer.hpp): ZeRO 0 and 1 all-reduce the
     // whole gradient once per step (ZeRO-1 keeps the full gradient buffer and only
     // shards the moments); ZeRO-2 reduce-scatters into the gradient shard. ZeRO 1 and
