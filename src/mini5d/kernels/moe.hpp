@@ -18,26 +18,25 @@ namespace mini5d::kernels {
 using IVecU = Kokkos::View<int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 using CIVecU = Kokkos::View<const int*, Kokkos::LayoutRight, MemSpace, Unmanaged>;
 
-// probs [R, E] <- softmax of logits (which may be probs itself); idx [R, k] the k
-// largest (ties to the lower expert), w [R, k] their probabilities renormalised to sum
-// to 1.
+// probs [R, E] <- softmax of the logits held in probs; idx [R, k] the k largest
+// (ties to the lower expert), w [R, k] their probabilities renormalised to sum to 1.
+// The router runs in acc_t of the model's storage type (fp32 in a bf16 model:
+// model/moe_layer.cpp), so S here is float or double.
 template <class S>
-void router_softmax_topk(MatU<acc_t<S>> probs, CMatU<S> logits, IVecU idx, MatU<acc_t<S>> w) {
-  using A = acc_t<S>;
-  prof::Scope ps(prof::Family::routing, 6.0 * double(probs.size()),
-                 double(sizeof(S) + sizeof(A)) * double(probs.size()));
+void router_softmax_topk(MatU<S> probs, IVecU idx, MatU<S> w) {
+  prof::Scope ps(prof::Family::routing, 6.0 * double(probs.size()), 2.0 * double(sizeof(S)) * double(probs.size()));
   const int E = int(probs.extent(1)), k = int(w.extent(1));
   Kokkos::parallel_for(
       "mini5d::kernels::moe_router_softmax_topk", Range(0, probs.extent(0)), KOKKOS_LAMBDA(const int r) {
-        A mx = ld(logits(r, 0));
-        for (int e = 1; e < E; ++e) mx = ld(logits(r, e)) > mx ? ld(logits(r, e)) : mx;
-        A sum = 0;
+        S mx = probs(r, 0);
+        for (int e = 1; e < E; ++e) mx = probs(r, e) > mx ? probs(r, e) : mx;
+        S sum = 0;
         for (int e = 0; e < E; ++e) {
-          probs(r, e) = kmath::exp(ld(logits(r, e)) - mx);
+          probs(r, e) = kmath::exp(probs(r, e) - mx);
           sum += probs(r, e);
         }
         for (int e = 0; e < E; ++e) probs(r, e) /= sum;
-        A chosen = 0;
+        S chosen = 0;
         for (int j = 0; j < k; ++j) {
           int best = -1;
           for (int e = 0; e < E; ++e) {

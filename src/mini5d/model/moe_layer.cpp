@@ -100,7 +100,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   } else {
     kernels::matmul_nt<S>(MatU<S>(probs_), x, CMatU<S>(w.router_w));
   }
-  kernels::router_softmax_topk<acc_t<S>>(probs_, probs_, kernels::IVecU(idx_.data(), idx_.extent(0)), w_);
+  kernels::router_softmax_topk<acc_t<S>>(probs_, kernels::IVecU(idx_.data(), idx_.extent(0)), w_);
   auto idx_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), idx_);
   auto probs_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probs_);
   chosen_.assign(idx_h.data(), idx_h.data() + idx_h.extent(0));

@@ -7,6 +7,7 @@
 #include "mini5d/core/stage_split.hpp"
 #include "mini5d/core/zero3_buffers.hpp"
 #include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/plan/precision.hpp"
 
 namespace mini5d::plan {
 
@@ -156,8 +157,7 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
     // accumulation type (fp32 in a bf16 run: parallel/cp/ring_attention.hpp).
     const double block = 2 * double(l.micro_batch) * (double(m.seq) / l.c) * m.local_kv_width(l.t);
     const double kv_hops = (l.recompute == Recompute::none ? 2 : 3) * (l.c - 1.0);
-    const double acc = std::max(4.0, elem);
-    a.cp_activations = mb * (s.dense + s.moe) * block * (kv_hops * elem + (l.c - 1.0) * acc);
+    a.cp_activations = mb * (s.dense + s.moe) * block * (kv_hops * elem + (l.c - 1.0) * accumulation_bytes(elem));
   }
   if (l.e * l.t > 1 && s.moe > 0) a.ep_activations = mb * s.moe * 4 * own_rows * double(m.top_k) * D * elem;
   if (l.p > 1) a.pp_activations = mb * 2.0 * s.edges * own_rows * D * elem;

@@ -64,7 +64,7 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   s.ffn = double(m.ffn), s.vocab = double(m.padded_vocab(l.t));
   s.t = l.t, s.c = l.c, s.sp = l.sp;
   s.elem_bytes = activation_elem_bytes(prec);
-  s.stat_bytes = std::max(4.0, s.elem_bytes);
+  s.stat_bytes = accumulation_bytes(s.elem_bytes);
   s.experts = m.moe() ? double(m.experts) : 0.0;
   s.top_k = double(m.top_k);
   s.imbalance = m.moe() ? imbalance : 1.0;

@@ -26,6 +26,9 @@ StateBytesPerParam state_bytes_per_param(Precision p, bool fp32_grad_accum = fal
 
 // Bytes of one stored activation element (also of one TP/CP/PP/EP message element).
 double activation_elem_bytes(Precision p);
+// Bytes of the type sums and statistics are kept in beside activations of `elem_bytes`:
+// fp32 at least (a bf16 run's statistics, ring attention's travelling dK/dV).
+inline double accumulation_bytes(double elem_bytes) { return elem_bytes > 4.0 ? elem_bytes : 4.0; }
 
 const char* to_string(Precision p);
 // Accepts fp32, bf16, fp64 (case-sensitive); returns false otherwise.

@@ -129,20 +129,17 @@ void RingAttention<S>::backward(Ten3U<S> dq, Ten3U<S> dk, Ten3U<S> dv, CTen3U<S>
   const int c = ring_->size(), me = ring_->rank();
   const auto mine = split_.chunks(me);
   Ten3U<A> dqw, dkw, dvw;
-  CTen3U<A> dyw, qw;
+  CTen3U<A> dyw, yw, qw;
   if constexpr (std::is_same_v<S, A>) {
-    dqw = dq, dkw = dk, dvw = dv, dyw = dy, qw = q;
+    dqw = dq, dkw = dk, dvw = dv, dyw = dy, yw = y, qw = q;
   } else {
     kernels::convert("mini5d::cp::widen_q", wide.q, q);
     kernels::convert("mini5d::cp::widen_y", wide.y, y);
     kernels::convert("mini5d::cp::widen_dy", wide.dy, dy);
-    dqw = wide.dq, dkw = wide.dk, dvw = wide.dv, dyw = wide.dy, qw = wide.q;
+    dqw = wide.dq, dkw = wide.dk, dvw = wide.dv, dyw = wide.dy, yw = wide.y, qw = wide.q;
   }
   MatU<A> delta = m_;
-  if constexpr (std::is_same_v<S, A>)
-    kernels::online_softmax_delta<A>(delta, dy, y);
-  else
-    kernels::online_softmax_delta<A>(delta, wide.dy, wide.y);
+  kernels::online_softmax_delta<A>(delta, dyw, yw);
   kernels::fill("mini5d::cp::zero_dq", dqw, A(0));
   kernels::fill("mini5d::cp::zero_dk", dkw, A(0));
   kernels::fill("mini5d::cp::zero_dv", dvw, A(0));
