@@ -98,9 +98,9 @@ double pp_send_time(const ClusterDesc& cl, const Layout& l, double micro_batch, 
   return send_time(full / l.t, lp) + allgather_time(full, l.t, cl.tiers[std::size_t(tt)]);
 }
 
-double cp_kv_block_bytes(double micro_batch, double seq, int c, int t, double d_model,
+double cp_kv_block_bytes(double micro_batch, double seq, int c, double local_kv_width,
                          double elem) {
-  return 2.0 * micro_batch * seq / c * d_model / t * elem;
+  return 2.0 * micro_batch * seq / c * local_kv_width * elem;
 }
 
 double ep_alltoall_bytes(double micro_batch, double seq, int c, int t, bool sp, double d_model,

@@ -58,8 +58,10 @@ double pp_boundary_bytes(double micro_batch, double seq, int c, int t, bool sp,
 // t > 1 without SP) a send of 1/t of it plus an all-gather over the tensor link.
 double pp_send_time(const ClusterDesc& cl, const Layout& l, double micro_batch, double seq,
                     double d_model, double elem);
-// CP: one K,V block passed one hop round the ring.
-double cp_kv_block_bytes(double micro_batch, double seq, int c, int t, double d_model,
+// CP: one K,V block passed one hop round the ring: the keys and values of the rank's
+// T/c tokens at the key width one tensor rank holds (ModelDesc::local_kv_width: with
+// grouped-query attention kv_heads heads, not d_model).
+double cp_kv_block_bytes(double micro_batch, double seq, int c, double local_kv_width,
                          double elem);
 // EP: tokens one rank sends in one all-to-all (dispatch or combine).
 double ep_alltoall_bytes(double micro_batch, double seq, int c, int t, bool sp, double d_model,

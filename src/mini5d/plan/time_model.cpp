@@ -10,6 +10,7 @@
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/compute_model.hpp"
+#include "mini5d/plan/precision.hpp"
 #include "mini5d/parallel/pp/simulate.hpp"
 
 namespace mini5d::plan {
@@ -124,11 +125,14 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
     sc.tp = sc.tp_total - std::min(cl.software.tp_overlap * sc.tp_total, gemm);
   }
   // Context parallelism: c-1 K/V hops forward (again when recomputing), c-1 hops of
-  // K/V and dK/dV backward, hidden behind the attention core they feed.
+  // K/V and dK/dV backward, hidden behind the attention core they feed. The blocks are
+  // the bytes axis_traffic counts: K/V of the local key heads in the storage type, the
+  // travelling dK/dV at the accumulation size (fp32 for bf16).
   if (const LinkTier* lc = tier_ptr(cl, axis_tier(cl, l, Axis::c))) {
-    const double kv = cp_kv_block_bytes(B, T, l.c, l.t, D, a);
+    const double kv = cp_kv_block_bytes(B, T, l.c, m.local_kv_width(l.t), a);
+    const double dkv = kv / a * accumulation_bytes(a);
     const double hops = l.c - 1.0;
-    const double fwd = hops * send_time(kv, *lc), bwd = hops * send_time(2 * kv, *lc);
+    const double fwd = hops * send_time(kv, *lc), bwd = hops * send_time(kv + dkv, *lc);
     const double attn_blk = g.attention;
     double exp = exposed_time(fwd, attn_blk, o.overlap_efficiency) +
                  exposed_time(bwd, 2 * attn_blk, o.overlap_efficiency);
@@ -152,16 +156,16 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
   // reduce-scatter its gradients, each behind the compute of that pass.
   if (l.zero >= 3) {
     const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
-    const double g = grad_wire_bytes(tr.precision, tr.fp32_grad_accum, tr.bf16_grad_reduce);
+    const double gw = grad_wire_bytes(tr.precision, tr.fp32_grad_accum, tr.bf16_grad_reduce);
     const ShardParams sp = stage_params(m, l, stage);
     double ag = 0, rs = 0;
     if (const LinkTier* ld = tier_ptr(cl, gradient_group_tier(cl, l, false))) {
       ag += allgather_time(sp.dense * pb.weight, l.dense_group(), *ld);
-      rs += reduce_scatter_time(sp.dense * g, l.dense_group(), *ld);
+      rs += reduce_scatter_time(sp.dense * gw, l.dense_group(), *ld);
     }
     if (const LinkTier* lx = tier_ptr(cl, gradient_group_tier(cl, l, true))) {
       ag += allgather_time(sp.expert * pb.weight, l.expert_group(), *lx);
-      rs += reduce_scatter_time(sp.expert * g, l.expert_group(), *lx);
+      rs += reduce_scatter_time(sp.expert * gw, l.expert_group(), *lx);
     }
     sc.zero3 = exposed_time(ag, sc.fwd, o.overlap_efficiency) +
                exposed_time(ag + rs, sc.bwd, o.overlap_efficiency);
