@@ -31,6 +31,9 @@ struct LinkTier {
   BandwidthCurve curve;         // all-reduce, and every kind without a curve of its own
   BandwidthCurve gather_curve;  // all-gather / reduce-scatter / all-to-all
   BandwidthCurve send_curve;    // point-to-point
+  // The all-reduce may run as a double binary tree (software.collectives: nccl, set on
+  // every tier that crosses nodes; comm_model.hpp): the faster of ring and tree.
+  bool tree_allreduce = false;
   double bandwidth_at(double bytes, LinkOp op = LinkOp::allreduce) const;
 };
 
@@ -100,6 +103,11 @@ struct SoftwareDesc {
   // the causal tiles above the diagonal skipped, the scores never in memory (no softmax
   // or dropout passes over them); backward computes the scores again (compute_model.hpp).
   bool fused_attention = false;
+  // Collective algorithms (software.collectives): "ring" (every collective a ring, the
+  // default: MPI libraries' large-message choice and mini5d's calibrated curves) or
+  // "nccl" (an all-reduce that crosses nodes takes the faster of a ring and NCCL's
+  // double binary tree for its size and rank count; the others stay rings).
+  std::string collectives = "ring";
   // Fraction of the overlappable communication that compute actually hides (the
   // planner's overlap efficiency, time_model.hpp), as measured by `mini5d calibrate`;
   // < 0: not stated (mini5d-plan's --overlap, default 0.9).

@@ -206,6 +206,12 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
   cl.software.attention_block = int(f.integer("software.attention_block", 0, 1 << 20,
                                               "queries per causal attention block (0: the whole square)",
                                               false, cl.software.attention_block));
+  cl.software.collectives = f.text("software.collectives", "ring");
+  if (cl.software.collectives != "ring" && cl.software.collectives != "nccl")
+    f.fail("software.collectives", "'" + cl.software.collectives + "' is not valid (valid: ring, nccl)");
+  // Every tier beyond the node's own may run its all-reduces as a tree (NCCL builds its
+  // trees across nodes; inside one it chains the node's devices, no shorter than a ring).
+  for (std::size_t i = 1; i < cl.tiers.size(); ++i) cl.tiers[i].tree_allreduce = cl.software.collectives == "nccl";
   cl.slurm_partition = f.text("slurm.partition", "");
   cl.slurm_account = f.text("slurm.account", "");
   cl.slurm_qos = f.text("slurm.qos", "");

@@ -3,15 +3,26 @@
 #include "mini5d/plan/comm_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mini5d::plan {
 
 double allreduce_factor(int n) { return n <= 1 ? 0.0 : 2.0 * (n - 1) / n; }
 double allgather_factor(int n) { return n <= 1 ? 0.0 : double(n - 1) / n; }
 
-double allreduce_time(double bytes, int n, const LinkTier& link) {
+double ring_allreduce_time(double bytes, int n, const LinkTier& link) {
   if (n <= 1 || bytes <= 0) return 0;
   return 2.0 * (n - 1) * link.latency + allreduce_factor(n) * bytes / link.bandwidth_at(bytes);
+}
+
+double tree_allreduce_time(double bytes, int n, const LinkTier& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  return 2.0 * std::ceil(std::log2(double(n))) * link.latency + 2.0 * bytes / link.bandwidth_at(bytes);
+}
+
+double allreduce_time(double bytes, int n, const LinkTier& link) {
+  const double ring = ring_allreduce_time(bytes, n, link);
+  return link.tree_allreduce ? std::min(ring, tree_allreduce_time(bytes, n, link)) : ring;
 }
 
 double allgather_time(double gathered_bytes, int n, const LinkTier& link) {

@@ -22,6 +22,15 @@ namespace mini5d::plan {
 double allreduce_factor(int n);
 double allgather_factor(int n);  // also reduce-scatter and all-to-all
 
+// All-reduce: a ring, 2(n-1) latency steps + 2(n-1)/n * S / B; or, on a tier with
+// tree_allreduce (software.collectives: nccl), the faster of that and NCCL's double
+// binary tree, 2 ceil(log2 n) latency steps (up the tree and down again, pipelined) +
+// 2 S / B (NCCL's tuning model: a tree's algorithm bandwidth is half its bus bandwidth,
+// 2 bytes on the wire per payload byte against the ring's 2(n-1)/n). B is the tier's bus
+// bandwidth either way, the convention nccl-tests reports. The tree wins when latency
+// dominates: small messages over many ranks (2 log2 n against 2(n-1) steps).
+double ring_allreduce_time(double bytes, int n, const LinkTier& link);
+double tree_allreduce_time(double bytes, int n, const LinkTier& link);
 double allreduce_time(double bytes, int n, const LinkTier& link);
 double allgather_time(double gathered_bytes, int n, const LinkTier& link);
 double reduce_scatter_time(double full_bytes, int n, const LinkTier& link);
