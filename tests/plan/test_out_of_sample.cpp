@@ -32,7 +32,9 @@ constexpr double kMeanBound = 0.10;  // mean |error| over the test runs
 const char* const kSources[] = {"validation/megatron-sc21.yaml",
                                 "validation/megatron-turing-530b.yaml",
                                 "validation/llama3-405b.yaml",
-                                "validation/mixtral-8x22b-mcore.yaml"};
+                                "validation/mixtral-8x22b-mcore.yaml",
+                                "validation/korthikanti-2022.yaml",
+                                "validation/korthikanti-2022-full-recompute.yaml"};
 }  // namespace
 
 TEST_CASE("held-out published runs are predicted within the bounds fixed before they were seen",

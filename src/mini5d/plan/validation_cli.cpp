@@ -6,17 +6,20 @@
 // test row. --rank also runs the free search for each run (same GPUs, model, batch and
 // the source's features, every degree tuple) and prints where the published layout
 // (its best knobs, as evaluated) stands in it, and what makes #1 faster: the question
-// "would the planner have chosen what practice chose?".
+// "would the planner have chosen what practice chose?". With --json, one record per
+// run per line either way.
 #include "mini5d/plan/validation_cli.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "mini5d/plan/given_layout.hpp"
 #include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/json.hpp"
 #include "mini5d/plan/validation.hpp"
 
 namespace mini5d::plan {
@@ -54,9 +57,26 @@ void print_row(const ValidationSet& v, const ValidationResult& res, bool json) {
   std::cout << buf;
 }
 
-// The free search with the published plan as the given one: its rank line, as
-// --layout prints it, under the run's name (the search's seconds too: thousands of
-// GPUs make it the slow part).
+// The free search with the published plan as the given one (the search's seconds too:
+// thousands of GPUs make it the slow part).
+struct Ranked {
+  SearchResult sr;
+  double seconds = 0;
+};
+Ranked rank_published(const ValidationRun& r, const Plan& published, const ClusterDesc& cluster,
+                      const SearchOptions& options) {
+  ClusterDesc cl = cluster;
+  cl.nodes = (r.gpus + cl.devices_per_node - 1) / cl.devices_per_node;
+  SearchOptions o = options;
+  o.top = 1;
+  o.given = &published;
+  const auto t0 = std::chrono::steady_clock::now();
+  Ranked k{search(r.model, r.train, cl, o), 0};
+  k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return k;
+}
+
+// Its rank line, as --layout prints it, under the run's name.
 void print_rank(const ValidationRun& r, const ValidationResult& res, const ClusterDesc& cluster,
                 const SearchOptions& options) {
   std::cout << r.name << " (" << r.gpus << " GPUs): ";
@@ -64,19 +84,38 @@ void print_rank(const ValidationRun& r, const ValidationResult& res, const Clust
     std::cout << "the published degrees have no fitting plan\n";
     return;
   }
-  ClusterDesc cl = cluster;
-  cl.nodes = (r.gpus + cl.devices_per_node - 1) / cl.devices_per_node;
-  SearchOptions o = options;
-  o.top = 1;
-  o.given = &*res.plan;
-  const auto t0 = std::chrono::steady_clock::now();
-  const SearchResult sr = search(r.model, r.train, cl, o);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Ranked k = rank_published(r, *res.plan, cluster, options);
   std::cout << describe(res.plan->layout) << "\n  ";
-  print_given_rank(std::cout, *res.plan, sr, cl);
+  print_given_rank(std::cout, *res.plan, k.sr, cluster);
   char buf[128];
-  std::snprintf(buf, sizeof buf, "  search: %zu candidates, %.2f s\n", sr.candidates, secs);
+  std::snprintf(buf, sizeof buf, "  search: %zu candidates, %.2f s\n", k.sr.candidates, k.seconds);
   std::cout << buf;
+}
+
+// The same as one JSON record per line: position 0 when the published degrees have no
+// fitting plan (then no "published" layout) or its plan does not fit.
+void print_rank_json(const ValidationSet& v, const ValidationResult& res, const ClusterDesc& cluster) {
+  const ValidationRun& r = *res.run;
+  std::ostringstream os;
+  os << "{\"file\": \"" << json_escape(v.path) << "\", \"name\": \"" << json_escape(r.name)
+     << "\", \"role\": \"" << (r.fit ? "fit" : "test") << "\", \"gpus\": " << r.gpus;
+  if (res.plan) {
+    const Ranked k = rank_published(r, *res.plan, cluster, v.options);
+    const GivenRank g = rank_of_given(k.sr);
+    os << ", \"published\": \"" << json_escape(describe(res.plan->layout))
+       << "\", \"published_step\": " << res.plan->time.step << ", \"fits\": "
+       << (res.plan->fits ? "true" : "false") << ", \"position\": " << (res.plan->fits ? g.position : 0)
+       << ", \"fitting\": " << g.fitting << ", \"candidates\": " << k.sr.candidates
+       << ", \"search_seconds\": " << k.seconds;
+    if (!k.sr.top.empty()) {
+      const Plan& best = k.sr.top.front();
+      os << ", \"best\": \"" << json_escape(describe(best.layout)) << "\", \"best_step\": " << best.time.step
+         << ", \"slower_than_best\": " << res.plan->time.step / best.time.step - 1;
+    }
+  } else {
+    os << ", \"position\": 0";
+  }
+  std::cout << os.str() << "}\n";
 }
 
 }  // namespace
@@ -100,14 +139,14 @@ int validate_main(int argc, char** argv) {
   try {
     const ValidationSet v = load_validation_file(file);
     const ClusterDesc cl = load_cluster_file(cluster.empty() ? v.cluster_file : cluster);
-    if (rank && json) return usage("--rank: not with --json");
     if (!json && !rank)
       std::cout << "| run | role | GPUs | d | t | p | c | e | published step (s) | predicted (s) | "
                    "error | planner's layout |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const ValidationRun& r : v.runs) {
       if ((rows == "fit" && !r.fit) || (rows == "test" && r.fit)) continue;
       const ValidationResult res = evaluate_run(r, cl, v.options);
-      if (rank) print_rank(r, res, cl, v.options);
+      if (rank && json) print_rank_json(v, res, cl);
+      else if (rank) print_rank(r, res, cl, v.options);
       else print_row(v, res, json);
     }
   } catch (const InputError& e) {
