@@ -29,4 +29,10 @@ double LinkTier::bandwidth_at(double bytes, LinkOp op) const {
   return interpolate(c, bytes);
 }
 
+void LinkTier::scale_bandwidth(double f) {
+  bandwidth *= f;
+  for (BandwidthCurve* c : {&curve, &gather_curve, &send_curve})
+    for (auto& point : *c) point.second *= f;
+}
+
 }  // namespace mini5d::plan

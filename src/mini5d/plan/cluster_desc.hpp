@@ -35,6 +35,8 @@ struct LinkTier {
   // every tier that crosses nodes; comm_model.hpp): the faster of ring and tree.
   bool tree_allreduce = false;
   double bandwidth_at(double bytes, LinkOp op = LinkOp::allreduce) const;
+  // The bandwidth and every curve point times f (a curve keeps its shape).
+  void scale_bandwidth(double f);
 };
 
 enum class GemmModel { roofline, flat, measured };

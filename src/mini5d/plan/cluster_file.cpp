@@ -170,6 +170,24 @@ void read_oversubscription(const Fields& f, ClusterDesc& cl) {
   add_oversubscribed_spine(cl, leaf, ratio);
 }
 
+// links.inter_node.rails R: the node's network interfaces, each on its own rail (the
+// leaf switch of one local rank in a rail-optimised fabric). When given, bandwidth_gbs
+// and the curves are one rail's, and the collectives that cross nodes, which every
+// device of a node runs at once, share the node's R rails: each device gets R / D of a
+// rail's rate (D devices per node; R > D gives a device more than one). Absent: the
+// figures are per device already (one rail per device). Which rail a ring crosses on
+// needs no cost of its own under block placement: every group that leaves its node
+// holds the same local ranks on each node, so NCCL-style rings cross on their own
+// rails and stay under one rail switch up to nodes_per_leaf nodes (give that as the
+// nodes one rail switch reaches).
+void read_rails(const Fields& f, const ClusterDesc& cl, LinkTier& inter) {
+  if (!f.has("links.inter_node.rails")) return;
+  const long long d = cl.devices_per_node;
+  const long long rails = f.integer("links.inter_node.rails", 1, 8 * d, "network interfaces (rails) per node");
+  inter.scale_bandwidth(double(rails) / double(d));
+  inter.name += " (" + std::to_string(rails) + " rails for " + std::to_string(d) + " devices)";
+}
+
 void read_links(const Fields& f, ClusterDesc& cl) {
   if (!f.has("links.intra_node"))
     f.fail("links.intra_node", "missing (bandwidth_gbs, latency_us between devices of a node)");
@@ -186,6 +204,7 @@ void read_links(const Fields& f, ClusterDesc& cl) {
   if (f.has("links.inter_node")) {
     LinkTier inter = read_tier(f, "links.inter_node");
     inter.span_devices = 0;
+    read_rails(f, cl, inter);
     cl.tiers.push_back(inter);
     read_oversubscription(f, cl);
   } else if (cl.nodes > 1) {

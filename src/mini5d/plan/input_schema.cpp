@@ -67,7 +67,7 @@ const KeySchema& cluster_file_schema() {
       {"links.middle", {"name", "bandwidth_gbs", "latency_us", "curve", "gather_curve", "send_curve",
                         "nodes_per_group"}},
       {"links.inter_node", {"name", "bandwidth_gbs", "latency_us", "curve", "gather_curve", "send_curve",
-                            "oversubscription", "nodes_per_leaf"}},
+                            "oversubscription", "nodes_per_leaf", "rails"}},
       {"slurm", {"partition", "account", "qos", "constraint", "gres", "gpu_bind", "mpi", "binding", "gpu_aware_env",
                  "gpu_aware_lib", "time"}},
   };

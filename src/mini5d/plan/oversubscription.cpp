@@ -7,11 +7,6 @@
 namespace mini5d::plan {
 
 namespace {
-// A measured curve keeps its shape through the spine: every point scaled alike.
-void scale(BandwidthCurve& c, double f) {
-  for (auto& point : c) point.second *= f;
-}
-
 std::string ratio_text(double ratio) {
   std::string s = std::to_string(ratio);
   s.erase(s.find_last_not_of('0') + 1);
@@ -27,10 +22,7 @@ void add_oversubscribed_spine(ClusterDesc& cl, long long nodes_per_leaf, double 
   leaf.span_devices = double(nodes_per_leaf) * double(cl.devices_per_node);
   spine.span_devices = 0;  // the outermost tier spans everything
   spine.name += " through the spine (" + ratio_text(ratio) + ":1)";
-  spine.bandwidth /= ratio;
-  scale(spine.curve, 1 / ratio);
-  scale(spine.gather_curve, 1 / ratio);
-  scale(spine.send_curve, 1 / ratio);
+  spine.scale_bandwidth(1 / ratio);  // a measured curve keeps its shape through the spine
   cl.tiers.push_back(spine);
 }
 
