@@ -34,6 +34,9 @@ struct SearchOptions {
   // balanced split beside an even one); Megatron before 2024 cut evenly only.
   bool uneven_stages = true;
   long long max_c = 1LL << 40;  // largest context-parallel degree considered
+  // Knobs pinned to one value (a published run's own, validation.cpp): 0 (micro-batch,
+  // virtual stages) or -1 (sequence parallelism: 0 off, 1 on) = searched.
+  int pin_micro_batch = 0, pin_virtual_stages = 0, pin_sp = -1;
   std::size_t top = 10;
   bool keep_all = false;  // keep every fitting plan (tests)
   // A plan to rank (--layout/--deck): the search counts the fitting plans before it.
@@ -102,6 +105,7 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
   // The knobs that do not change the schedule: sequence parallelism, ZeRO, recomputation.
   auto inner = [&]() {
     for (int sp = 0; sp < (l.t > 1 && o.allow_sp ? 2 : 1); ++sp) {
+      if (o.pin_sp >= 0 && sp != o.pin_sp) continue;
       l.sp = sp == 1;
       for (int z : o.zero_stages) {
         l.zero = z;
@@ -113,11 +117,14 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
     }
   };
   for (long long mb : divisors(per)) {
-    if (mb > o.max_micro_batch) break;
+    if (o.pin_micro_batch > 0 && mb != o.pin_micro_batch) continue;
+    if (o.pin_micro_batch == 0 && mb > o.max_micro_batch) break;
     if (per / mb > 2147483647LL) continue;  // accumulation is an int (global batch < 2^31)
     l.micro_batch = int(mb);
     l.accumulation = int(per / mb);
-    for (int v = 1; v <= (l.p > 1 ? o.max_virtual_stages : 1); ++v) {
+    const int max_v = l.p > 1 ? (o.pin_virtual_stages > 0 ? o.pin_virtual_stages : o.max_virtual_stages) : 1;
+    for (int v = 1; v <= max_v; ++v) {
+      if (o.pin_virtual_stages > 0 && v != o.pin_virtual_stages && l.p > 1) continue;
       if (m.layers < 1LL * l.p * v) continue;  // a virtual stage holds at least one block
       if (!o.uneven_stages && m.layers % (1LL * l.p * v) != 0) continue;
       for (int sch = 0; sch < 2; ++sch) {

@@ -15,7 +15,7 @@ namespace {
 using namespace yaml_input;
 
 // The run keys that change the source's model for one run (SC21 varies the shape).
-const char* const kShapeKeys[] = {"d_model", "heads", "layers", "seq", "ffn", "kv_heads"};
+const char* const kShapeKeys[] = {"d_model", "heads", "layers", "seq", "ffn", "kv_heads", "vocab"};
 
 std::string dir_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
@@ -55,7 +55,39 @@ SearchOptions read_features(const Fields& f) {
   return o;
 }
 
+// The run's published knobs (optional keys mb, v, zero, recompute, sp).
+void read_pins(const Fields& rf, ValidationRun& r) {
+  const int t = r.degrees[1], p = r.degrees[2];
+  r.pin_micro_batch = int(rf.integer("mb", 1, 1 << 20, "published micro-batch", false, 0));
+  r.pin_virtual_stages = int(rf.integer("v", 1, 4096, "published virtual pipeline stages", false, 0));
+  if (r.pin_virtual_stages > 1 && p == 1) rf.fail("v", std::to_string(r.pin_virtual_stages) + " needs p > 1");
+  r.pin_zero = int(rf.integer("zero", 0, 3, "published ZeRO stage", false, -1));
+  if (rf.has("recompute")) {
+    const std::string s = rf.text("recompute", "");
+    Recompute rc;
+    if (!parse_recompute(s, rc)) rf.fail("recompute", "'" + s + "' is not valid (valid: none, selective, full)");
+    r.pin_recompute = rc;
+  }
+  if (rf.has("sp")) {
+    r.pin_sp = rf.flag("sp", false) ? 1 : 0;
+    if (r.pin_sp == 1 && t == 1) rf.fail("sp", "true needs t > 1");
+  }
+}
+
 }  // namespace
+
+SearchOptions ValidationRun::options(const SearchOptions& features) const {
+  SearchOptions o = features;
+  o.pin_micro_batch = pin_micro_batch;
+  o.pin_virtual_stages = pin_virtual_stages;
+  if (pin_zero >= 0) o.zero_stages = {pin_zero};
+  if (pin_recompute) o.recomputes = {*pin_recompute};
+  if (pin_sp >= 0) {
+    o.pin_sp = pin_sp;
+    o.allow_sp = o.allow_sp || pin_sp == 1;
+  }
+  return o;
+}
 
 ValidationSet load_validation_file(const std::string& path) {
   const YAML::Node root = parse(read_file(path), path);
@@ -82,6 +114,10 @@ ValidationSet load_validation_file(const std::string& path) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const std::string field = "runs[" + std::to_string(i) + "]";
     const Fields rf(runs[i], path + ": " + field);
+    rf.check_keys({{"", {"name", "role", "gpus", "t", "p", "c", "e", "batch", "step_s", "tflops_per_gpu",
+                         "params_b", "hidden", "d_model", "heads", "layers", "seq", "ffn", "kv_heads", "vocab",
+                         "mb", "v", "zero", "recompute", "sp"}}},
+                  "validation run");
     ValidationRun r;
     r.name = rf.text("name", "");
     if (r.name.empty()) rf.fail("name", "missing (a label for the tables)");
@@ -96,6 +132,7 @@ ValidationSet load_validation_file(const std::string& path) {
     const long long tpce = 1LL * t * p * c * e;
     if (r.gpus % tpce) rf.fail("gpus", std::to_string(r.gpus) + " is not a multiple of t*p*c*e = " + std::to_string(tpce));
     r.degrees = {int(r.gpus / tpce), t, p, c, e};
+    read_pins(rf, r);
     const long long batch = rf.integer("batch", 1, 2147483647LL, "sequences per step");
 
     // The run's model: the file's model section with the run's shape keys over it.
@@ -138,7 +175,11 @@ ValidationResult evaluate_run(const ValidationRun& r, const ClusterDesc& cluster
   res.run = &r;
   ClusterDesc cl = cluster;
   cl.nodes = (r.gpus + cl.devices_per_node - 1) / cl.devices_per_node;
-  res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, o);
+  const SearchOptions pinned = r.options(o);
+  res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned);
+  // A run whose knobs are published ran with them: if the planner's memory model says
+  // they do not fit, cost them anyway (Plan::fits says so; memory is not validated).
+  if (!res.plan && r.pinned()) res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned, false);
   if (res.plan) {
     res.predicted_step = res.plan->time.step;
     res.error = r.published_step / res.predicted_step - 1;

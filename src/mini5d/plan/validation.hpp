@@ -7,7 +7,10 @@
 // A run is evaluated as the SC21 validation always was: the published degrees (d from
 // the GPUs left by t, p, c, e), the knobs (micro-batch, interleaving, ZeRO, SP,
 // recomputation) the planner finds best for them within the features the source's
-// framework had (`features:`), and the predicted step against the published one.
+// framework had (`features:`), and the predicted step against the published one. A
+// run that publishes its knobs pins them (keys mb, v, zero, recompute, sp): then only
+// those are costed, and a published layout the planner's memory model does not fit is
+// still evaluated (it ran; memory is not what these sources validate) and marked so.
 // The published step comes from what the source reports (`published:`):
 //   step_s       the step time itself, seconds;
 //   tflops_eq3   TFLOP/s per GPU with Megatron's eq. (3) count (full recomputation):
@@ -34,6 +37,14 @@ struct ValidationRun {
   long long gpus = 0;
   double published = 0;  // in the file's `published:` unit
   double published_step = 0;  // seconds
+  // The published knobs, where the source gives them (0 / -1: not given, searched).
+  int pin_micro_batch = 0, pin_virtual_stages = 0, pin_zero = -1, pin_sp = -1;
+  std::optional<Recompute> pin_recompute;
+  bool pinned() const {
+    return pin_micro_batch > 0 || pin_virtual_stages > 0 || pin_zero >= 0 || pin_sp >= 0 || pin_recompute;
+  }
+  // The features with this run's pins applied.
+  SearchOptions options(const SearchOptions& features) const;
 };
 
 struct ValidationSet {

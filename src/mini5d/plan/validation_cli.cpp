@@ -32,6 +32,18 @@ int usage(const std::string& msg) {
   return 1;
 }
 
+// The planner's layout, and when its memory model does not fit the published knobs,
+// by how much (such a run is still costed: it ran).
+std::string layout_text(const Plan& plan) {
+  std::string s = describe(plan.layout);
+  if (!plan.fits) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " (does not fit the memory model: %.1f GiB)", plan.memory.total() / 1073741824.0);
+    s += buf;
+  }
+  return s;
+}
+
 void print_row(const ValidationSet& v, const ValidationResult& res, bool json) {
   const ValidationRun& r = *res.run;
   const auto& g = r.degrees;
@@ -40,15 +52,16 @@ void print_row(const ValidationSet& v, const ValidationResult& res, bool json) {
     std::snprintf(buf, sizeof buf,
                   "{\"file\": \"%s\", \"name\": \"%s\", \"role\": \"%s\", \"gpus\": %lld, "
                   "\"d\": %d, \"t\": %d, \"p\": %d, \"c\": %d, \"e\": %d, \"published_step\": %.6g, "
-                  "\"predicted_step\": %.6g, \"error\": %.6g, \"layout\": \"%s\"}\n",
+                  "\"predicted_step\": %.6g, \"error\": %.6g, \"fits\": %s, \"layout\": \"%s\"}\n",
                   v.path.c_str(), r.name.c_str(), r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2],
                   g[3], g[4], r.published_step, res.plan ? res.predicted_step : -1.0,
-                  res.plan ? res.error : 0.0, res.plan ? describe(res.plan->layout).c_str() : "");
+                  res.plan ? res.error : 0.0, res.plan && res.plan->fits ? "true" : "false",
+                  res.plan ? describe(res.plan->layout).c_str() : "");
   } else if (res.plan) {
     std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %d | %d | %d | %d | %d | %.4g | %.4g | %+.1f%% | %s |\n",
                   r.name.c_str(), r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2], g[3], g[4],
                   r.published_step, res.predicted_step, 100 * res.error,
-                  describe(res.plan->layout).c_str());
+                  layout_text(*res.plan).c_str());
   } else {
     std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %d | %d | %d | %d | %d | %.4g | no fitting plan | | |\n",
                   r.name.c_str(), r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2], g[3], g[4],
