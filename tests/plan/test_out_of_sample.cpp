@@ -34,7 +34,10 @@ const char* const kSources[] = {"validation/megatron-sc21.yaml",
                                 "validation/llama3-405b.yaml",
                                 "validation/mixtral-8x22b-mcore.yaml",
                                 "validation/korthikanti-2022.yaml",
-                                "validation/korthikanti-2022-full-recompute.yaml"};
+                                "validation/korthikanti-2022-full-recompute.yaml",
+                                "validation/dgxc-h100-llama31.yaml",
+                                "validation/dgxc-h100-nemotron4.yaml",
+                                "validation/dgxc-h100-gpt3.yaml"};
 }  // namespace
 
 TEST_CASE("held-out published runs are predicted within the bounds fixed before they were seen",
