@@ -10,6 +10,7 @@
 // run per line either way.
 #include "mini5d/plan/validation_cli.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -83,6 +84,9 @@ Ranked rank_published(const ValidationRun& r, const Plan& published, const Clust
   SearchOptions o = options;
   o.top = 1;
   o.given = &published;
+  // The free search reaches the published knobs (e.g. NeMo's v = 12 beyond the default 8).
+  o.max_micro_batch = std::max(o.max_micro_batch, r.pin_micro_batch);
+  o.max_virtual_stages = std::max(o.max_virtual_stages, r.pin_virtual_stages);
   const auto t0 = std::chrono::steady_clock::now();
   Ranked k{search(r.model, r.train, cl, o), 0};
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
