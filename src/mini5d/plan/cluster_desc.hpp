@@ -105,6 +105,10 @@ struct SoftwareDesc {
   // the causal tiles above the diagonal skipped, the scores never in memory (no softmax
   // or dropout passes over them); backward computes the scores again (compute_model.hpp).
   bool fused_attention = false;
+  // The fused core's sustained rate in FLOP/s (software.fused_attention_tflops, counting
+  // the causal tiles it computes), in the runs' precision; 0: the sustained GEMM rate.
+  // Fused attention kernels reach less of the peak than large GEMMs do.
+  double fused_attention_rate = 0;
   // Collective algorithms (software.collectives): "ring" (every collective a ring, the
   // default: MPI libraries' large-message choice and mini5d's calibrated curves) or
   // "nccl" (an all-reduce that crosses nodes takes the faster of a ring and NCCL's

@@ -220,6 +220,9 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
   cl.software.pp_scatter_gather = f.flag("software.pp_scatter_gather", false);
   cl.software.attention_dropout = f.flag("software.attention_dropout", false);
   cl.software.fused_attention = f.flag("software.fused_attention", false);
+  cl.software.fused_attention_rate =
+      1e12 * f.number("software.fused_attention_tflops", 0, 1e6,
+                      "the fused attention kernel's sustained TFLOP/s (0: the sustained GEMM rate)", false, 0);
   cl.software.overlap_efficiency = f.number("software.overlap_efficiency", 0, 1,
                                             "fraction of overlappable communication compute hides", false, -1);
   cl.software.attention_block = int(f.integer("software.attention_block", 0, 1 << 20,

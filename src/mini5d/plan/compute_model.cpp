@@ -140,7 +140,7 @@ std::vector<GemmCall> head_gemm_calls(const ModelDesc& m, const Layout& l, bool 
   return out;
 }
 
-double fused_attention_time(const ModelDesc& m, const DeviceDesc& dev, Precision prec,
+double fused_attention_time(const ModelDesc& m, const ClusterDesc& cl, Precision prec,
                             const std::vector<GemmCall>& square, bool triangular) {
   double flops = 0;
   for (const GemmCall& c : square) flops += c.flops();
@@ -149,7 +149,9 @@ double fused_attention_time(const ModelDesc& m, const DeviceDesc& dev, Precision
   // share of the same triangle).
   const double n = std::ceil(double(m.seq) / kFusedTile);
   const double causal = n > 0 && !triangular ? (n + 1) / (2 * n) : 1.0;
-  return causal * flops / dev.sustained[precision_index(prec)];
+  const double rate = cl.software.fused_attention_rate > 0 ? cl.software.fused_attention_rate
+                                                           : cl.device.sustained[precision_index(prec)];
+  return causal * flops / rate;
 }
 
 BlockGemms block_forward_gemms(const ModelDesc& m, const Layout& l, const ClusterDesc& cl,
@@ -171,8 +173,8 @@ BlockGemms block_forward_gemms(const ModelDesc& m, const Layout& l, const Cluste
   if (cl.software.fused_attention) {
     // Causal blocks (software.attention_block, c = 1) are triangular already.
     const bool tri = l.c == 1 && cl.software.attention_block > 0;
-    g.attention = fused_attention_time(m, cl.device, prec, calls.attention_fwd, tri);
-    g.attention_bwd = fused_attention_time(m, cl.device, prec, calls.attention_bwd, tri);
+    g.attention = fused_attention_time(m, cl, prec, calls.attention_fwd, tri);
+    g.attention_bwd = fused_attention_time(m, cl, prec, calls.attention_bwd, tri);
   }
   g.linear += g.experts;
   g.linear_bwd += g.experts_bwd;

@@ -58,11 +58,12 @@ std::vector<GemmCall> head_gemm_calls(const ModelDesc& m, const Layout& l, bool 
 // whole-square products the unfused core would run (attention_fwd or attention_bwd of
 // block_gemm_calls: forward QK^T and PV; backward dP, dV, dQ, dK and QK^T again), and
 //   t = causal * FLOPs(square) / R,   causal = (n+1)/(2n),  n = ceil(T / kFusedTile),
-// R the sustained rate: the tiles above the diagonal are skipped, nothing is read from
-// or written to memory but Q, K, V, O and their gradients (no score-matrix traffic).
+// R the fused kernel's rate (software.fused_attention_tflops; default the sustained GEMM
+// rate): the tiles above the diagonal are skipped, nothing is read from or written to
+// memory but Q, K, V, O and their gradients (no score-matrix traffic).
 constexpr double kFusedTile = 128;  // FlashAttention-2's query/key tile on Hopper and Ampere
 // triangular: the calls are causal blocks already (no factor).
-double fused_attention_time(const ModelDesc& m, const DeviceDesc& dev, Precision prec,
+double fused_attention_time(const ModelDesc& m, const ClusterDesc& cl, Precision prec,
                             const std::vector<GemmCall>& square, bool triangular);
 
 // Seconds of one block's products for one micro-batch on one rank.
