@@ -224,15 +224,26 @@ void explain_p(std::ostream& os, const Ctx& c) {
   if (hi) os << "    p=" << hi << ": " << versus(c, with_axis(c, 2, hi)) << "\n";
 }
 
+// ", as a ring" or ", as a double binary tree": which all-reduce a cluster with
+// software.collectives: nccl runs for these bytes over this group (empty otherwise).
+std::string allreduce_algorithm(const ClusterDesc& cl, int tier, double bytes, int n) {
+  if (tier < 0 || !cl.tiers[std::size_t(tier)].tree_allreduce) return "";
+  const LinkTier& link = cl.tiers[std::size_t(tier)];
+  return tree_allreduce_time(bytes, n, link) < ring_allreduce_time(bytes, n, link) ? ", as a double binary tree"
+                                                                                    : ", as a ring";
+}
+
 void explain_d(std::ostream& os, const Ctx& c) {
   const Layout& l = c.best.layout;
   const TimeBreakdown& t = c.best.time;
+  const double bytes = dp_reduction_bytes(stage_params(c.m, l, t.slowest_stage).dense, c.tr.precision,
+                                          c.tr.fp32_grad_accum, c.tr.bf16_grad_reduce);
+  const int tier = gradient_group_tier(c.cl, l);
   os << "d=" << l.d << ": every remaining device goes to data parallelism, the axis with the "
      << "best ratio of communication to compute; the dense-gradient group d*c*e = "
-     << l.dense_group() << " reduces " << human_bytes(dp_reduction_bytes(
-                                              stage_params(c.m, l, t.slowest_stage).dense,
-                                              c.tr.precision, c.tr.fp32_grad_accum, c.tr.bf16_grad_reduce))
-     << " of gradients per rank per step over " << tier_text(c.cl, gradient_group_tier(c.cl, l))
+     << l.dense_group() << " reduces " << human_bytes(bytes)
+     << " of gradients per rank per step over " << tier_text(c.cl, tier)
+     << (l.zero <= 1 ? allreduce_algorithm(c.cl, tier, bytes, l.dense_group()) : std::string())
      << ": " << ms(t.dp_total + t.zero3_total) << " of traffic, " << ms(t.dp + t.zero3)
      << " exposed after overlap with the backward.\n";
 }
