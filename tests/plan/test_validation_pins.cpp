@@ -96,4 +96,6 @@ TEST_CASE("bad pins are one line naming the run and the key", "[plan][validation
   CHECK(s.error_of(", sp: true", "t: 1, p: 2") == at + "sp: true needs t > 1");
   CHECK_THAT(s.error_of(", vp: 2"), Catch::StartsWith(at + "vp: unknown section or field of a validation run"));
   CHECK_THAT(s.error_of(", zero: 4"), Catch::StartsWith(at + "zero: 4 is out of range"));
+  // 16 sequences over d = 2: 8 a rank, which 3 does not divide.
+  CHECK(s.error_of(", mb: 3") == at + "mb: 3 does not divide the sequences per data-parallel rank (batch 16 over d*e = 2)");
 }

@@ -134,6 +134,10 @@ ValidationSet load_validation_file(const std::string& path) {
     r.degrees = {int(r.gpus / tpce), t, p, c, e};
     read_pins(rf, r);
     const long long batch = rf.integer("batch", 1, 2147483647LL, "sequences per step");
+    const long long de = 1LL * r.degrees[0] * e;
+    if (r.pin_micro_batch > 0 && (batch % de != 0 || (batch / de) % r.pin_micro_batch != 0))
+      rf.fail("mb", std::to_string(r.pin_micro_batch) + " does not divide the sequences per data-parallel rank (batch " +
+                        std::to_string(batch) + " over d*e = " + std::to_string(de) + ")");
 
     // The run's model: the file's model section with the run's shape keys over it.
     YAML::Node model = YAML::Clone(root["model"]);
