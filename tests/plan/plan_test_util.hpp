@@ -48,4 +48,14 @@ inline Searched search_top(const std::string& model, const std::string& cluster,
   return s;
 }
 
+// The one line a bad cluster file text gets (as file c.yaml), or "" when it loads.
+inline std::string cluster_error(const std::string& text) {
+  try {
+    mini5d::plan::parse_cluster_text(text, "c.yaml");
+  } catch (const mini5d::plan::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace plan_test

@@ -7,6 +7,7 @@
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/input_files.hpp"
+#include "plan_test_util.hpp"
 
 using namespace mini5d::plan;
 
@@ -62,11 +63,6 @@ TEST_CASE("software.collectives: nccl puts trees on the tiers that cross nodes",
   CHECK_FALSE(spine.tiers[0].tree_allreduce);
   CHECK(spine.tiers[1].tree_allreduce);
   CHECK(spine.tiers[2].tree_allreduce);
-  std::string msg;
-  try {
-    parse_cluster_text(kCluster + "software: {collectives: tree}\n", "c.yaml");
-  } catch (const InputError& e) {
-    msg = e.what();
-  }
-  CHECK(msg == "c.yaml: software.collectives: 'tree' is not valid (valid: ring, nccl)");
+  CHECK(plan_test::cluster_error(kCluster + "software: {collectives: tree}\n") ==
+        "c.yaml: software.collectives: 'tree' is not valid (valid: ring, nccl)");
 }

@@ -12,14 +12,7 @@
 using namespace mini5d::plan;
 
 namespace {
-std::string error_of(const std::string& cluster_text) {
-  try {
-    parse_cluster_text(cluster_text, "c.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::string& cluster_text) { return plan_test::cluster_error(cluster_text); }
 std::string model_error(const std::string& text) {
   try {
     parse_model_text(text, "m.yaml");

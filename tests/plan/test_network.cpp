@@ -7,6 +7,7 @@
 
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/input_files.hpp"
+#include "plan_test_util.hpp"
 
 using namespace mini5d::plan;
 
@@ -17,14 +18,6 @@ std::string cluster(const std::string& rails) {
          "  peak_tflops: {bf16: 312}\nlinks:\n  intra_node: {bandwidth_gbs: 200, latency_us: 2}\n"
          "  inter_node: {bandwidth_gbs: 25, latency_us: 5, curve: [[1000000, 10], [100000000, 25]]" +
          rails + "}\n";
-}
-std::string error_of(const std::string& text) {
-  try {
-    parse_cluster_text(text, "c.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 }  // namespace
 
@@ -51,7 +44,7 @@ TEST_CASE("links.inter_node.rails: a node's devices share its rails", "[plan][co
   CHECK(allreduce_time(1e9, 4, four.tiers[std::size_t(tier)]) == Approx(6 * 5e-6 + 1.5 * 1e9 / 12.5e9));
   // The node's own link is untouched.
   CHECK(four.tiers.front().bandwidth == per_device.tiers.front().bandwidth);
-  CHECK(error_of(cluster(", rails: 0")) ==
+  CHECK(plan_test::cluster_error(cluster(", rails: 0")) ==
         "c.yaml: links.inter_node.rails: 0 is out of range (network interfaces (rails) per node; valid: an "
         "integer in [1, 64])");
 }

@@ -20,9 +20,12 @@ double tree_allreduce_time(double bytes, int n, const LinkTier& link) {
   return 2.0 * std::ceil(std::log2(double(n))) * link.latency + 2.0 * bytes / link.bandwidth_at(bytes);
 }
 
+bool allreduce_as_tree(double bytes, int n, const LinkTier& link) {
+  return link.tree_allreduce && tree_allreduce_time(bytes, n, link) < ring_allreduce_time(bytes, n, link);
+}
+
 double allreduce_time(double bytes, int n, const LinkTier& link) {
-  const double ring = ring_allreduce_time(bytes, n, link);
-  return link.tree_allreduce ? std::min(ring, tree_allreduce_time(bytes, n, link)) : ring;
+  return allreduce_as_tree(bytes, n, link) ? tree_allreduce_time(bytes, n, link) : ring_allreduce_time(bytes, n, link);
 }
 
 double allgather_time(double gathered_bytes, int n, const LinkTier& link) {

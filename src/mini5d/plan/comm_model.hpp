@@ -31,6 +31,8 @@ double allgather_factor(int n);  // also reduce-scatter and all-to-all
 // dominates: small messages over many ranks (2 log2 n against 2(n-1) steps).
 double ring_allreduce_time(double bytes, int n, const LinkTier& link);
 double tree_allreduce_time(double bytes, int n, const LinkTier& link);
+// Whether allreduce_time takes the tree for these bytes over this group.
+bool allreduce_as_tree(double bytes, int n, const LinkTier& link);
 double allreduce_time(double bytes, int n, const LinkTier& link);
 double allgather_time(double gathered_bytes, int n, const LinkTier& link);
 double reduce_scatter_time(double full_bytes, int n, const LinkTier& link);

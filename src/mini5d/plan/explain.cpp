@@ -228,9 +228,7 @@ void explain_p(std::ostream& os, const Ctx& c) {
 // software.collectives: nccl runs for these bytes over this group (empty otherwise).
 std::string allreduce_algorithm(const ClusterDesc& cl, int tier, double bytes, int n) {
   if (tier < 0 || !cl.tiers[std::size_t(tier)].tree_allreduce) return "";
-  const LinkTier& link = cl.tiers[std::size_t(tier)];
-  return tree_allreduce_time(bytes, n, link) < ring_allreduce_time(bytes, n, link) ? ", as a double binary tree"
-                                                                                    : ", as a ring";
+  return allreduce_as_tree(bytes, n, cl.tiers[std::size_t(tier)]) ? ", as a double binary tree" : ", as a ring";
 }
 
 void explain_d(std::ostream& os, const Ctx& c) {

@@ -122,9 +122,10 @@ void for_each_knob_set(const ModelDesc& m, const TrainDesc& tr, const Degrees& d
     if (per / mb > 2147483647LL) continue;  // accumulation is an int (global batch < 2^31)
     l.micro_batch = int(mb);
     l.accumulation = int(per / mb);
-    const int max_v = l.p > 1 ? (o.pin_virtual_stages > 0 ? o.pin_virtual_stages : o.max_virtual_stages) : 1;
-    for (int v = 1; v <= max_v; ++v) {
-      if (o.pin_virtual_stages > 0 && v != o.pin_virtual_stages && l.p > 1) continue;
+    const bool pin_v = l.p > 1 && o.pin_virtual_stages > 0;
+    const int v_lo = pin_v ? o.pin_virtual_stages : 1;
+    const int v_hi = pin_v ? o.pin_virtual_stages : (l.p > 1 ? o.max_virtual_stages : 1);
+    for (int v = v_lo; v <= v_hi; ++v) {
       if (m.layers < 1LL * l.p * v) continue;  // a virtual stage holds at least one block
       if (!o.uneven_stages && m.layers % (1LL * l.p * v) != 0) continue;
       for (int sch = 0; sch < 2; ++sch) {

@@ -22,6 +22,13 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+// A recomputation name, or one line naming `field` and the valid ones.
+Recompute recompute_or_fail(const Fields& f, const std::string& field, const std::string& s) {
+  Recompute rc;
+  if (!parse_recompute(s, rc)) f.fail(field, "'" + s + "' is not valid (valid: none, selective, full)");
+  return rc;
+}
+
 SearchOptions read_features(const Fields& f) {
   SearchOptions o;
   o.top = 1;
@@ -39,13 +46,9 @@ SearchOptions read_features(const Fields& f) {
   if (r) {
     if (!r.IsSequence() || r.size() == 0) f.fail("features.recompute", "expected a list of none, selective, full");
     o.recomputes.clear();
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      Recompute rc;
-      if (!r[i].IsScalar() || !parse_recompute(r[i].Scalar(), rc))
-        f.fail("features.recompute", "'" + (r[i].IsScalar() ? r[i].Scalar() : std::string("?")) +
-                                         "' is not valid (valid: none, selective, full)");
-      o.recomputes.push_back(rc);
-    }
+    for (std::size_t i = 0; i < r.size(); ++i)
+      o.recomputes.push_back(
+          recompute_or_fail(f, "features.recompute", r[i].IsScalar() ? r[i].Scalar() : std::string("?")));
   }
   o.allow_sp = f.flag("features.sp", true);
   o.uneven_stages = f.flag("features.uneven_stages", true);
@@ -62,12 +65,7 @@ void read_pins(const Fields& rf, ValidationRun& r) {
   r.pin_virtual_stages = int(rf.integer("v", 1, 4096, "published virtual pipeline stages", false, 0));
   if (r.pin_virtual_stages > 1 && p == 1) rf.fail("v", std::to_string(r.pin_virtual_stages) + " needs p > 1");
   r.pin_zero = int(rf.integer("zero", 0, 3, "published ZeRO stage", false, -1));
-  if (rf.has("recompute")) {
-    const std::string s = rf.text("recompute", "");
-    Recompute rc;
-    if (!parse_recompute(s, rc)) rf.fail("recompute", "'" + s + "' is not valid (valid: none, selective, full)");
-    r.pin_recompute = rc;
-  }
+  if (rf.has("recompute")) r.pin_recompute = recompute_or_fail(rf, "recompute", rf.text("recompute", ""));
   if (rf.has("sp")) {
     r.pin_sp = rf.flag("sp", false) ? 1 : 0;
     if (r.pin_sp == 1 && t == 1) rf.fail("sp", "true needs t > 1");

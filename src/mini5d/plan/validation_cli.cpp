@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 
+#include "mini5d/plan/format.hpp"
 #include "mini5d/plan/given_layout.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/json.hpp"
@@ -37,11 +38,7 @@ int usage(const std::string& msg) {
 // by how much (such a run is still costed: it ran).
 std::string layout_text(const Plan& plan) {
   std::string s = describe(plan.layout);
-  if (!plan.fits) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " (does not fit the memory model: %.1f GiB)", plan.memory.total() / 1073741824.0);
-    s += buf;
-  }
+  if (!plan.fits) s += " (does not fit the memory model: " + gib(plan.memory.total()) + ")";
   return s;
 }
 
