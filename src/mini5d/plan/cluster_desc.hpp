@@ -114,6 +114,12 @@ struct SoftwareDesc {
   // "nccl" (an all-reduce that crosses nodes takes the faster of a ring and NCCL's
   // double binary tree for its size and rank count; the others stay rings).
   std::string collectives = "ring";
+  // How context parallelism moves K/V (software.context_parallel): "ring" (the default,
+  // mini5d's runtime: c - 1 hops of K/V blocks, dK/dV travelling back, hidden behind the
+  // attention core they feed) or "allgather" (K/V all-gathered before the attention
+  // core and dK/dV reduce-scattered after it, on the critical path: Meta's Llama 3 stack,
+  // which takes the exposed gather for its simpler masks, small with few K/V heads).
+  std::string context_parallel = "ring";
   // Fraction of the overlappable communication that compute actually hides (the
   // planner's overlap efficiency, time_model.hpp), as measured by `mini5d calibrate`;
   // < 0: not stated (mini5d-plan's --overlap, default 0.9).

@@ -231,6 +231,10 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
   cl.software.collectives = f.text("software.collectives", "ring");
   if (cl.software.collectives != "ring" && cl.software.collectives != "nccl")
     f.fail("software.collectives", "'" + cl.software.collectives + "' is not valid (valid: ring, nccl)");
+  cl.software.context_parallel = f.text("software.context_parallel", "ring");
+  if (cl.software.context_parallel != "ring" && cl.software.context_parallel != "allgather")
+    f.fail("software.context_parallel",
+           "'" + cl.software.context_parallel + "' is not valid (valid: ring, allgather)");
   // Every tier beyond the node's own may run its all-reduces as a tree (NCCL builds its
   // trees across nodes; inside one it chains the node's devices, no shorter than a ring).
   for (std::size_t i = 1; i < cl.tiers.size(); ++i) cl.tiers[i].tree_allreduce = cl.software.collectives == "nccl";

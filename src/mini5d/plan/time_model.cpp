@@ -124,25 +124,30 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
     const double gemm = blocks * 3 * g.linear * (l.recompute == Recompute::full ? 4.0 / 3 : 1.0);
     sc.tp = sc.tp_total - std::min(cl.software.tp_overlap * sc.tp_total, gemm);
   }
-  // Context parallelism: c-1 K/V hops forward (again when recomputing), c-1 hops of
-  // K/V and dK/dV backward, hidden behind the attention core they feed. The blocks are
-  // the bytes axis_traffic counts: K/V of the local key heads in the storage type, the
-  // travelling dK/dV at the accumulation size (fp32 for bf16).
+  // Context parallelism. The blocks are the bytes axis_traffic counts: K/V of the local
+  // key heads in the storage type, dK/dV at the accumulation size (fp32 for bf16).
   if (const LinkTier* lc = tier_ptr(cl, axis_tier(cl, l, Axis::c))) {
     const double kv = cp_kv_block_bytes(B, T, l.c, m.local_kv_width(l.t), a);
     const double dkv = kv / a * accumulation_bytes(a);
-    const double hops = l.c - 1.0;
-    const double fwd = hops * send_time(kv, *lc), bwd = hops * send_time(kv + dkv, *lc);
-    const double attn_blk = g.attention;
-    double exp = exposed_time(fwd, attn_blk, o.overlap_efficiency) +
-                 exposed_time(bwd, 2 * attn_blk, o.overlap_efficiency);
-    double tot = fwd + bwd;
-    if (l.recompute != Recompute::none) {
-      exp += exposed_time(fwd, attn_blk, o.overlap_efficiency);
-      tot += fwd;
+    const bool rerun = l.recompute != Recompute::none;  // the forward's K/V moves again
+    if (cl.software.context_parallel == "allgather") {
+      // One all-gather of every rank's K/V block before the attention core and one
+      // reduce-scatter of dK/dV after its backward, nothing hidden; the backward reuses
+      // the gathered K/V, so it sends none of its own.
+      const double fwd = allgather_time(l.c * kv, l.c, *lc), bwd = reduce_scatter_time(l.c * dkv, l.c, *lc);
+      sc.cp = sc.cp_total = blocks * (fwd + bwd + (rerun ? fwd : 0.0));
+    } else {
+      // The ring (mini5d's runtime): c-1 K/V hops forward, c-1 hops of K/V and dK/dV
+      // backward, hidden behind the attention core they feed.
+      const double hops = l.c - 1.0;
+      const double fwd = hops * send_time(kv, *lc), bwd = hops * send_time(kv + dkv, *lc);
+      const double attn_blk = g.attention;
+      const double exp = exposed_time(fwd, attn_blk, o.overlap_efficiency) +
+                         exposed_time(bwd, 2 * attn_blk, o.overlap_efficiency) +
+                         (rerun ? exposed_time(fwd, attn_blk, o.overlap_efficiency) : 0.0);
+      sc.cp = blocks * exp;
+      sc.cp_total = blocks * (fwd + bwd + (rerun ? fwd : 0.0));
     }
-    sc.cp = blocks * exp;
-    sc.cp_total = blocks * tot;
   }
   // Expert parallelism: dispatch + combine forward and backward (never recomputed).
   if (const LinkTier* le = tier_ptr(cl, axis_tier(cl, l, Axis::e))) {
