@@ -48,6 +48,26 @@ inline Searched search_top(const std::string& model, const std::string& cluster,
   return s;
 }
 
+// The context-parallel toy the ring and all-gather hand counts share: grouped-query
+// attention, D 512 in 8 heads of 64 with 2 K/V heads, 2 blocks, T 1024; one bf16
+// sequence; t 2, c 4, one micro-batch on one stage. A rank's K/V block is its T/c = 256
+// tokens of its one K/V head (64 columns), keys and values: 2 x 256 x 64 x 2 = 65536
+// bytes, and its dK/dV in fp32 131072.
+struct CpToy {
+  mini5d::plan::ModelDesc m;
+  mini5d::plan::TrainDesc tr;
+  mini5d::plan::Layout l;
+  static constexpr double kv = 65536, dkv = 131072;
+};
+inline CpToy cp_toy() {
+  CpToy x;
+  x.m.vocab = 1000, x.m.d_model = 512, x.m.heads = 8, x.m.kv_heads = 2, x.m.layers = 2, x.m.seq = 1024,
+  x.m.ffn = 2048;
+  x.tr.global_batch = 1, x.tr.precision = mini5d::plan::Precision::bf16;
+  x.l.t = 2, x.l.c = 4, x.l.d = 1, x.l.micro_batch = 1, x.l.accumulation = 1;
+  return x;
+}
+
 // The one line a bad cluster file text gets (as file c.yaml), or "" when it loads.
 inline std::string cluster_error(const std::string& text) {
   try {

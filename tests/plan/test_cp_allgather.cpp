@@ -14,18 +14,15 @@ using namespace mini5d::plan;
 
 TEST_CASE("context parallelism by all-gather: exposed gather and reduce-scatter by hand",
           "[plan][time][cp]") {
-  // The toy of test_traffic's ring case: D 512 in 8 heads with 2 K/V heads, t 2, c 4,
-  // B 1, T 1024, bf16, 2 blocks on one stage, one micro-batch. A rank's K/V block is
-  // 2 x 256 x 64 x 2 = 65536 bytes, its dK/dV in fp32 131072. An all-gather of the four
-  // blocks over 4 ranks: 3 steps of 1 us + 3/4 x 4 x 65536 bytes at 100 GB/s; the
-  // reduce-scatter of the four dK/dV blocks: 3 us + 3 x 131072 / 1e11. All exposed.
-  ModelDesc m;
-  m.vocab = 1000, m.d_model = 512, m.heads = 8, m.kv_heads = 2, m.layers = 2, m.seq = 1024, m.ffn = 2048;
-  TrainDesc tr;
-  tr.global_batch = 1, tr.precision = Precision::bf16;
+  // plan_test::cp_toy (test_traffic's ring case): K/V blocks of 65536 bytes, dK/dV of
+  // 131072. An all-gather of the four blocks over 4 ranks: 3 steps of 1 us + 3/4 x 4 x
+  // 65536 bytes at 100 GB/s; the reduce-scatter of the four dK/dV blocks: 3 us +
+  // 3 x 131072 / 1e11. All exposed.
+  plan_test::CpToy x = plan_test::cp_toy();
+  const ModelDesc& m = x.m;
+  const TrainDesc& tr = x.tr;
+  Layout& l = x.l;
   ClusterDesc cl = plan_test::toy_cluster(1, 8, 80);
-  Layout l;
-  l.t = 2, l.c = 4, l.d = 1, l.micro_batch = 1, l.accumulation = 1;
   const double gather = 3e-6 + 3 * 65536 / 1e11, scatter = 3e-6 + 3 * 131072 / 1e11;
   for (const Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     l.recompute = r;

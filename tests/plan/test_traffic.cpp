@@ -91,21 +91,16 @@ TEST_CASE("tied embeddings: the pipeline's two ends sum the embedding's gradient
 
 TEST_CASE("the time model's ring carries axis_traffic's bytes: the local K/V heads, dK/dV at 4 bytes",
           "[plan][traffic][time]") {
-  // Grouped-query attention, D 512 in 8 heads of 64 with 2 K/V heads; t 2, c 4, B 1,
-  // T 1024, bf16, one stage of 2 blocks, one micro-batch. A K/V block is the rank's
-  // T/c = 256 tokens of its one K/V head (64 columns), keys and values:
-  //   2 x 256 x 64 x 2 bytes = 65536 (d_model/t would be 8x that),
-  // and the travelling dK/dV is fp32: 131072. Per block c - 1 = 3 hops forward (K/V),
-  // 3 backward (K/V and dK/dV in one message), and 3 more with the forward recomputed.
-  // On the toy node's 100 GB/s, 1 us link every hop is 1 us + bytes / 1e11.
-  ModelDesc m;
-  m.vocab = 1000, m.d_model = 512, m.heads = 8, m.kv_heads = 2, m.layers = 2, m.seq = 1024, m.ffn = 2048;
-  TrainDesc tr;
-  tr.global_batch = 1, tr.precision = Precision::bf16;
+  // plan_test::cp_toy: a K/V block is 65536 bytes (d_model/t would be 8x that), the
+  // travelling dK/dV 131072 (fp32). Per block c - 1 = 3 hops forward (K/V), 3 backward
+  // (K/V and dK/dV in one message), and 3 more with the forward recomputed. On the toy
+  // node's 100 GB/s, 1 us link every hop is 1 us + bytes / 1e11.
+  plan_test::CpToy x = plan_test::cp_toy();
+  const ModelDesc& m = x.m;
+  const TrainDesc& tr = x.tr;
+  Layout& l = x.l;
   const ClusterDesc cl = plan_test::toy_cluster(1, 8, 80);
-  Layout l;
-  l.t = 2, l.c = 4, l.d = 1, l.micro_batch = 1, l.accumulation = 1;
-  const double kv = 65536, dkv = 131072, hop = 1e-6;
+  const double kv = x.kv, dkv = x.dkv, hop = 1e-6;
   for (const Recompute r : {Recompute::none, Recompute::selective}) {
     l.recompute = r;
     const double passes = r == Recompute::none ? 2 : 3;  // K/V passes per block
