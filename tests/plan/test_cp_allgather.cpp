@@ -18,19 +18,15 @@ TEST_CASE("context parallelism by all-gather: exposed gather and reduce-scatter 
   // 131072. An all-gather of the four blocks over 4 ranks: 3 steps of 1 us + 3/4 x 4 x
   // 65536 bytes at 100 GB/s; the reduce-scatter of the four dK/dV blocks: 3 us +
   // 3 x 131072 / 1e11. All exposed.
-  plan_test::CpToy x = plan_test::cp_toy();
-  const ModelDesc& m = x.m;
-  const TrainDesc& tr = x.tr;
-  Layout& l = x.l;
-  ClusterDesc cl = plan_test::toy_cluster(1, 8, 80);
   const double gather = 3e-6 + 3 * 65536 / 1e11, scatter = 3e-6 + 3 * 131072 / 1e11;
+  plan_test::CpToy toy = plan_test::cp_toy();
+  ClusterDesc ring_cl = plan_test::toy_cluster(1, 8, 80), gather_cl = ring_cl;
+  gather_cl.software.context_parallel = "allgather";
   for (const Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
-    l.recompute = r;
+    toy.l.recompute = r;
     INFO("recompute " << int(r));
-    cl.software.context_parallel = "ring";
-    const TimeBreakdown ring = step_time(m, tr, cl, l, {});
-    cl.software.context_parallel = "allgather";
-    const TimeBreakdown ag = step_time(m, tr, cl, l, {});
+    const TimeBreakdown ring = step_time(toy.m, toy.tr, ring_cl, toy.l, {});
+    const TimeBreakdown ag = step_time(toy.m, toy.tr, gather_cl, toy.l, {});
     const double gathers = r == Recompute::none ? 1 : 2;  // the recomputed forward gathers again
     CHECK(ag.cp_total == Approx(2 * (gathers * gather + scatter)).epsilon(1e-12));
     CHECK(ag.cp == Approx(ag.cp_total).epsilon(1e-12));  // nothing hidden
