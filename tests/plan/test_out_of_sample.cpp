@@ -7,10 +7,12 @@
 // when each error is small). The fit runs are printed beside them, not bounded here
 // (megatron-sc21.yaml's own test bounds those).
 //
-// The bounds are not met today (docs/planner.md, "Out of sample"), so this case is
-// hidden from plan.unit ("[.out-of-sample]": Catch2 runs it only when asked) and has its
-// own CTest test, plan.out_of_sample (label validation), registered when CMake is run
-// with -DMINI5D_OUT_OF_SAMPLE=ON; CI's plain `ctest` does not run it.
+// Two of the three bounds are met (docs/planner.md, "Out of sample"): the mean and the
+// mixed signs are asserted in plan.unit, so CI holds them. The per-run bound is not met
+// (MT-NLG at 420 nodes, +22.1%), so that case is hidden from plan.unit
+// ("[.out-of-sample]": Catch2 runs it only when asked) and has its own CTest test,
+// plan.out_of_sample (label validation), registered when CMake is run with
+// -DMINI5D_OUT_OF_SAMPLE=ON; CI's plain `ctest` does not run it.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -38,43 +40,65 @@ const char* const kSources[] = {"validation/megatron-sc21.yaml",
                                 "validation/dgxc-h100-llama31.yaml",
                                 "validation/dgxc-h100-nemotron4.yaml",
                                 "validation/dgxc-h100-gpt3.yaml"};
+
+// Every run of every source evaluated once, the tables printed as they go; the test
+// runs' errors returned.
+struct TestErrors {
+  std::vector<std::string> names;
+  std::vector<double> errors;
+};
+const TestErrors& evaluate_sources() {
+  static const TestErrors out = [] {
+    TestErrors t;
+    for (const char* src : kSources) {
+      const ValidationSet v = load_validation_file(plan_test::input(src));
+      const ClusterDesc cl = load_cluster_file(v.cluster_file);
+      std::printf("%s (%s)\n| run | role | GPUs | d,t,p,c,e | published step (s) | predicted (s) | error |\n"
+                  "|---|---|---|---|---|---|---|\n", src, v.source.c_str());
+      for (const ValidationRun& r : v.runs) {
+        INFO(src << ": " << r.name);
+        const ValidationResult res = evaluate_run(r, cl, v.options);
+        REQUIRE(res.plan);  // costed, even where its published knobs do not fit the memory model
+        const auto& g = r.degrees;
+        std::printf("| %s | %s | %lld | %d,%d,%d,%d,%d | %.4g | %.4g | %+.1f%% |\n", r.name.c_str(),
+                    r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2], g[3], g[4], r.published_step,
+                    res.predicted_step, 100 * res.error);
+        if (r.fit) continue;
+        t.names.push_back(std::string(src) + ": " + r.name);
+        t.errors.push_back(res.error);
+      }
+    }
+    return t;
+  }();
+  return out;
+}
 }  // namespace
 
-TEST_CASE("held-out published runs are predicted within the bounds fixed before they were seen",
-          "[.out-of-sample]") {
-  std::vector<double> test_errors;
-  for (const char* src : kSources) {
-    const ValidationSet v = load_validation_file(plan_test::input(src));
-    const ClusterDesc cl = load_cluster_file(v.cluster_file);
-    std::printf("%s (%s)\n| run | role | GPUs | d,t,p,c,e | published step (s) | predicted (s) | error |\n"
-                "|---|---|---|---|---|---|---|\n", src, v.source.c_str());
-    for (const ValidationRun& r : v.runs) {
-      INFO(src << ": " << r.name);
-      const ValidationResult res = evaluate_run(r, cl, v.options);
-      REQUIRE(res.plan);  // the published layout fits in the planner's memory model
-      const auto& g = r.degrees;
-      std::printf("| %s | %s | %lld | %d,%d,%d,%d,%d | %.4g | %.4g | %+.1f%% |\n", r.name.c_str(),
-                  r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2], g[3], g[4], r.published_step,
-                  res.predicted_step, 100 * res.error);
-      if (r.fit) continue;
-      test_errors.push_back(res.error);
-      CHECK(std::fabs(res.error) <= kEachBound);
-    }
-  }
-  REQUIRE(test_errors.size() >= 4);
+TEST_CASE("held-out published runs: mean |error| and mixed signs within the bounds fixed before they were seen",
+          "[plan][validation][out-of-sample]") {
+  const std::vector<double>& e = evaluate_sources().errors;
+  REQUIRE(e.size() >= 4);
   double mean = 0, worst = 0;
   int positive = 0;
-  for (double e : test_errors) {
-    mean += std::fabs(e) / double(test_errors.size());
-    worst = std::fmax(worst, std::fabs(e));
-    positive += e > 0;
+  for (double x : e) {
+    mean += std::fabs(x) / double(e.size());
+    worst = std::fmax(worst, std::fabs(x));
+    positive += x > 0;
   }
   std::printf("test runs: %zu, mean |error| %.1f%% (bound %.0f%%), worst %.1f%% (bound %.0f%%), "
-              "%d optimistic\n", test_errors.size(), 100 * mean, 100 * kMeanBound, 100 * worst,
+              "%d optimistic\n", e.size(), 100 * mean, 100 * kMeanBound, 100 * worst,
               100 * kEachBound, positive);
   CHECK(mean <= kMeanBound);
   CHECK(positive > 0);
-  CHECK(positive < int(test_errors.size()));
+  CHECK(positive < int(e.size()));
+}
+
+TEST_CASE("held-out published runs: each within the bound fixed before they were seen", "[.out-of-sample]") {
+  const TestErrors& t = evaluate_sources();
+  for (std::size_t i = 0; i < t.errors.size(); ++i) {
+    INFO(t.names[i]);
+    CHECK(std::fabs(t.errors[i]) <= kEachBound);
+  }
 }
 
 TEST_CASE("a validation file's mistakes are one line naming the file and the field",
