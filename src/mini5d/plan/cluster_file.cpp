@@ -87,9 +87,7 @@ LinkTier read_tier(const Fields& f, const std::string& key) {
 }
 
 void read_device_basics(const Fields& f, DeviceDesc& d) {
-  d.kind = f.text("device.kind", "gpu");
-  if (d.kind != "gpu" && d.kind != "cpu")
-    f.fail("device.kind", "'" + d.kind + "' is not valid (valid: gpu, cpu)");
+  d.kind = f.one_of("device.kind", "gpu", {"gpu", "cpu"});
   d.name = f.text("device.name", d.kind);
   d.memory = GiB * f.number("device.memory_gib", 1e-3, 1e6, "memory per device in GiB");
   d.reserved = GiB * f.number("device.reserved_gib", 0, d.memory / GiB,
@@ -228,13 +226,8 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
   cl.software.attention_block = int(f.integer("software.attention_block", 0, 1 << 20,
                                               "queries per causal attention block (0: the whole square)",
                                               false, cl.software.attention_block));
-  cl.software.collectives = f.text("software.collectives", "ring");
-  if (cl.software.collectives != "ring" && cl.software.collectives != "nccl")
-    f.fail("software.collectives", "'" + cl.software.collectives + "' is not valid (valid: ring, nccl)");
-  cl.software.context_parallel = f.text("software.context_parallel", "ring");
-  if (cl.software.context_parallel != "ring" && cl.software.context_parallel != "allgather")
-    f.fail("software.context_parallel",
-           "'" + cl.software.context_parallel + "' is not valid (valid: ring, allgather)");
+  cl.software.collectives = f.one_of("software.collectives", "ring", {"ring", "nccl"});
+  cl.software.context_parallel = f.one_of("software.context_parallel", "ring", {"ring", "allgather"});
   // Every tier beyond the node's own may run its all-reduces as a tree (NCCL builds its
   // trees across nodes; inside one it chains the node's devices, no shorter than a ring).
   for (std::size_t i = 1; i < cl.tiers.size(); ++i) cl.tiers[i].tree_allreduce = cl.software.collectives == "nccl";

@@ -251,14 +251,17 @@ void explain_ce(std::ostream& os, const Ctx& c) {
   os << "c=" << l.c << ": ";
   if (l.c == 1)
     os << "seq=" << c.m.seq << " fits without splitting the sequence, so no K/V ring is needed.";
-  else if (c.cl.software.context_parallel == "allgather")
-    os << "the sequence is split in " << l.c << " (zig-zag), K/V are all-gathered before the attention core "
-       << "and dK/dV reduce-scattered after it on " << tier_text(c.cl, axis_tier(c.cl, l, Axis::c)) << ": "
-       << ms(c.best.time.cp_total) << " of traffic, all exposed (software.context_parallel: allgather).";
-  else
-    os << "the sequence is split in " << l.c << " (zig-zag), K/V blocks go round a ring on "
-       << tier_text(c.cl, axis_tier(c.cl, l, Axis::c)) << ": " << ms(c.best.time.cp_total)
-       << " of traffic, " << ms(c.best.time.cp) << " exposed behind the attention core.";
+  else {
+    const bool gather = c.cl.software.context_parallel == "allgather";
+    os << "the sequence is split in " << l.c << " (zig-zag), "
+       << (gather ? "K/V are all-gathered before the attention core and dK/dV reduce-scattered after it on "
+                  : "K/V blocks go round a ring on ")
+       << tier_text(c.cl, axis_tier(c.cl, l, Axis::c)) << ": " << ms(c.best.time.cp_total) << " of traffic, ";
+    if (gather)
+      os << "all exposed (software.context_parallel: allgather).";
+    else
+      os << ms(c.best.time.cp) << " exposed behind the attention core.";
+  }
   os << "\n";
   const auto [lo, hi] = neighbours(c, 3);
   if (hi) os << "    c=" << hi << " (taken from d): " << versus(c, with_axis(c, 3, hi)) << "\n";

@@ -129,25 +129,20 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
   if (const LinkTier* lc = tier_ptr(cl, axis_tier(cl, l, Axis::c))) {
     const double kv = cp_kv_block_bytes(B, T, l.c, m.local_kv_width(l.t), a);
     const double dkv = kv / a * accumulation_bytes(a);
-    const bool rerun = l.recompute != Recompute::none;  // the forward's K/V moves again
-    if (cl.software.context_parallel == "allgather") {
-      // One all-gather of every rank's K/V block before the attention core and one
-      // reduce-scatter of dK/dV after its backward, nothing hidden; the backward reuses
-      // the gathered K/V, so it sends none of its own.
-      const double fwd = allgather_time(l.c * kv, l.c, *lc), bwd = reduce_scatter_time(l.c * dkv, l.c, *lc);
-      sc.cp = sc.cp_total = blocks * (fwd + bwd + (rerun ? fwd : 0.0));
-    } else {
-      // The ring (mini5d's runtime): c-1 K/V hops forward, c-1 hops of K/V and dK/dV
-      // backward, hidden behind the attention core they feed.
-      const double hops = l.c - 1.0;
-      const double fwd = hops * send_time(kv, *lc), bwd = hops * send_time(kv + dkv, *lc);
-      const double attn_blk = g.attention;
-      const double exp = exposed_time(fwd, attn_blk, o.overlap_efficiency) +
-                         exposed_time(bwd, 2 * attn_blk, o.overlap_efficiency) +
-                         (rerun ? exposed_time(fwd, attn_blk, o.overlap_efficiency) : 0.0);
-      sc.cp = blocks * exp;
-      sc.cp_total = blocks * (fwd + bwd + (rerun ? fwd : 0.0));
-    }
+    const double reruns = l.recompute != Recompute::none ? 1 : 0;  // the forward's K/V moves again
+    const bool gather = cl.software.context_parallel == "allgather";
+    // allgather: one all-gather of every rank's K/V block before the attention core and
+    // one reduce-scatter of dK/dV after its backward; the backward reuses the gathered
+    // K/V. The ring (mini5d's runtime): c-1 K/V hops forward, c-1 hops of K/V and dK/dV
+    // backward.
+    const double fwd = gather ? allgather_time(l.c * kv, l.c, *lc) : (l.c - 1.0) * send_time(kv, *lc);
+    const double bwd = gather ? reduce_scatter_time(l.c * dkv, l.c, *lc) : (l.c - 1.0) * send_time(kv + dkv, *lc);
+    sc.cp_total = blocks * (fwd + bwd + reruns * fwd);
+    // The gather is on the critical path; the ring hides behind the attention core it feeds.
+    const double attn_blk = g.attention;
+    sc.cp = gather ? sc.cp_total
+                   : blocks * ((1 + reruns) * exposed_time(fwd, attn_blk, o.overlap_efficiency) +
+                               exposed_time(bwd, 2 * attn_blk, o.overlap_efficiency));
   }
   // Expert parallelism: dispatch + combine forward and backward (never recomputed).
   if (const LinkTier* le = tier_ptr(cl, axis_tier(cl, l, Axis::e))) {

@@ -89,6 +89,17 @@ class Fields {
     if (!n.IsScalar()) fail(path, "expected a string");
     return n.Scalar();
   }
+  // A text that must be one of `valid` (the first is listed first in the message).
+  std::string one_of(const std::string& path, const std::string& fallback,
+                     const std::vector<std::string>& valid) const {
+    const std::string s = text(path, fallback);
+    std::string list;
+    for (const std::string& v : valid) {
+      if (v == s) return s;
+      list += (list.empty() ? "" : ", ") + v;
+    }
+    fail(path, "'" + s + "' is not valid (valid: " + list + ")");
+  }
   // Every map at a path the schema lists may hold only the listed keys.
   void check_keys(const KeySchema& schema, const std::string& kind) const {
     walk(root_, "", schema, kind);
