@@ -34,6 +34,10 @@ struct LinkTier {
   // The all-reduce may run as a double binary tree (software.collectives: nccl, set on
   // every tier that crosses nodes; comm_model.hpp): the faster of ring and tree.
   bool tree_allreduce = false;
+  // Collectives over this tier spread their channels over the NICs of the group's
+  // devices on each node (software.collectives: nccl, tiers beyond the node; see
+  // collective_link in comm_model.hpp).
+  bool nic_channels = false;
   double bandwidth_at(double bytes, LinkOp op = LinkOp::allreduce) const;
   // The bandwidth and every curve point times f (a curve keeps its shape).
   void scale_bandwidth(double f);
@@ -120,6 +124,13 @@ struct SoftwareDesc {
   // core and dK/dV reduce-scattered after it, on the critical path: Meta's Llama 3 stack,
   // which takes the exposed gather for its simpler masks, small with few K/V heads).
   std::string context_parallel = "ring";
+  // Whether the end-of-step gradient reduction (and ZeRO's weight all-gather) overlaps
+  // compute (software.grad_reduce_overlap): true, the default, hides it behind the last
+  // micro-batch's backward (and the first forward) as frameworks with bucketed,
+  // backward-hooked reductions do; false runs it after the last backward, exposed, as
+  // Megatron-LM 2021 (train_step all-reduces after the whole pipeline schedule) and
+  // DeepSpeed's pipeline engine (ReduceGrads after the schedule's last step) did.
+  bool grad_reduce_overlap = true;
   // Fraction of the overlappable communication that compute actually hides (the
   // planner's overlap efficiency, time_model.hpp), as measured by `mini5d calibrate`;
   // < 0: not stated (mini5d-plan's --overlap, default 0.9).

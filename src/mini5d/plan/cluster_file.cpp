@@ -230,7 +230,11 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
   cl.software.context_parallel = f.one_of("software.context_parallel", "ring", {"ring", "allgather"});
   // Every tier beyond the node's own may run its all-reduces as a tree (NCCL builds its
   // trees across nodes; inside one it chains the node's devices, no shorter than a ring).
-  for (std::size_t i = 1; i < cl.tiers.size(); ++i) cl.tiers[i].tree_allreduce = cl.software.collectives == "nccl";
+  // NCCL also runs a channel per NIC there, so a group's members on one node cross
+  // nodes through all their NICs at once (collective_link, comm_model.hpp).
+  for (std::size_t i = 1; i < cl.tiers.size(); ++i)
+    cl.tiers[i].tree_allreduce = cl.tiers[i].nic_channels = cl.software.collectives == "nccl";
+  cl.software.grad_reduce_overlap = f.flag("software.grad_reduce_overlap", true);
   cl.slurm_partition = f.text("slurm.partition", "");
   cl.slurm_account = f.text("slurm.account", "");
   cl.slurm_qos = f.text("slurm.qos", "");

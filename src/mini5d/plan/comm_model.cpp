@@ -84,6 +84,36 @@ int gradient_group_tier(const ClusterDesc& cl, const Layout& l, bool experts) {
   return t;
 }
 
+long long members_per_node(const ClusterDesc& cl, const Layout& l, std::initializer_list<Axis> axes) {
+  if (l.mapping == Mapping::cyclic) return 1;
+  const long long on_node = std::min<long long>(std::max<long long>(1, cl.devices_per_node), l.ranks());
+  long long members = 0;
+  for (long long r = 0; r < on_node; ++r) {  // rank 0's group on node 0: the others index 0
+    bool member = true;
+    for (Axis a : {Axis::d, Axis::p, Axis::c, Axis::e, Axis::t}) {
+      if (std::find(axes.begin(), axes.end(), a) != axes.end()) continue;
+      if ((r / axis_stride(l, a)) % axis_degree(l, a) != 0) member = false;
+    }
+    members += member;
+  }
+  return std::max<long long>(1, members);
+}
+
+LinkTier collective_link(const ClusterDesc& cl, int tier, long long members_per_node) {
+  LinkTier link = cl.tiers[std::size_t(tier)];
+  const double g = double(members_per_node);
+  if (tier == 0 || !link.nic_channels || g <= 1 || link.bandwidth <= 0) return link;
+  const double node = cl.tiers[0].bandwidth / (link.bandwidth * (1 - 1 / g));
+  link.scale_bandwidth(std::min(g, node));
+  return link;
+}
+
+std::optional<LinkTier> group_link(const ClusterDesc& cl, const Layout& l, int tier,
+                                   std::initializer_list<Axis> axes) {
+  if (tier < 0) return std::nullopt;
+  return collective_link(cl, tier, members_per_node(cl, l, axes));
+}
+
 double grad_wire_bytes(Precision prec, bool fp32_grad_accum, bool bf16_wire) {
   return bf16_wire ? 2.0 : state_bytes_per_param(prec, fp32_grad_accum).grad;
 }

@@ -17,6 +17,9 @@
 #include "mini5d/plan/cluster_desc.hpp"
 #include "mini5d/plan/layout.hpp"
 
+#include <initializer_list>
+#include <optional>
+
 namespace mini5d::plan {
 
 double allreduce_factor(int n);
@@ -50,6 +53,24 @@ int cyclic_group_tier(const ClusterDesc& cl, long long ranks, long long stride, 
 int axis_tier(const ClusterDesc& cl, const Layout& l, Axis a);
 // Tier of the dense-gradient group d*c*e (or the expert group d*c when experts=true).
 int gradient_group_tier(const ClusterDesc& cl, const Layout& l, bool experts = false);
+
+// Members of a group (the ranks that differ only along `axes`) on one node, under the
+// layout's block mapping; 1 under map=cyclic (members dealt round the nodes: one per
+// node unless the group outnumbers the nodes, which is not counted: conservative).
+long long members_per_node(const ClusterDesc& cl, const Layout& l, std::initializer_list<Axis> axes);
+// The link an all-reduce, all-gather or reduce-scatter of a group with g members per
+// node runs over on `tier`. NCCL spreads a collective's channels (rings, trees) over
+// the node's NICs, one per device, so the bytes a node puts on the inter-node tier,
+// 2(n-1)/n S for an all-reduce, leave through g NICs at once, while each rank's other
+// (g-1)/g of its bytes stay on the intra-node hops of its rings: the tier's per-device
+// bandwidth times min(g, B_node / (B_tier (1 - 1/g))). Only on tiers with nic_channels
+// (software.collectives: nccl beyond the node); elsewhere, and for g = 1, the tier as it
+// is: an MPI flat ring puts every rank's bytes through its own link. Not for
+// all-to-all, whose off-node bytes leave through each rank's own NIC, nor for sends.
+LinkTier collective_link(const ClusterDesc& cl, int tier, long long members_per_node);
+// collective_link for the group along `axes` on `tier`; none when tier < 0 (one rank).
+std::optional<LinkTier> group_link(const ClusterDesc& cl, const Layout& l, int tier,
+                                   std::initializer_list<Axis> axes);
 
 // ---- payloads (bytes per call, per rank) ----------------------------------------
 // DP: bytes per gradient element on the wire: the gradient buffer's element (4 for fp32

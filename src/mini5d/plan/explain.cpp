@@ -225,10 +225,10 @@ void explain_p(std::ostream& os, const Ctx& c) {
 }
 
 // ", as a ring" or ", as a double binary tree": which all-reduce a cluster with
-// software.collectives: nccl runs for these bytes over this group (empty otherwise).
-std::string allreduce_algorithm(const ClusterDesc& cl, int tier, double bytes, int n) {
-  if (tier < 0 || !cl.tiers[std::size_t(tier)].tree_allreduce) return "";
-  return allreduce_as_tree(bytes, n, cl.tiers[std::size_t(tier)]) ? ", as a double binary tree" : ", as a ring";
+// software.collectives: nccl runs for these bytes over this group's link (empty otherwise).
+std::string allreduce_algorithm(const LinkTier& link, double bytes, int n) {
+  if (!link.tree_allreduce) return "";
+  return allreduce_as_tree(bytes, n, link) ? ", as a double binary tree" : ", as a ring";
 }
 
 void explain_d(std::ostream& os, const Ctx& c) {
@@ -237,13 +237,19 @@ void explain_d(std::ostream& os, const Ctx& c) {
   const double bytes = dp_reduction_bytes(stage_params(c.m, l, t.slowest_stage).dense, c.tr.precision,
                                           c.tr.fp32_grad_accum, c.tr.bf16_grad_reduce);
   const int tier = gradient_group_tier(c.cl, l);
+  const long long g = members_per_node(c.cl, l, {Axis::d, Axis::c, Axis::e});
+  const auto link = group_link(c.cl, l, tier, {Axis::d, Axis::c, Axis::e});
   os << "d=" << l.d << ": every remaining device goes to data parallelism, the axis with the "
      << "best ratio of communication to compute; the dense-gradient group d*c*e = "
      << l.dense_group() << " reduces " << human_bytes(bytes)
-     << " of gradients per rank per step over " << tier_text(c.cl, tier)
-     << (l.zero <= 1 ? allreduce_algorithm(c.cl, tier, bytes, l.dense_group()) : std::string())
-     << ": " << ms(t.dp_total + t.zero3_total) << " of traffic, " << ms(t.dp + t.zero3)
-     << " exposed after overlap with the backward.\n";
+     << " of gradients per rank per step over " << tier_text(c.cl, tier);
+  if (link && link->bandwidth > c.cl.tiers[std::size_t(tier)].bandwidth)
+    os << " (" << g << " members per node, through " << g << " NICs at once: "
+       << fixed(link->bandwidth / 1e9, 0) << " GB/s)";
+  if (link && l.zero <= 1) os << allreduce_algorithm(*link, bytes, l.dense_group());
+  os << ": " << ms(t.dp_total + t.zero3_total) << " of traffic, " << ms(t.dp + t.zero3)
+     << (c.cl.software.grad_reduce_overlap ? " exposed after overlap with the backward.\n"
+                                           : " exposed (the framework reduces after the last backward).\n");
 }
 
 void explain_ce(std::ostream& os, const Ctx& c) {

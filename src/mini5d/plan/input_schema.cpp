@@ -54,7 +54,7 @@ const KeySchema& cluster_file_schema() {
       {"filesystem", {"write_gbs_per_node", "write_gbs"}},
       {"software", {"name", "tp_overlap", "pp_scatter_gather", "attention_dropout", "attention_block",
                     "fused_attention", "fused_attention_tflops", "collectives", "context_parallel",
-                    "overlap_efficiency"}},
+                    "grad_reduce_overlap", "overlap_efficiency"}},
       {"device", {"kind", "name", "memory_gib", "reserved_gib", "memory_bandwidth_gbs",
                   "kernel_overhead_us", "peak_tflops", "sustained_tflops", "gemm", "memory_bound"}},
       {"device.peak_tflops", precs},

@@ -103,6 +103,8 @@ const LinkTier* tier_ptr(const ClusterDesc& cl, int i) {
   return i < 0 ? nullptr : &cl.tiers[std::size_t(i)];
 }
 
+const std::initializer_list<Axis> kDense = {Axis::d, Axis::c, Axis::e}, kExpert = {Axis::d, Axis::c};
+
 // The communication of one stage per micro-batch, exposed and in all, by axis; the
 // block's GEMM times say how much of it the compute can hide.
 void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
@@ -114,7 +116,7 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
   // Tensor parallelism: 2 all-reduces forward, 2 backward per block (+2 when the
   // forward is recomputed, +1 for an MoE block, whose experts are not rerun); the
   // vocab-parallel embedding/head add one each.
-  if (const LinkTier* lt = tier_ptr(cl, axis_tier(cl, l, Axis::t))) {
+  if (const auto lt = group_link(cl, l, axis_tier(cl, l, Axis::t), {Axis::t})) {
     const double one = allreduce_time(tp_allreduce_bytes(B, T, l.c, D, a), l.t, *lt);
     double calls = blocks * (l.recompute == Recompute::full ? (m.moe() ? 5 : 6) : 4);
     if (stage == 0) calls += 1;
@@ -135,8 +137,9 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
     // one reduce-scatter of dK/dV after its backward; the backward reuses the gathered
     // K/V. The ring (mini5d's runtime): c-1 K/V hops forward, c-1 hops of K/V and dK/dV
     // backward.
-    const double fwd = gather ? allgather_time(l.c * kv, l.c, *lc) : (l.c - 1.0) * send_time(kv, *lc);
-    const double bwd = gather ? reduce_scatter_time(l.c * dkv, l.c, *lc) : (l.c - 1.0) * send_time(kv + dkv, *lc);
+    const LinkTier lg = *group_link(cl, l, axis_tier(cl, l, Axis::c), {Axis::c});
+    const double fwd = gather ? allgather_time(l.c * kv, l.c, lg) : (l.c - 1.0) * send_time(kv, *lc);
+    const double bwd = gather ? reduce_scatter_time(l.c * dkv, l.c, lg) : (l.c - 1.0) * send_time(kv + dkv, *lc);
     sc.cp_total = blocks * (fwd + bwd + reruns * fwd);
     // The gather is on the critical path; the ring hides behind the attention core it feeds.
     const double attn_blk = g.attention;
@@ -159,11 +162,11 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
     const double gw = grad_wire_bytes(tr.precision, tr.fp32_grad_accum, tr.bf16_grad_reduce);
     const ShardParams sp = stage_params(m, l, stage);
     double ag = 0, rs = 0;
-    if (const LinkTier* ld = tier_ptr(cl, gradient_group_tier(cl, l, false))) {
+    if (const auto ld = group_link(cl, l, gradient_group_tier(cl, l, false), kDense)) {
       ag += allgather_time(sp.dense * pb.weight, l.dense_group(), *ld);
       rs += reduce_scatter_time(sp.dense * gw, l.dense_group(), *ld);
     }
-    if (const LinkTier* lx = tier_ptr(cl, gradient_group_tier(cl, l, true))) {
+    if (const auto lx = group_link(cl, l, gradient_group_tier(cl, l, true), kExpert)) {
       ag += allgather_time(sp.expert * pb.weight, l.expert_group(), *lx);
       rs += reduce_scatter_time(sp.expert * gw, l.expert_group(), *lx);
     }
@@ -323,11 +326,11 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   // Gradient reduction over the dense group (and the expert group), once per step.
   const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
   const ShardParams sp = stage_params(m, l, tb.slowest_stage);
-  const LinkTier* ld = tier_ptr(cl, gradient_group_tier(cl, l, false));
-  const LinkTier* lx = tier_ptr(cl, gradient_group_tier(cl, l, true));
+  const auto ld = group_link(cl, l, gradient_group_tier(cl, l, false), kDense);
+  const auto lx = group_link(cl, l, gradient_group_tier(cl, l, true), kExpert);
   const int G = l.dense_group(), GX = l.expert_group();
   double reduce = 0, gather = 0;  // end-of-step gradient reduction; parameter all-gather
-  auto add = [&](double params, int n, const LinkTier* lk) {
+  auto add = [&](double params, int n, const std::optional<LinkTier>& lk) {
     if (!lk || params <= 0) return;
     const double g = dp_reduction_bytes(params, tr.precision, tr.fp32_grad_accum, tr.bf16_grad_reduce);
     // As the runtime does it (parallel/dp/zero_optimizer.hpp): ZeRO 0 and 1 all-reduce the
@@ -346,10 +349,11 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   if (l.zero == 2 && M > 1)
     zero2_early = (M - 1) * exposed_time(reduce, sc.bwd, o.overlap_efficiency);
   // The last backward hides the final reduction; the next step's first forward hides
-  // the parameter all-gather.
+  // the parameter all-gather; a framework that reduces after the schedule hides nothing.
   tb.dp = exposed_time(reduce, sc.bwd, o.overlap_efficiency) +
           exposed_time(gather, sc.fwd, o.overlap_efficiency) + zero2_early;
   tb.dp_total = (l.zero == 2 ? M : 1.0) * reduce + gather;
+  if (!cl.software.grad_reduce_overlap) tb.dp = tb.dp_total;
 
   // AdamW on the local shard streams weight, grad, master and moments once.
   tb.optimizer = optimizer_bytes(m, tr, l, tb.slowest_stage) / cl.device.optimizer_bw();
