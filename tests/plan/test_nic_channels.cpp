@@ -90,6 +90,15 @@ TEST_CASE("gradient reduction: NIC channels and software.grad_reduce_overlap", "
   CHECK(after.dp == Approx(after.dp_total));
   CHECK(after.dp_total == Approx(ring.dp_total));
   CHECK(after.step - ring.step == Approx(after.dp - ring.dp));
+  // ZeRO-3's per-micro-batch gathers and reduce-scatters: hidden behind compute where
+  // the framework overlaps, exposed where it overlaps no data-parallel traffic.
+  Layout z3 = l;
+  z3.zero = 3;
+  const TimeBreakdown z3_overlap = step_time(x.m, x.tr, cluster(""), z3, o);
+  const TimeBreakdown z3_after = step_time(x.m, x.tr, cluster("software: {grad_reduce_overlap: false}\n"), z3, o);
+  CHECK(z3_overlap.zero3 < z3_overlap.zero3_total);
+  CHECK(z3_after.zero3 == Approx(z3_after.zero3_total));
+  CHECK(z3_after.zero3_total == Approx(z3_overlap.zero3_total));
   try {
     cluster("software: {grad_reduce_overlap: sometimes}\n");
     FAIL("a bad grad_reduce_overlap loaded");

@@ -129,7 +129,8 @@ struct SoftwareDesc {
   // micro-batch's backward (and the first forward) as frameworks with bucketed,
   // backward-hooked reductions do; false runs it after the last backward, exposed, as
   // Megatron-LM 2021 (train_step all-reduces after the whole pipeline schedule) and
-  // DeepSpeed's pipeline engine (ReduceGrads after the schedule's last step) did.
+  // DeepSpeed's pipeline engine (ReduceGrads after the schedule's last step) did. Such a
+  // framework overlaps no data-parallel traffic: ZeRO-3's gathers are exposed too.
   bool grad_reduce_overlap = true;
   // Fraction of the overlappable communication that compute actually hides (the
   // planner's overlap efficiency, time_model.hpp), as measured by `mini5d calibrate`;

@@ -173,6 +173,7 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
     sc.zero3 = exposed_time(ag, sc.fwd, o.overlap_efficiency) +
                exposed_time(ag + rs, sc.bwd, o.overlap_efficiency);
     sc.zero3_total = 2 * ag + rs;
+    if (!cl.software.grad_reduce_overlap) sc.zero3 = sc.zero3_total;  // no data-parallel overlap at all
   }
 }
 
