@@ -76,7 +76,8 @@ const char* kUsage =
     "  --mini5d PATH         with --run: the runtime (default: next to mini5d-plan)\n"
     "  --validate FILE       published runs (inputs/validation/*.yaml) against the planner;\n"
     "                        with --rows fit|test|all, --json, --cluster FILE (default: the file's),\n"
-    "                        --rank (each published layout's rank in the free search)\n";
+    "                        --rank (each published layout's rank in the free search),\n"
+    "                        --breakdown (each run's predicted step and memory, split)\n";
 
 struct Args {
   std::string model, cluster, deck_out, slurm_out, layout, deck;

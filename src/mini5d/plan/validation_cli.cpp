@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// mini5d-plan --validate FILE [--cluster FILE] [--rows fit|test|all] [--json] [--rank]:
+// mini5d-plan --validate FILE [--cluster FILE] [--rows fit|test|all] [--json|--rank|--breakdown]:
 // the runs of a validation file against the planner, one line each (a Markdown table
 // row, or a JSON record per line for perf/fit_cluster.py). --rows fit evaluates the fit
 // rows only: what the fit script asks for, so that fitting never so much as computes a
@@ -7,7 +7,9 @@
 // the source's features, every degree tuple) and prints where the published layout
 // (its best knobs, as evaluated) stands in it, and what makes #1 faster: the question
 // "would the planner have chosen what practice chose?". With --json, one record per
-// run per line either way.
+// run per line either way. --breakdown prints each run's predicted step split into
+// compute, bubble and exposed communication by axis, and its memory by category: where
+// an error has to come from.
 #include "mini5d/plan/validation_cli.hpp"
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "mini5d/plan/given_layout.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/json.hpp"
+#include "mini5d/plan/report.hpp"
 #include "mini5d/plan/validation.hpp"
 
 namespace mini5d::plan {
@@ -30,7 +33,7 @@ namespace {
 
 int usage(const std::string& msg) {
   std::cerr << "mini5d-plan: " << msg << "\nusage: mini5d-plan --validate FILE [--cluster FILE] "
-               "[--rows fit|test|all] [--json] [--rank]\n";
+               "[--rows fit|test|all] [--json | --rank | --breakdown]\n";
   return 1;
 }
 
@@ -66,6 +69,23 @@ void print_row(const ValidationSet& v, const ValidationResult& res, bool json) {
                   r.published_step);
   }
   std::cout << buf;
+}
+
+// The run against its prediction, then the planner's plan split as --layout prints it.
+void print_breakdown(const ValidationResult& res, const ClusterDesc& cl) {
+  const ValidationRun& r = *res.run;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s (%lld GPUs, %s): published %.4g s", r.name.c_str(), r.gpus,
+                r.fit ? "fit" : "test", r.published_step);
+  std::cout << buf;
+  if (!res.plan) {
+    std::cout << ", the published degrees have no fitting plan\n\n";
+    return;
+  }
+  std::snprintf(buf, sizeof buf, ", predicted %.4g s, error %+.1f%%\n", res.predicted_step, 100 * res.error);
+  std::cout << buf;
+  print_plan_detail(std::cout, *res.plan, cl, "planner's plan");
+  std::cout << "\n";
 }
 
 // The free search with the published plan as the given one (the search's seconds too:
@@ -136,7 +156,7 @@ void print_rank_json(const ValidationSet& v, const ValidationResult& res, const 
 
 int validate_main(int argc, char** argv) {
   std::string file, cluster, rows = "all";
-  bool json = false, rank = false;
+  bool json = false, rank = false, breakdown = false;
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     const bool has_value = i + 1 < argc;
@@ -145,21 +165,24 @@ int validate_main(int argc, char** argv) {
     else if (f == "--rows" && has_value) rows = argv[++i];
     else if (f == "--json") json = true;
     else if (f == "--rank") rank = true;
+    else if (f == "--breakdown") breakdown = true;
     else return usage("--validate: unknown option or missing value '" + f + "'");
   }
   if (file.empty()) return usage("--validate needs a file");
+  if (breakdown && (json || rank)) return usage("--breakdown: text only, and not with --rank");
   if (rows != "fit" && rows != "test" && rows != "all")
     return usage("--rows: '" + rows + "' is not valid (valid: fit, test, all)");
   try {
     const ValidationSet v = load_validation_file(file);
     const ClusterDesc cl = load_cluster_file(cluster.empty() ? v.cluster_file : cluster);
-    if (!json && !rank)
+    if (!json && !rank && !breakdown)
       std::cout << "| run | role | GPUs | d | t | p | c | e | published step (s) | predicted (s) | "
                    "error | planner's layout |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const ValidationRun& r : v.runs) {
       if ((rows == "fit" && !r.fit) || (rows == "test" && r.fit)) continue;
       const ValidationResult res = evaluate_run(r, cl, v.options);
-      if (rank && json) print_rank_json(v, res, cl);
+      if (breakdown) print_breakdown(res, cl);
+      else if (rank && json) print_rank_json(v, res, cl);
       else if (rank) print_rank(r, res, cl, v.options);
       else print_row(v, res, json);
     }
