@@ -18,9 +18,11 @@ inline std::string data(const std::string& rel) {
   return std::string(MINI5D_SOURCE_DIR) + "/tests/plan/data/" + rel;
 }
 
-// A cluster of `nodes` x `per_node` devices with round numbers, for hand checks.
+// A cluster of `nodes` x `per_node` devices with round numbers, for hand checks;
+// `extra` is appended to the file's text (e.g. a software: section).
 inline mini5d::plan::ClusterDesc toy_cluster(long long nodes, long long per_node, double mem_gib,
-                                             double intra_gbs = 100, double inter_gbs = 10) {
+                                             double intra_gbs = 100, double inter_gbs = 10,
+                                             const std::string& extra = "") {
   std::string text = "name: toy\nnodes: " + std::to_string(nodes) +
                      "\ndevices_per_node: " + std::to_string(per_node) +
                      "\ndevice:\n  memory_gib: " + std::to_string(mem_gib) +
@@ -29,7 +31,7 @@ inline mini5d::plan::ClusterDesc toy_cluster(long long nodes, long long per_node
                      std::to_string(intra_gbs) +
                      ", latency_us: 1}\n  inter_node: {name: slow, bandwidth_gbs: " +
                      std::to_string(inter_gbs) + ", latency_us: 5}\n";
-  return mini5d::plan::parse_cluster_text(text, "toy.yaml");
+  return mini5d::plan::parse_cluster_text(text + extra, "toy.yaml");
 }
 
 // The `top` best plans for a shipped model file on a shipped cluster file of `nodes`

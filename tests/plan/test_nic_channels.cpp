@@ -15,12 +15,9 @@
 using namespace mini5d::plan;
 
 namespace {
-// 2 nodes of 8, NVLink-like 200 GB/s inside a node, one 10 GB/s NIC per device.
+// 2 nodes of 8, NVLink-like 200 GB/s inside a node, one 10 GB/s NIC per device (5 us).
 ClusterDesc cluster(const std::string& software, double intra_gbs = 200) {
-  std::string text = "nodes: 2\ndevices_per_node: 8\ndevice:\n  memory_gib: 80\n  memory_bandwidth_gbs: 3000\n"
-                     "  peak_tflops: {bf16: 989}\nlinks:\n  intra_node: {bandwidth_gbs: " +
-                     std::to_string(intra_gbs) + ", latency_us: 2}\n  inter_node: {bandwidth_gbs: 10, latency_us: 5}\n";
-  return parse_cluster_text(text + software, "c.yaml");
+  return plan_test::toy_cluster(2, 8, 80, intra_gbs, 10, software);
 }
 Layout layout(int d, int t, int p = 1, int c = 1, int e = 1) {
   Layout l;
@@ -104,6 +101,6 @@ TEST_CASE("gradient reduction: NIC channels and software.grad_reduce_overlap", "
     FAIL("a bad grad_reduce_overlap loaded");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "c.yaml: software.grad_reduce_overlap: 'sometimes' is not a boolean (valid: true, false)");
+          "toy.yaml: software.grad_reduce_overlap: 'sometimes' is not a boolean (valid: true, false)");
   }
 }

@@ -114,6 +114,18 @@ std::optional<LinkTier> group_link(const ClusterDesc& cl, const Layout& l, int t
   return collective_link(cl, tier, members_per_node(cl, l, axes));
 }
 
+namespace {
+const std::initializer_list<Axis> kDenseAxes = {Axis::d, Axis::c, Axis::e}, kExpertAxes = {Axis::d, Axis::c};
+}  // namespace
+
+std::optional<LinkTier> gradient_group_link(const ClusterDesc& cl, const Layout& l, bool experts) {
+  return group_link(cl, l, gradient_group_tier(cl, l, experts), experts ? kExpertAxes : kDenseAxes);
+}
+
+long long gradient_members_per_node(const ClusterDesc& cl, const Layout& l, bool experts) {
+  return members_per_node(cl, l, experts ? kExpertAxes : kDenseAxes);
+}
+
 double grad_wire_bytes(Precision prec, bool fp32_grad_accum, bool bf16_wire) {
   return bf16_wire ? 2.0 : state_bytes_per_param(prec, fp32_grad_accum).grad;
 }

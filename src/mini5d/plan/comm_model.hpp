@@ -71,6 +71,10 @@ LinkTier collective_link(const ClusterDesc& cl, int tier, long long members_per_
 // collective_link for the group along `axes` on `tier`; none when tier < 0 (one rank).
 std::optional<LinkTier> group_link(const ClusterDesc& cl, const Layout& l, int tier,
                                    std::initializer_list<Axis> axes);
+// The same for the dense-gradient group d*c*e (the expert group d*c when experts=true),
+// on gradient_group_tier; and that group's members on one node.
+std::optional<LinkTier> gradient_group_link(const ClusterDesc& cl, const Layout& l, bool experts = false);
+long long gradient_members_per_node(const ClusterDesc& cl, const Layout& l, bool experts = false);
 
 // ---- payloads (bytes per call, per rank) ----------------------------------------
 // DP: bytes per gradient element on the wire: the gradient buffer's element (4 for fp32

@@ -237,8 +237,8 @@ void explain_d(std::ostream& os, const Ctx& c) {
   const double bytes = dp_reduction_bytes(stage_params(c.m, l, t.slowest_stage).dense, c.tr.precision,
                                           c.tr.fp32_grad_accum, c.tr.bf16_grad_reduce);
   const int tier = gradient_group_tier(c.cl, l);
-  const long long g = members_per_node(c.cl, l, {Axis::d, Axis::c, Axis::e});
-  const auto link = group_link(c.cl, l, tier, {Axis::d, Axis::c, Axis::e});
+  const long long g = gradient_members_per_node(c.cl, l);
+  const auto link = gradient_group_link(c.cl, l);
   os << "d=" << l.d << ": every remaining device goes to data parallelism, the axis with the "
      << "best ratio of communication to compute; the dense-gradient group d*c*e = "
      << l.dense_group() << " reduces " << human_bytes(bytes)

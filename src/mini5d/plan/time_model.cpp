@@ -103,8 +103,6 @@ const LinkTier* tier_ptr(const ClusterDesc& cl, int i) {
   return i < 0 ? nullptr : &cl.tiers[std::size_t(i)];
 }
 
-const std::initializer_list<Axis> kDense = {Axis::d, Axis::c, Axis::e}, kExpert = {Axis::d, Axis::c};
-
 // The communication of one stage per micro-batch, exposed and in all, by axis; the
 // block's GEMM times say how much of it the compute can hide.
 void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,
@@ -137,9 +135,13 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
     // one reduce-scatter of dK/dV after its backward; the backward reuses the gathered
     // K/V. The ring (mini5d's runtime): c-1 K/V hops forward, c-1 hops of K/V and dK/dV
     // backward.
-    const LinkTier lg = *group_link(cl, l, axis_tier(cl, l, Axis::c), {Axis::c});
-    const double fwd = gather ? allgather_time(l.c * kv, l.c, lg) : (l.c - 1.0) * send_time(kv, *lc);
-    const double bwd = gather ? reduce_scatter_time(l.c * dkv, l.c, lg) : (l.c - 1.0) * send_time(kv + dkv, *lc);
+    double fwd = 0, bwd = 0;
+    if (gather) {
+      const LinkTier lg = *group_link(cl, l, axis_tier(cl, l, Axis::c), {Axis::c});
+      fwd = allgather_time(l.c * kv, l.c, lg), bwd = reduce_scatter_time(l.c * dkv, l.c, lg);
+    } else {
+      fwd = (l.c - 1.0) * send_time(kv, *lc), bwd = (l.c - 1.0) * send_time(kv + dkv, *lc);
+    }
     sc.cp_total = blocks * (fwd + bwd + reruns * fwd);
     // The gather is on the critical path; the ring hides behind the attention core it feeds.
     const double attn_blk = g.attention;
@@ -162,11 +164,11 @@ void add_communication(StageCost& sc, const ModelDesc& m, const TrainDesc& tr, c
     const double gw = grad_wire_bytes(tr.precision, tr.fp32_grad_accum, tr.bf16_grad_reduce);
     const ShardParams sp = stage_params(m, l, stage);
     double ag = 0, rs = 0;
-    if (const auto ld = group_link(cl, l, gradient_group_tier(cl, l, false), kDense)) {
+    if (const auto ld = gradient_group_link(cl, l, false)) {
       ag += allgather_time(sp.dense * pb.weight, l.dense_group(), *ld);
       rs += reduce_scatter_time(sp.dense * gw, l.dense_group(), *ld);
     }
-    if (const auto lx = group_link(cl, l, gradient_group_tier(cl, l, true), kExpert)) {
+    if (const auto lx = gradient_group_link(cl, l, true)) {
       ag += allgather_time(sp.expert * pb.weight, l.expert_group(), *lx);
       rs += reduce_scatter_time(sp.expert * gw, l.expert_group(), *lx);
     }
@@ -327,8 +329,7 @@ TimeBreakdown step_time(const ModelDesc& m, const TrainDesc& tr, const ClusterDe
   // Gradient reduction over the dense group (and the expert group), once per step.
   const StateBytesPerParam pb = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);
   const ShardParams sp = stage_params(m, l, tb.slowest_stage);
-  const auto ld = group_link(cl, l, gradient_group_tier(cl, l, false), kDense);
-  const auto lx = group_link(cl, l, gradient_group_tier(cl, l, true), kExpert);
+  const auto ld = gradient_group_link(cl, l, false), lx = gradient_group_link(cl, l, true);
   const int G = l.dense_group(), GX = l.expert_group();
   double reduce = 0, gather = 0;  // end-of-step gradient reduction; parameter all-gather
   auto add = [&](double params, int n, const std::optional<LinkTier>& lk) {
