@@ -3,7 +3,8 @@
 # Builds mini5d against a given Kokkos / Kokkos Kernels install in its own build folder,
 # runs the tests where the backend can run on this machine, and prints a one-line verdict.
 # usage: scripts/check-backend.sh KOKKOS_ROOT KOKKOSKERNELS_ROOT [CXX]
-#   CXX: the C++ compiler; for a CUDA Kokkos the default is KOKKOS_ROOT/bin/nvcc_wrapper.
+#   CXX: the C++ compiler; for a CUDA Kokkos the default is KOKKOS_ROOT/bin/nvcc_wrapper,
+#   for a HIP Kokkos hipcc from PATH (Debian 12: apt-get install hipcc libamdhip64-dev rocm-device-libs).
 # Environment: BUILD_DIR (default build-check-<backend>), JOBS (default: all cores),
 #   CTEST_ARGS (extra ctest arguments, e.g. "-R test_comm").
 # Verdict line: "check-backend: <backend> Kokkos <version>: configure ok, build ok, tests
@@ -11,7 +12,7 @@
 # stage that could run passed; a GPU backend on a machine without a GPU builds only.
 set -uo pipefail
 if [[ $# -lt 2 || $# -gt 3 ]]; then
-  sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +31,7 @@ version=$(sed -n 's/^#define KOKKOS_VERSION \([0-9]*\).*/\1/p' "$config")
 
 cxx=${3:-}
 if [[ -z "$cxx" && $backend == cuda ]]; then cxx="$kokkos/bin/nvcc_wrapper"; fi
+if [[ -z "$cxx" && $backend == hip ]]; then cxx=$(command -v hipcc || true); fi
 build=${BUILD_DIR:-$root/build-check-$backend}
 jobs=${JOBS:-$(nproc)}
 mkdir -p "$build"
@@ -54,6 +56,13 @@ if [[ $backend == cuda ]]; then
     "$config" | head -1)
   [[ -n "$sm" ]] && flags+=" -arch=sm_$sm"
   args+=(-DCMAKE_CXX_FLAGS="$flags")
+fi
+# HIP (clang): a device function calling a host one is already an error when clang
+# emits the device code; what is left are clang's warnings, which must be none (the
+# verdict counts them), so on HIP every warning is an error. -pedantic-errors stays off:
+# HIP's own headers use extensions that it rejects.
+if [[ $backend == hip ]]; then
+  args+=(-DCMAKE_CXX_FLAGS="-Werror" -DMINI5D_PEDANTIC_ERRORS=OFF)
 fi
 echo "== cmake ${args[*]}" >>"$log"
 if ! cmake "${args[@]}" >>"$log" 2>&1; then verdict "FAILED at configure (log: $log)"; exit 1; fi

@@ -28,6 +28,12 @@ which is 0.2% more than mini5d counts on `small`): compare tokens/s.
 hands its matrix products to OpenBLAS, whose pool ignores torch.set_num_threads).
 --ddp N runs N processes under DistributedDataParallel with the gloo backend on
 127.0.0.1, each with --batch sequences; tokens/s is then global (rank 0's steps).
+--device cuda runs on the GPU (the GPU anchor of scripts/gpu-check.sh), with
+--attention sdpa (torch.nn.functional.scaled_dot_product_attention, causal: the fused
+flash or memory-efficient kernel PyTorch picks) and --autocast bf16 (matrix products
+and attention in bf16 under torch.autocast, fp32 weights, optimizer and reductions):
+what a PyTorch user gets on that GPU without writing a kernel. Steps are timed with the
+device synchronised at both ends.
 Output: a human summary and, with --json, one line `JSON {...}`.
 """
 import argparse
@@ -58,6 +64,11 @@ def options(argv=None):
     ap.add_argument("--ddp", type=int, default=1, help="processes under DistributedDataParallel (gloo)")
     ap.add_argument("--port", type=int, default=29631)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda (a GPU: ROCm builds of torch call it cuda too)")
+    ap.add_argument("--attention", choices=("explicit", "sdpa"), default="explicit",
+                    help="explicit: softmax(q k^T) v written out; sdpa: PyTorch's fused causal attention (torch >= 2.0)")
+    ap.add_argument("--autocast", choices=("none", "bf16"), default="none",
+                    help="bf16: matrix products and attention under torch.autocast in bf16")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     if a.d_model % a.heads:
@@ -69,6 +80,8 @@ def options(argv=None):
         ap.error(f"--block llama: the head width {a.d_model // a.heads} must be even (RoPE rotates pairs)")
     if a.steps < 1 or a.ddp < 1 or a.threads < 1:
         ap.error("--steps, --ddp and --threads must be at least 1")
+    if a.device != "cpu" and a.ddp > 1:
+        ap.error("--ddp runs gloo processes on the CPU: not with --device " + a.device)
     return a
 
 
@@ -86,6 +99,19 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
+if OPTS.attention == "sdpa" and not hasattr(F, "scaled_dot_product_attention"):
+    sys.exit(f"peer: --attention sdpa needs torch >= 2.0 (this is {torch.__version__})")
+
+
+def attend(q, k, v, mask):
+    """Causal attention of [b, h, t, hd] q, k, v: written out (scores, additive mask,
+    softmax, product), or PyTorch's fused kernel under --attention sdpa."""
+    if OPTS.attention == "sdpa":
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    t, hd = q.shape[2], q.shape[3]
+    scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + mask[:t, :t]
+    return torch.matmul(torch.softmax(scores, dim=-1), v)
+
 
 class Attention(nn.Module):
     def __init__(self, d, heads, seq):
@@ -102,8 +128,7 @@ class Attention(nn.Module):
         hd = d // self.heads
         # [b, t, 3, heads, hd] -> three [b, heads, t, hd]
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, hd).permute(2, 0, 3, 1, 4)
-        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + self.mask[:t, :t]
-        y = torch.matmul(torch.softmax(scores, dim=-1), v)
+        y = attend(q, k, v, self.mask)
         return self.proj(y.transpose(1, 2).reshape(b, t, d))
 
 
@@ -147,8 +172,7 @@ class GqaAttention(nn.Module):
         group = self.heads // kv
         if group > 1:
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + self.mask[:t, :t]
-        y = torch.matmul(torch.softmax(scores, dim=-1), v)
+        y = attend(q, k, v, self.mask)
         return self.proj(y.transpose(1, 2).reshape(b, t, d))
 
 
@@ -206,7 +230,7 @@ class Decoder(nn.Module):
     def forward(self, tokens):
         x = self.tok(tokens)
         if self.pos is not None:
-            x = x + self.pos(torch.arange(tokens.shape[1]))
+            x = x + self.pos(torch.arange(tokens.shape[1], device=tokens.device))
         for blk in self.blocks:
             x = blk(x)
         return self.head(self.ln_f(x))
@@ -229,7 +253,14 @@ def train(rank, o, out=None):
     except RuntimeError:
         pass
     torch.manual_seed(o.seed)
-    model = Decoder(o)
+    dev = torch.device(o.device)
+    model = Decoder(o).to(dev)
+    # The mask and the rotary tables are plain attributes (nothing for DDP to
+    # broadcast), so .to() leaves them: move them by hand.
+    for m in model.modules():
+        for name in ("mask", "cos", "sin"):
+            if isinstance(getattr(m, name, None), torch.Tensor):
+                setattr(m, name, getattr(m, name).to(dev))
     runner = model
     if o.ddp > 1:
         import torch.distributed as dist
@@ -241,18 +272,25 @@ def train(rank, o, out=None):
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": o.weight_decay},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
     opt = torch.optim.AdamW(groups, lr=o.lr, betas=(0.9, 0.95), eps=1e-8)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    bf16 = o.autocast == "bf16"
     rng = torch.Generator().manual_seed(o.seed + 7919 * rank)
     step_s, losses = [], []
     for i in range(o.warmup + o.steps):
         batch = torch.randint(0, o.vocab, (o.batch, o.seq + 1), generator=rng)
+        batch = batch.to(dev)
         inputs, targets = batch[:, :-1], batch[:, 1:]
+        sync()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(runner(inputs).reshape(-1, o.vocab), targets.reshape(-1))
+        with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=bf16):
+            logits = runner(inputs)
+        loss = F.cross_entropy(logits.float().reshape(-1, o.vocab), targets.reshape(-1))
         loss.backward()
         if o.grad_clip > 0:
             nn.utils.clip_grad_norm_(params, o.grad_clip)
         opt.step()
+        sync()
         if i >= o.warmup:
             step_s.append(time.perf_counter() - t0)
         losses.append(float(loss))
@@ -265,7 +303,9 @@ def train(rank, o, out=None):
     tokens = o.batch * o.seq
     flops = 6 * matmul_params(model) * tokens + 12 * o.layers * o.d_model * o.seq * tokens
     med = statistics.median(step_s)
-    res = {"torch": torch.__version__, "threads": o.threads, "ddp": o.ddp, "batch_per_process": o.batch,
+    res = {"torch": torch.__version__, "device": torch.cuda.get_device_name() if dev.type == "cuda" else "cpu",
+           "attention": o.attention, "autocast": o.autocast,
+           "threads": o.threads, "ddp": o.ddp, "batch_per_process": o.batch,
            "step_s_median": med, "step_s_min": min(step_s), "step_s_max": max(step_s),
            "tokens_per_s": o.ddp * tokens / med, "model_flops_per_s": o.ddp * flops / med,
            "matmul_params": matmul_params(model), "loss_first": losses[0], "loss_last": losses[-1]}

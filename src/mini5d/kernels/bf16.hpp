@@ -4,15 +4,18 @@
 //
 //   * Kokkos >= 4 whose Kokkos::Experimental::bhalf_t is a real 2-byte type: that type.
 //     Read in Kokkos 4.6.01 (core/src/impl/Kokkos_Half_FloatingPointWrapper.hpp and
-//     core/src/Cuda/Kokkos_Cuda_Half_Impl_Type.hpp): only the device backends define a
-//     bf16 implementation (CUDA >= 11 with __nv_bfloat16 outside Kepler/Maxwell, HIP,
-//     SYCL), wrapped in floating_point_wrapper, 2 bytes. When none is defined (Serial,
-//     OpenMP, Threads builds) Kokkos falls back to `using bhalf_t = float` and sets
+//     core/src/Cuda/Kokkos_Cuda_Half_Impl_Type.hpp): only CUDA (>= 11 with __nv_bfloat16
+//     outside Kepler/Maxwell) and SYCL define a bf16 implementation, wrapped in
+//     floating_point_wrapper, 2 bytes. HIP defines half_t only (HIP/Kokkos_HIP_Half_Impl_Type.hpp).
+//     When none is defined (Serial, OpenMP, Threads and HIP builds) Kokkos falls back to
+//     `using bhalf_t = float` and sets
 //     KOKKOS_BHALF_T_IS_FLOAT to true: 4 bytes and no rounding, which would halve no
 //     message and no activation, so those builds use the project type instead.
-//   * Otherwise (Kokkos 3.4 as Debian ships it has no bhalf_t at all; host-only Kokkos 4
-//     as above): mini5d::BFloat16, 16 bits of storage (the top half of an IEEE float),
-//     round-to-nearest-even from float, NaN and Inf preserved, denormals kept.
+//   * Otherwise (Kokkos 3.4 as Debian ships it has no bhalf_t at all; host-only and HIP
+//     Kokkos 4 as above): mini5d::BFloat16, 16 bits of storage (the top half of an IEEE
+//     float), round-to-nearest-even from float, NaN and Inf preserved, denormals kept.
+//     Those are the bytes of rocBLAS's rocblas_bfloat16, so on HIP the vendor GEMM reads
+//     them as stored (gemm_bf16_vendor.hpp).
 //
 // Kernels never compute in bf16: they widen on load (to_float), compute and reduce in
 // fp32, and narrow on store (to_bf16). Precision<S>::Acc names the type a kernel of

@@ -6,8 +6,8 @@
 // kGemmPanelRows rows, the fp32 BLAS multiplies them, and an output in bf16 is rounded
 // once per element (an fp32 output, the main gradient, is accumulated in place). The
 // weight is widened once per call; a panel bounds the extra fp32 memory of the
-// activations to kGemmPanelRows rows whatever the batch. On CUDA with cuBLAS
-// (gemm_bf16_cublas.hpp) the operands go to cuBLAS's bf16 GEMM as stored, with an fp32
+// activations to kGemmPanelRows rows whatever the batch. On a GPU with the vendor BLAS
+// (gemm_bf16_vendor.hpp: cuBLAS or rocBLAS) the operands go to its bf16 GEMM as stored, with an fp32
 // product: the forward and input-gradient products still land in an fp32 panel, so that
 // the bias and the accumulation are added before the one rounding, as on the host.
 #pragma once
@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "mini5d/kernels/bf16.hpp"
-#include "mini5d/kernels/gemm_bf16_cublas.hpp"
+#include "mini5d/kernels/gemm_bf16_vendor.hpp"
 #include "mini5d/kernels/scratch.hpp"
 #include "mini5d/kernels/views.hpp"
 
@@ -52,7 +52,7 @@ void narrow_rows(MatU<S> dst, int r0, MatU<float> src, bool accumulate, CVecU<S>
 
 inline int panel_rows(int rows) { return rows < kGemmPanelRows ? rows : kGemmPanelRows; }
 
-// Rows per fp32 output panel for cuBLAS: as many as fit in kGpuPanelFloats (64 MiB), so a
+// Rows per fp32 output panel for the vendor BLAS: as many as fit in kGpuPanelFloats (64 MiB), so a
 // GPU gets products large enough to fill it, and never fewer than kGemmPanelRows.
 constexpr std::int64_t kGpuPanelFloats = std::int64_t(1) << 24;
 inline int gpu_panel_rows(int rows, int cols) {
@@ -61,16 +61,16 @@ inline int gpu_panel_rows(int rows, int cols) {
   return rows < p ? rows : int(p);
 }
 
-// out[N, M] = rows op(w) through cuBLAS, panel by panel into fp32, then narrow_rows.
+// out[N, M] = rows op(w) through the vendor BLAS, panel by panel into fp32, then narrow_rows.
 template <class S>
-void cublas_rows(const char* tw, MatU<S> out, CMatU<S> rows, CMatU<S> w, bool accumulate, CVecU<S> bias) {
+void vendor_rows(const char* tw, MatU<S> out, CMatU<S> rows, CMatU<S> w, bool accumulate, CVecU<S> bias) {
   const int N = int(rows.extent(0)), K = int(rows.extent(1)), M = int(out.extent(1));
   const int P = gpu_panel_rows(N, M);
   const VecU<float> buf = scratch<float>(std::int64_t(P) * M);
   for (int r0 = 0; r0 < N; r0 += P) {
     const int n = N - r0 < P ? N - r0 : P;
     const MatU<float> yf(buf.data(), n, M);
-    cublas_bf16_gemm('N', tw[0], n, M, K, rows.data() + std::int64_t(r0) * rows.stride(0), int(rows.stride(0)),
+    vendor_bf16_gemm('N', tw[0], n, M, K, rows.data() + std::int64_t(r0) * rows.stride(0), int(rows.stride(0)),
                      w.data(), int(w.stride(0)), 0.0f, yf.data(), M);
     narrow_rows<S>(out, r0, yf, accumulate, bias);
   }
@@ -90,8 +90,8 @@ void add_fp32_rows(MatU<S> dst, MatU<float> src) {
 // input gradient (dy w).
 template <class S>
 void gemm_bf16_rows(const char* tw, MatU<S> out, CMatU<S> rows, CMatU<S> w, bool accumulate, CVecU<S> bias) {
-  if constexpr (kCublasBf16Gemm<S>) {
-    detail::cublas_rows<S>(tw, out, rows, w, accumulate, bias);
+  if constexpr (kVendorBf16Gemm<S>) {
+    detail::vendor_rows<S>(tw, out, rows, w, accumulate, bias);
     return;
   }
   const int N = int(rows.extent(0)), K = int(rows.extent(1)), M = int(out.extent(1));
@@ -113,8 +113,8 @@ void gemm_bf16_rows(const char* tw, MatU<S> out, CMatU<S> rows, CMatU<S> w, bool
 // N rows runs panel by panel, each panel's product added by the BLAS (beta = 1).
 template <class S>
 void gemm_bf16_weight_grad(MatU<float> dw, CMatU<S> dy, CMatU<S> x) {
-  if constexpr (kCublasBf16Gemm<S>) {  // one product, accumulated into dw by cuBLAS (beta = 1)
-    cublas_bf16_gemm('T', 'N', int(dw.extent(0)), int(dw.extent(1)), int(dy.extent(0)), dy.data(),
+  if constexpr (kVendorBf16Gemm<S>) {  // one product, accumulated into dw by the vendor BLAS (beta = 1)
+    vendor_bf16_gemm('T', 'N', int(dw.extent(0)), int(dw.extent(1)), int(dy.extent(0)), dy.data(),
                      int(dy.stride(0)), x.data(), int(x.stride(0)), 1.0f, dw.data(), int(dw.stride(0)));
     return;
   }

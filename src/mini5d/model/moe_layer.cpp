@@ -38,9 +38,13 @@ kernels::IVecU grown_ints(Vec<int>& v, mem::Charge& charge, const char* label, s
   return kernels::IVecU(v.data(), n);
 }
 
+// Queued on the rank's execution space instance (a deep_copy without one fences the
+// whole device). `src` must stay unchanged until the instance has run the copy: the
+// plans it comes from are the layer's members, replaced only by the next forward, which
+// fences the instance first (routing_to_host).
 void to_device(kernels::IVecU dst, const std::vector<int>& src) {
   Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(src.data(), src.size());
-  Kokkos::deep_copy(dst, h);
+  Kokkos::deep_copy(ExecSpace(), dst, h);
 }
 
 // Expert j's slab of a stacked [E_loc * r, c] tensor, and its bias row.
@@ -82,6 +86,10 @@ MoeLayer<S>::MoeLayer(Context<S>& ctx, Alloc& kept) : routed_(mem::Category::act
   aux_ = kept.mat<acc_t<S>>("mini5d::ep::aux_grad", ctx.dims.batch, E);
   idx_ = Vec<int>(Kokkos::ViewAllocateWithoutInitializing("mini5d::ep::topk"), std::size_t(R) * k);
   kept.bytes += mem::view_bytes(idx_);
+  // On a host backend these are the device views themselves (no allocation, no copy).
+  probs_h_ = Kokkos::create_mirror_view(probs_);
+  aux_h_ = Kokkos::create_mirror_view(aux_);
+  idx_h_ = Kokkos::create_mirror_view(idx_);
   if (!ctx.moe_work) ctx.moe_work = std::make_shared<MoeWork<S>>();
 }
 
@@ -101,8 +109,14 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
     kernels::matmul_nt<S>(MatU<S>(probs_), x, CMatU<S>(w.router_w));
   }
   kernels::router_softmax_topk<acc_t<S>>(probs_, kernels::IVecU(idx_.data(), idx_.extent(0)), w_);
-  auto idx_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), idx_);
-  auto probs_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), probs_);
+  // The routing is planned on the host (the all-to-all's counts are MPI's arguments): the
+  // picks and probabilities come back on this rank's instance, and its fence (not a
+  // global one) is the step's one wait per MoE layer for them.
+  Kokkos::deep_copy(ExecSpace(), idx_h_, idx_);
+  Kokkos::deep_copy(ExecSpace(), probs_h_, probs_);
+  fence("mini5d::ep::routing_to_host");
+  const auto& idx_h = idx_h_;
+  const auto& probs_h = probs_h_;
   chosen_.assign(idx_h.data(), idx_h.data() + idx_h.extent(0));
   const std::vector<int>& chosen = chosen_;
   send_ = ep::plan_send(chosen, R, k, E, P, ep::expert_capacity(m.capacity_factor, R, k, E));
@@ -124,7 +138,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
   if (m.aux_coef > 0 && split) ctx.region.comm->allreduce_host(seq.data(), int(seq.size()));
   if (m.aux_coef > 0 && ring) ctx.cp->sum_host(seq.data(), int(seq.size()));
   const double Tg = double(T) * ctx.dims.cp;
-  auto aux_h = Kokkos::create_mirror_view(aux_);
+  const auto& aux_h = aux_h_;  // its last copy to aux_ ran before routing_to_host returned
   double aux = 0;
   for (int b = 0; b < B; ++b)
     for (int e = 0; e < E; ++e) {
@@ -132,7 +146,7 @@ void MoeLayer<S>::forward(Context<S>& ctx, const MoeTensors<S>& w, MatU<S> out, 
       aux += E * f * p;
       aux_h(b, e) = acc_t<S>(m.aux_coef * E * f * ctx.grad_scale);
     }
-  Kokkos::deep_copy(aux_, aux_h);
+  Kokkos::deep_copy(ExecSpace(), aux_, aux_h);  // read by the backward's kernels, on the same instance
   // In units of the summed token loss (the trainer divides by the global tokens); the
   // tensor ranks and the ring share the statistics, so one of them counts it.
   const bool counts = (!split || ctx.region.comm->rank() == 0) && (!ring || ctx.cp->rank() == 0);

@@ -70,6 +70,10 @@ class MoeLayer {
   // in the accumulation type (fp32 in a bf16 model).
   Mat<acc_t<S>> probs_, w_, aux_;
   Vec<int> idx_, row_, order_;
+  // Their host copies, made once: the routing is planned on the host each forward, and a
+  // mirror made per call would be an allocation (and a free) per layer on a GPU.
+  typename Mat<acc_t<S>>::HostMirror probs_h_, aux_h_;
+  typename Vec<int>::HostMirror idx_h_;
   Mat<S> xin_, h_, a_, ysent_;  // expert inputs, fc (SwiGLU: gate|up), its activation [received, *];
                                 // outputs [sent, D]
   mem::Charge routed_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/comm/device_mpi.hpp"
@@ -12,7 +13,7 @@
 #include "mini5d/core/stage_split.hpp"
 #include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/kernels/bf16.hpp"
-#include "mini5d/kernels/gemm_bf16_cublas.hpp"
+#include "mini5d/kernels/gemm_bf16_vendor.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
 #include "mini5d/report/kernel_table.hpp"
 #include "mini5d/report/memory_categories.hpp"
@@ -77,9 +78,11 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
     os << "  precision: bf16 (" << kBf16TypeName
        << ") weights, activations and messages; fp32 master weights, moments, main gradients and statistics;\n"
        << "    matrix products: "
-       << (kernels::kHaveCublasBf16Gemm ? "cuBLAS bf16 GEMM (bf16 operands, fp32 products and accumulation)\n"
-                                         : "bf16 operands widened to fp32 panels for the fp32 BLAS (no bf16 GEMM "
-                                           "is used in this build), fp32 accumulation\n");
+       << (kernels::kHaveVendorBf16Gemm
+               ? std::string(kernels::kVendorBf16GemmName ? kernels::kVendorBf16GemmName : "") +
+                     " bf16 GEMM (bf16 operands, fp32 products and accumulation)\n"
+               : std::string("bf16 operands widened to fp32 panels for the fp32 BLAS (no bf16 GEMM "
+                             "is used in this build), fp32 accumulation\n"));
   if (auto floor = tr.source().loss_floor(m.seq))
     os << "  loss floor (exact, for this source and seq): " << fmt("%.6f", *floor) << " nats/token\n";
   os << "  model FLOPs/token = 6*N + 12*layers*d_model*seq = " << fmt("%.4g", tr.flops_per_token())
