@@ -43,8 +43,8 @@ bindings and the lambdas in their scope, device bodies and the statements in the
 
 usage: lint-device.py [--expect-marked] PATH...   (files or directories)
   exit 0: nothing found; 1: findings (file:line: message); 2: usage error.
-  A directory's files and folders named *_bad* (known-bad snippets) are skipped unless
-  --expect-marked: the files are test snippets; every line that holds something the
+  A directory's files and folders named *_bad (known-bad snippets, e.g. tests/lint/*_bad.cpp)
+  are skipped, except with --expect-marked: the files are test snippets; every line that holds something the
   lint must flag carries the comment `LINT-EXPECT`, and the findings must be exactly
   those lines (so the lint's own test fails if it misses one or flags a good one).
 """
@@ -144,9 +144,9 @@ def scan(paths, expect=False):
     for p in paths:
         if os.path.isdir(p):
             for root, folders, names in os.walk(p):
-                folders[:] = sorted(d for d in folders if expect or "_bad" not in d)
+                folders[:] = sorted(d for d in folders if expect or not d.endswith("_bad"))
                 files += [os.path.join(root, n) for n in sorted(names)
-                          if n.endswith(EXTS) and (expect or "_bad" not in n)]
+                          if n.endswith(EXTS) and (expect or not os.path.splitext(n)[0].endswith("_bad"))]
         else:
             files.append(p)
     stripped = {}

@@ -95,7 +95,7 @@ WARP_INTRINSIC = re.compile(r"\b(__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:
                             r"|(?:Impl\s*::\s*)(?:in_place_)?shfl(?:_up|_down|_xor)?)\s*\(")
 IMPL_WARP = re.compile(r"\b(?:Cuda|HIP)Traits\s*::\s*WarpSize\b")
 WARP_CONSTANT = re.compile(r"(?i)^\s*(?:#\s*define\s+|(?:static\s+)?(?:inline\s+)?(?:constexpr|const)\s+[\w:]+\s+)"
-                           r"(\w*(?:warp|wave)\w*)\s*(?:=\s*|\{\s*|\s+)(32|64)\b", re.M)
+                           r"(\w*(?:warp|wave)\w*)\s*[={]?\s*(32|64)\b", re.M)
 WIDTH = re.compile(r"(?<![\w.])(32|64)(?![\w.])")
 LANE_QUERY = re.compile(r"\b(?:vector_length_max|vector_length|impl_vector_length|team_size_max|"
                         r"team_size_recommended|team_size|warpSize)\b")
@@ -160,10 +160,13 @@ def wavefront(f, s, policy_aliases):
             b0 <= start < b1 and re.search(r"\b%s\b" % v, text) for v, (b0, b1) in lane_vars)
         scratch = SCRATCH.search(text)
         for w in WIDTH.finditer(text):
-            if lanes or scratch and w.group(1) == "32":
-                what = "lane count compared with a lane query" if lanes else "scratch size per 32 lanes"
-                out.append((f, line_of(s, start + w.start()), f"{what} ({w.group(1)} hard-coded): {width}; size "
-                                                              f"scratch from team_size() and the vector length"))
+            if lanes:
+                what = f"lane count {w.group(1)} hard-coded next to a lane query"
+            elif scratch and w.group(1) == "32":
+                what = "scratch sized per 32 lanes (size it from team_size() and the vector length)"
+            else:
+                continue
+            out.append((f, line_of(s, start + w.start()), f"{what}: {width}"))
     return out
 
 
@@ -191,21 +194,23 @@ def std_math(f, s, bodies):
     out = []
     for b0, b1 in bodies:
         for m in STD_MATH.finditer(s, b0, b1):
-            fn = m.group(1)
+            fn, line = m.group(1), line_of(s, m.start())
+            if fn in ("min", "max", "clamp"):
+                out.append((f, line, f"std::{fn} in device code: constexpr, so hipcc (clang) takes it but nvcc only "
+                                     f"with --expt-relaxed-constexpr (Kokkos_ENABLE_CUDA_CONSTEXPR, off by default) "
+                                     f"and Kokkos 3.4 has no Kokkos::{fn}; write the comparison (a < b ? a : b), as the "
+                                     f"kernels do"))
+                continue
             if fn in KMATH:
                 use = f"call mini5d::kmath::{fn} (kernels/math.hpp: Kokkos::{fn} on Kokkos >= 4, " \
                       f"Kokkos::Experimental::{fn} on 3.4)"
-            elif fn in ("min", "max", "clamp"):
-                use = ("write the comparison (a < b ? a : b), as the kernels do: std::" + fn + " is constexpr, which "
-                       "nvcc compiles for the device only with --expt-relaxed-constexpr (Kokkos_ENABLE_CUDA_CONSTEXPR, "
-                       "off by default), and Kokkos 3.4 has no Kokkos::" + fn)
             else:
-                use = (f"add {fn} to mini5d::kmath (kernels/math.hpp) from Kokkos::{fn} (Kokkos >= 4) and "
-                       f"Kokkos::Experimental::{fn} (3.4, where it has one) and call that")
-            out.append((f, line_of(s, m.start()), f"std::{fn} in device code: NVIDIA calls std:: math on the GPU "
-                                                  f"unsupported and not portable, and it is host-only on other "
-                                                  f"backends; {use}"))
-    return sorted(set(out))
+                use = (f"add {fn} to mini5d::kmath (kernels/math.hpp), from Kokkos::{fn} on Kokkos >= 4 and "
+                       f"Kokkos::Experimental::{fn} on 3.4 where it has one, and call that")
+            out.append((f, line, f"std::{fn} in device code: NVIDIA documents std:: math on the GPU as unsupported "
+                                 f"and not portable (it compiles through overloads the CUDA and HIP headers happen to "
+                                 f"declare) and Kokkos does not promise it; {use}"))
+    return out
 
 
 # Rule 7: atomics that are wrong or serialised on a GPU, not merely slower. Not flagged:
@@ -218,7 +223,8 @@ LONG_DOUBLE = re.compile(r"\blong\s+double\b")
 HALF = re.compile(r"\b(?:half_t|bhalf_t|bf16|BFloat16|__half|__nv_bfloat16|__hip_bfloat16|__bf16|_Float16)\b")
 FINE_GRAINED = re.compile(r"\b(?:HIPManagedSpace|HIPHostPinnedSpace|CudaUVMSpace|CudaHostPinnedSpace|SharedSpace|"
                           r"SharedHostPinnedSpace)\b")
-ATOMIC_VIEW = re.compile(r"\bView\s*<([^;{}()]*?MemoryTraits\s*<[^;{}()]*\bAtomic\b[^;{}()]*?)>\s*&?\s*(\w+)")
+NOT_VIEW = r"(?:(?!\bView\b)[^;{}()])*?"  # within one View's template arguments
+ATOMIC_VIEW = re.compile(r"\bView\s*<(%sMemoryTraits\s*<%s\bAtomic\b%s)>\s*&?\s*(\w+)" % (NOT_VIEW, NOT_VIEW, NOT_VIEW))
 WHY_LONG_DOUBLE = ("long double has no GPU atomic and no GPU layout of its own: CUDA device code does not support it, "
                    "and AMD GPUs make it a 64-bit double where the x86 host has 80 bits, so host and device disagree "
                    "on its bytes (HIP programming guide); accumulate in double")
@@ -232,7 +238,7 @@ WHY_FINE = ("an MI200/MI300 hardware float atomic (what -munsafe-fp-atomics, com
 
 def declared_type(s, name, before):
     """The element type and declaration of name, from its last declaration before offset before."""
-    view = re.compile(r"\bView\s*<\s*(?:const\s+)?((?:long\s+)?[\w:]+)\s*\*[^;{}()]*?>\s*&?\s*%s\b" % re.escape(name))
+    view = re.compile(r"\bView\s*<\s*(?:const\s+)?((?:long\s+)?[\w:]+)\s*\*%s>\s*&?\s*%s\b" % (NOT_VIEW, re.escape(name)))
     plain = re.compile(r"((?:long\s+)?[\w:]+)\s*(?:const\s*)?[*&]+\s*(?:const\s*)?(?:__restrict__\s*)?%s\b"
                        % re.escape(name))
     best = None
