@@ -25,11 +25,12 @@ What AMD exposes and NVIDIA hides (lint_device_rules.py):
      Kokkos::Impl shuffles), Kokkos' Impl CudaTraits/HIPTraits::WarpSize, a warp or wave
      constant of 32 or 64, 32 or 64 as a team policy's team or vector size, compared
      with a lane query (vector_length_max, team_size_recommended, ... or a variable set
-     from one) or as a scratch size's lane count (32). A wavefront is 64 lanes; Kokkos
+     from one) or as a scratch size's lane count (32). AMD's wavefront is 64 lanes on
+     MI100-MI300 (CDNA) and 32 on RDNA; Kokkos
      has no public warp-size constant, TeamPolicy<...>::vector_length_max() is it.
   6. std:: math in device code (std::exp, std::sqrt, std::abs, std::isfinite,
-     std::min/max, ...): unsupported on the GPU by NVIDIA's own account and host-only
-     elsewhere; std::min/max are constexpr, which hipcc takes and nvcc only with
+     std::min/max, ...): unsupported on the GPU by NVIDIA's own account and not
+     promised by Kokkos; std::min/max are constexpr, which hipcc takes and nvcc only with
      --expt-relaxed-constexpr (Kokkos_ENABLE_CUDA_CONSTEXPR, off by default). Kernels
      call mini5d::kmath (kernels/math.hpp) or write the comparison.
   7. atomics that are wrong or serialised on a GPU: on long double, on 16-bit floats,
@@ -43,8 +44,9 @@ bindings and the lambdas in their scope, device bodies and the statements in the
 
 usage: lint-device.py [--expect-marked] PATH...   (files or directories)
   exit 0: nothing found; 1: findings (file:line: message); 2: usage error.
-  A directory's files and folders named *_bad (known-bad snippets, e.g. tests/lint/*_bad.cpp)
-  are skipped, except with --expect-marked: the files are test snippets; every line that holds something the
+  A directory's files and folders named *_bad (the known-bad snippets of tests/lint/)
+  are skipped, except with
+  --expect-marked: the files are test snippets; every line that holds something the
   lint must flag carries the comment `LINT-EXPECT`, and the findings must be exactly
   those lines (so the lint's own test fails if it misses one or flags a good one).
 """

@@ -83,11 +83,12 @@ def device_bodies(s):
     return sorted(spans.items())
 
 
-# Rule 5: the warp is 32 lanes on NVIDIA and the wavefront 64 on AMD (Kokkos' HIP
-# backend always runs wave64). Kokkos has no public warp-size constant; the portable
-# query is TeamPolicy<...>::vector_length_max() (CudaTraits::WarpSize = 32 on CUDA,
-# HIPTraits::WarpSize = 64 on HIP, both Impl), or Kokkos::AUTO and team_size_recommended.
-PORTABLE_WIDTH = ("query it: TeamPolicy<...>::vector_length_max() is the warp width (32 on CUDA, 64 on HIP), "
+# Rule 5: the warp is 32 lanes on NVIDIA; AMD's wavefront is 64 on its data-centre GPUs
+# (MI100-MI300, CDNA) and 32 on RDNA (Kokkos' HIPTraits::WarpSize follows the arch).
+# Kokkos has no public warp-size constant; the portable query is
+# TeamPolicy<...>::vector_length_max() (CudaTraits::WarpSize on CUDA, HIPTraits::WarpSize
+# on HIP, both Impl), or Kokkos::AUTO and team_size_recommended.
+PORTABLE_WIDTH = ("query it: TeamPolicy<...>::vector_length_max() is the warp width (32 on CUDA, 64 on an MI GPU), "
                   "and Kokkos::AUTO / team_size_recommended(f, Kokkos::ParallelForTag()) size a team; "
                   "Kokkos' CudaTraits/HIPTraits::WarpSize are Impl")
 WARP_INTRINSIC = re.compile(r"\b(__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync)?|__activemask|__syncwarp"
@@ -135,7 +136,7 @@ def enclosing_block(s, at):
 
 def wavefront(f, s, policy_aliases):
     out = []
-    width = (f"a warp is 32 lanes on NVIDIA, a wavefront 64 on AMD (HIP); {PORTABLE_WIDTH}")
+    width = f"a warp is 32 lanes on NVIDIA, a wavefront 64 on AMD MI100-MI300 (32 on RDNA); {PORTABLE_WIDTH}"
     for m in WARP_INTRINSIC.finditer(s):
         name = re.sub(r"[(\s]", "", m.group(0))
         out.append((f, line_of(s, m.start()), f"warp intrinsic {name}: its mask and width "

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The lint's known-bad snippet for a hard-coded warp width (scripts/lint-device.py rule
-// 5): NVIDIA's warp is 32 lanes, AMD's wavefront 64 (Kokkos' HIP backend runs wave64).
+// 5): NVIDIA's warp is 32 lanes, AMD's wavefront 64 on MI100-MI300 (32 on RDNA).
 // g++ and nvcc take all of it; on AMD every marked line uses half a wavefront or reads
 // the wrong lanes. The portable width is TeamPolicy<...>::vector_length_max(). Not built
 // with the project; every line marked LINT-EXPECT must be flagged, the others not.

@@ -72,9 +72,9 @@ using BatchedTrans =
     std::conditional_t<O == Op::N, KokkosBatched::Trans::NoTranspose, KokkosBatched::Trans::Transpose>;
 
 // Vector lanes per team: the GPU's warp, which TeamPolicy's vector_length_max is (32 on
-// CUDA, a 64-lane wavefront on HIP; not a number written here). The host backends ignore
-// the request (one lane per team thread). Each element's k sum is one lane's serial
-// loop, so the lane count changes no result.
+// CUDA, a 64-lane wavefront on an AMD MI GPU; not a number written here). The host
+// backends ignore the request (one lane per team thread). Each element's k sum is one
+// lane's serial loop, so the lane count changes no result.
 inline int gemm_lanes() { return Team::vector_length_max(); }
 
 // A team per product. A functor rather than a KOKKOS_LAMBDA so that the caller's
