@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The lint's known-bad snippet (scripts/lint-cuda.py --expect-marked): every
+// The lint's known-bad snippet (scripts/lint-device.py --expect-marked): every
 // line marked LINT-EXPECT holds a device lambda nvcc rejects; the others must pass.
 // Not built with the project; g++ accepts all of it. With the stand-ins below,
 //   nvcc -std=c++17 --extended-lambda -x cu -c device_lambdas_bad.cpp

@@ -57,7 +57,6 @@ using test::world_rank;
 using test::world_size;
 
 namespace {
-constexpr double kU = test::kBf16U;
 const test::Tolerance kBf16 = test::kBf16Bounds;
 const std::vector<std::string> kNullGradient = test::key_biases(2);
 std::vector<std::string> with_bf16(std::vector<std::string> extra) { return test::bf16_with(std::move(extra)); }

@@ -71,12 +71,11 @@ template <Op O>
 using BatchedTrans =
     std::conditional_t<O == Op::N, KokkosBatched::Trans::NoTranspose, KokkosBatched::Trans::Transpose>;
 
-// Vector lanes per team: a warp on CUDA (its vector_length_max), at most 32; the host
-// backends ignore the request.
-inline int gemm_lanes() {
-  const int most = Team::vector_length_max();
-  return most < 32 ? most : 32;
-}
+// Vector lanes per team: the GPU's warp, which TeamPolicy's vector_length_max is (32 on
+// CUDA, a 64-lane wavefront on an AMD MI GPU; not a number written here). The host
+// backends ignore the request (one lane per team thread). Each element's k sum is one
+// lane's serial loop, so the lane count changes no result.
+inline int gemm_lanes() { return Team::vector_length_max(); }
 
 // A team per product. A functor rather than a KOKKOS_LAMBDA so that the caller's
 // device lambda `at` is a plain member, not a capture of one extended lambda by another.

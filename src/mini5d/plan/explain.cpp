@@ -294,8 +294,7 @@ void explain_knobs(std::ostream& os, const Ctx& c) {
   const char* what[] = {"no sharding: every rank of the dense group keeps full state",
                         "optimizer state (master + moments) sharded over the dense group",
                         "optimizer state and gradients sharded",
-                        "optimizer state, gradients and weights sharded (weights gathered per "
-                        "micro-batch)"};
+                        "optimizer state, gradients and weights sharded (weights gathered per micro-batch)"};
   os << what[l.zero] << "; state is " << gib(mb.weights + mb.grads + mb.optimizer)
      << " per device.\n";
   for (int z = 0; z <= 3; ++z) {

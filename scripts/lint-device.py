@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Flags what nvcc (the CUDA build) rejects and g++ accepts, without a CUDA compiler.
+"""Flags, without a GPU compiler, device code that g++ accepts and nvcc (CUDA) or hipcc
+(HIP, AMD) rejects or gets wrong: the lint both vendors' builds rely on.
 
 nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA, KOKKOS_CLASS_LAMBDA)
   1. inside a member function that is private or protected, and
@@ -11,78 +12,54 @@ g++ and clang accept both, so a host-only CI would not notice. Nor does g++ (eve
 -pedantic-errors) notice
   3. a lambda that captures a structured binding, which is C++20 (nvcc's front end and
      clang refuse it in C++17), or
-  4. device code (a KOKKOS_FUNCTION / KOKKOS_INLINE_FUNCTION body, a KOKKOS_LAMBDA)
-     calling a member function of the project's own that is host-only (defined without
-     a KOKKOS_*FUNCTION mark or constexpr): nvcc only warns (#20011, #20014, "calling a
-     __host__ function from a __host__ __device__ function is not allowed"), and on a
-     GPU the call is undefined. Matched by name, so a name that also has a
-     device-callable definition anywhere, or that Kokkos' own types use, is not flagged.
+  4. device code (a KOKKOS_FUNCTION / KOKKOS_INLINE_FUNCTION body, a KOKKOS_LAMBDA, or a
+     __device__ / __global__ function, the marks CUDA and HIP share) calling a member
+     function of the project's own that is host-only (defined without a KOKKOS_*FUNCTION
+     or __device__ mark, or constexpr): nvcc only warns (#20011, #20014), hipcc (clang)
+     refuses it once the code is emitted for the GPU ("reference to __host__ function in
+     __host__ __device__ function"), and on a GPU the call is undefined. Matched by
+     name, so a name that also has a device-callable definition anywhere, or that
+     Kokkos' own types use, is not flagged.
+What AMD exposes and NVIDIA hides (lint_device_rules.py):
+  5. a hard-coded warp width: warp intrinsics (__shfl*, __ballot*, __activemask, ...,
+     Kokkos::Impl shuffles), Kokkos' Impl CudaTraits/HIPTraits::WarpSize, a warp or wave
+     constant of 32 or 64, 32 or 64 as a team policy's team or vector size, compared
+     with a lane query (vector_length_max, team_size_recommended, ... or a variable set
+     from one) or as a scratch size's lane count (32). AMD's wavefront is 64 lanes on
+     MI100-MI300 (CDNA) and 32 on RDNA; Kokkos
+     has no public warp-size constant, TeamPolicy<...>::vector_length_max() is it.
+  6. std:: math in device code (std::exp, std::sqrt, std::abs, std::isfinite,
+     std::min/max, ...): unsupported on the GPU by NVIDIA's own account and not
+     promised by Kokkos; std::min/max are constexpr, which hipcc takes and nvcc only with
+     --expt-relaxed-constexpr (Kokkos_ENABLE_CUDA_CONSTEXPR, off by default). Kernels
+     call mini5d::kmath (kernels/math.hpp) or write the comparison.
+  7. atomics that are wrong or serialised on a GPU: on long double, on 16-bit floats,
+     on float/double in fine-grained memory (managed, host-pinned, shared spaces; HIP's
+     hardware float atomics have no effect there), and CUDA/HIP atomic intrinsics.
+     Atomics on int, int64, uint64, float and double in device memory are fine on both.
 This script finds them in C++ sources by a light parse (comments and strings stripped,
 braces matched): class bodies with their access sections, member functions defined
 inline or out of line (`Class::name(...) {` or `Class<T>::name(...) {`), structured
-bindings and the lambdas in their scope.
+bindings and the lambdas in their scope, device bodies and the statements in them.
 
-usage: lint-cuda.py [--expect-marked] PATH...   (files or directories)
+usage: lint-device.py [--expect-marked] PATH...   (files or directories)
   exit 0: nothing found; 1: findings (file:line: message); 2: usage error.
-  --expect-marked: the files are test snippets; every line that holds a device lambda
-  nvcc rejects carries the comment `LINT-EXPECT`, and the findings must be exactly
+  A directory's files and folders named *_bad (the known-bad snippets of tests/lint/)
+  are skipped, except with
+  --expect-marked: the files are test snippets; every line that holds something the
+  lint must flag carries the comment `LINT-EXPECT`, and the findings must be exactly
   those lines (so the lint's own test fails if it misses one or flags a good one).
 """
 import os
 import re
 import sys
 
+from lint_device_rules import device_bodies, match_close, strip, vendor_findings
+
 LAMBDA = re.compile(r"\bKOKKOS_(?:CLASS_)?LAMBDA\b")
-EXTS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hh", ".inl")
+EXTS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hh", ".inl", ".cu", ".cuh", ".hip")
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "decltype", "alignof",
             "static_assert", "noexcept", "requires", "operator"}
-
-
-def strip(text):
-    """Comments and string/char literals blanked out; newlines and offsets kept."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif c == 'R' and text.startswith('R"', i):
-            m = re.match(r'R"([^(]*)\(', text[i:])
-            end = text.find(")" + (m.group(1) if m else "") + '"', i)
-            j = n if end < 0 else end + len(m.group(1) if m else "") + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(c + " " * (j - i - 2) + c if j - i >= 2 else " " * (j - i))
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def match_close(s, i, open_ch, close_ch):
-    """Index just past the bracket that closes the one at s[i]."""
-    depth = 0
-    for j in range(i, len(s)):
-        if s[j] == open_ch:
-            depth += 1
-        elif s[j] == close_ch:
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    return len(s)
 
 
 class ClassInfo:
@@ -164,12 +141,14 @@ def out_of_line_defs(s, classes):
     return defs
 
 
-def scan(paths):
+def scan(paths, expect=False):
     files = []
     for p in paths:
         if os.path.isdir(p):
-            for root, _, names in os.walk(p):
-                files += [os.path.join(root, n) for n in sorted(names) if n.endswith(EXTS)]
+            for root, folders, names in os.walk(p):
+                folders[:] = sorted(d for d in folders if expect or not d.endswith("_bad"))
+                files += [os.path.join(root, n) for n in sorted(names)
+                          if n.endswith(EXTS) and (expect or not os.path.splitext(n)[0].endswith("_bad"))]
         else:
             files.append(p)
     stripped = {}
@@ -213,6 +192,7 @@ def scan(paths):
     host_only = host_only_members(defs)
     for f, s in stripped.items():
         findings += host_calls_in_device_code(f, s, host_only)
+    findings += vendor_findings(stripped)
     return files, sorted(set(findings))
 
 
@@ -221,7 +201,6 @@ DEVICE_MARK = re.compile(r"\b(?:KOKKOS_(?:INLINE_|FORCEINLINE_|DEFAULTED_)?FUNCT
 KOKKOS_MEMBERS = {"size", "extent", "extent_int", "data", "span", "stride", "rank", "league_rank", "team_rank",
                   "team_size", "league_size", "team_barrier", "team_scratch", "thread_scratch", "team_shmem",
                   "team_broadcast", "team_reduce", "team_scan", "operator", "access", "get", "value", "first", "second"}
-DEVICE_CODE = re.compile(r"\bKOKKOS_(?:INLINE_|FORCEINLINE_)?FUNCTION\b|\bKOKKOS_(?:CLASS_)?LAMBDA\b")
 CALL = re.compile(r"(?:\.|->)\s*(\w+)\s*\(")
 
 
@@ -241,21 +220,14 @@ def host_only_members(defs):
 def host_calls_in_device_code(f, s, host_only):
     """Calls of host-only member functions inside device code (rule 4)."""
     out = []
-    for m in DEVICE_CODE.finditer(s):
-        paren = s.find("(", m.end())
-        if paren < 0:
-            continue
-        brace = s.find("{", match_close(s, paren, "(", ")"))
-        if brace < 0 or s.find(";", m.end(), brace) >= 0 and "LAMBDA" not in m.group(0):
-            continue  # a declaration, not a definition
-        if "LAMBDA" in m.group(0):
-            brace = s.find("{", m.end())
-        body = s[brace:match_close(s, brace, "{", "}")]
+    for brace, end in device_bodies(s):
+        body = s[brace:end]
         for c in CALL.finditer(body):
             q = host_only.get(c.group(1))
             if q:
                 out.append((f, s.count("\n", 0, brace + c.start()) + 1,
-                            f"device code calls the host-only member function {q}: nvcc warns (#20011/#20014) and "
+                            f"device code calls the host-only member function {q}: nvcc warns (#20011/#20014), hipcc "
+                            f"refuses it (reference to __host__ function in __host__ __device__ function) and "
                             f"the call is undefined on a GPU; mark {q} KOKKOS_INLINE_FUNCTION (or constexpr)"))
     return out
 
@@ -299,13 +271,13 @@ def main(argv):
     expect = "--expect-marked" in argv
     paths = [a for a in argv if a != "--expect-marked"]
     if not paths:
-        print(__doc__.strip().splitlines()[-6], file=sys.stderr)
+        print(next(l for l in __doc__.splitlines() if l.startswith("usage:")), file=sys.stderr)
         return 2
-    files, findings = scan(paths)
+    files, findings = scan(paths, expect)
     for f, line, msg in findings:
         print(f"{f}:{line}: {msg}")
     if not expect:
-        print(f"lint-cuda: {len(files)} files, {len(findings)} finding(s)")
+        print(f"lint-device: {len(files)} files, {len(findings)} finding(s)")
         return 1 if findings else 0
     marked = set()
     for f in files:
@@ -320,7 +292,7 @@ def main(argv):
     for f, line in extra:
         print(f"UNEXPECTED: {f}:{line} was flagged but is not marked LINT-EXPECT")
     ok = not missed and not extra and marked
-    print(f"lint-cuda self-test: {len(marked)} marked, {len(found)} flagged: {'ok' if ok else 'FAIL'}")
+    print(f"lint-device self-test: {len(marked)} marked, {len(found)} flagged: {'ok' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 
