@@ -218,9 +218,10 @@ TEST_CASE("device choice: a visibility value the runtime would misread is one er
       CHECK(c.device_id == -1);
     }
   }
-  // A UUID that ROCr's list hides.
+  // A UUID that ROCr's list hides (gpu0 is PCI number 3).
   NodeTopology named = node;
   named.gpus[0].uuid = "8f6c2a1e00aa0001";
-  CHECK_THAT(choose_device(named, 0, 0, false, rocm("2,3", "GPU-8f6c2a1e00aa0001")).error,
-             Catch::Contains("is a GPU that ROCR_VISIBLE_DEVICES=2,3 hides"));
+  CHECK_THAT(choose_device(named, 0, 0, false, rocm("1,2", "GPU-8f6c2a1e00aa0001")).error,
+             Catch::Contains("HIP_VISIBLE_DEVICES='GPU-8f6c2a1e00aa0001': GPU-8f6c2a1e00aa0001 is a GPU that "
+                             "ROCR_VISIBLE_DEVICES=1,2 hides"));
 }
