@@ -10,6 +10,8 @@
 #  * srun takes the job's shape from SLURM_* variables and passes --mpi only when
 #    SRUN_MPI names a plugin (the cluster file's value is the default, '' the site's);
 #  * one GPU per task: --gpus-per-task=1 --gpu-bind=single:1 when srun binds;
+#  * on AMD GCD nodes (Frontier, LUMI-G) 7 cores a rank, -c counting cores
+#    (--threads-per-core=1), and the ROCm GTL library guarding the switch;
 #  * Cray MPICH's MPICH_GPU_SUPPORT_ENABLED=1 only when the binary links the GTL library;
 #  * an empty RESUME expands to nothing, written in the form bash < 4.4 accepts under
 #    set -u; a checkpoint's `latest` adds resume=latest;
@@ -19,6 +21,7 @@
 # usage: script_run.sh WORKDIR PLAN REPO_ROOT
 set -u
 work=$1 plan=$2 root=$3
+here=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work/bin" "$work/installed" && cd "$work" || exit 1
 in=$root/inputs
@@ -32,7 +35,8 @@ cat > bin/srun <<'EOF'
     echo "env: $v=${!v-<unset>}"
   done; } > srun.log
 EOF
-printf '#!/bin/bash\n[[ ${FAKE_GTL:-0} == 1 ]] && echo "\tlibmpi_gtl_cuda.so.0 => /opt/cray/pe/lib64/libmpi_gtl_cuda.so.0"\necho "\tlibc.so.6 => /lib/libc.so.6"\n' > bin/ldd
+# FAKE_GTL=1: the binary links Cray's CUDA GTL; FAKE_GTL=hsa: the ROCm one.
+printf '#!/bin/bash\n[[ ${FAKE_GTL:-0} == 1 ]] && echo "\tlibmpi_gtl_cuda.so.0 => /opt/cray/pe/lib64/libmpi_gtl_cuda.so.0"\n[[ ${FAKE_GTL:-0} == hsa ]] && echo "\tlibmpi_gtl_hsa.so.0 => /opt/cray/pe/lib64/libmpi_gtl_hsa.so.0"\necho "\tlibc.so.6 => /lib/libc.so.6"\n' > bin/ldd
 printf '#!/bin/bash\necho "scontrol $*" >> scontrol.log\n' > bin/scontrol
 printf '#!/bin/bash\nexit 0\n' > installed/mini5d
 chmod +x bin/* installed/mini5d
@@ -113,6 +117,30 @@ run gpu-8 "$root/slurm/gpu-8-per-node.sbatch"
 has gpu-8 "env: OMP_NUM_THREADS=14"
 has gpu-8 "env: MPIR_CVAR_ENABLE_GPU=1"
 has gpu-8 "--ntasks-per-node=8 --cpus-per-task=28"
+
+# HPE Cray EX with AMD GPUs (test fixture of a Frontier/LUMI-G node): 7 cores a rank of
+# the 56 the site leaves, -c counting cores (--threads-per-core=1), one GCD each, Cray
+# MPICH's switch only when the ROCm GTL library is linked.
+"$plan" --model "$in/gpt2-124m.yaml" --cluster "$here/clusters/amd-8-gcd.yaml" --nodes 2 \
+  --emit-deck plan.yaml --emit-slurm amd.sh > plan.out 2>&1 || { cat plan.out; fail "mini5d-plan amd-8-gcd"; }
+TASKS=8 CPUS=7
+for s in amd.sh "$root/slurm/amd-8-gcd-per-node.sbatch"; do
+  n=$(basename "$s")
+  run "$n" "$s" FAKE_GTL=hsa
+  has "$n" "env: OMP_NUM_THREADS=7"
+  has "$n" "env: MINI5D_NO_BIND=1"
+  has "$n" "env: MPICH_GPU_SUPPORT_ENABLED=1"
+  has "$n" "--ntasks=16 --ntasks-per-node=8 --cpus-per-task=7 --threads-per-core=1 --cpu-bind=cores --distribution=block:block"
+  has "$n" "--gpus-per-task=1 --gpu-bind=single:1"
+  has "$n" "./mini5d-under-test train plan.yaml parallel.ranks_per_node=8 checkpoint.dir=checkpoints"
+  # The CUDA GTL is not the ROCm one: the switch stays off, said once.
+  run "$n-nogtl" "$s" FAKE_GTL=1
+  has "$n-nogtl" "env: MPICH_GPU_SUPPORT_ENABLED=<unset>"
+  grep -q "does not link libmpi_gtl_hsa: MPICH_GPU_SUPPORT_ENABLED left unset" "$n-nogtl.out" ||
+    fail "$n: no word that GPU-aware MPI is off"
+done
+has amd.sh "args: --mpi=cray_shasta "
+lacks amd-8-gcd-per-node.sbatch "--mpi"
 
 # The 2-core box: no hardware threads, mini5d binds (the test Slurm has no task plugin).
 "$plan" --model "$in/tiny.yaml" --cluster "$in/clusters/cpu-2core.yaml" --global-batch 16 \

@@ -162,6 +162,18 @@ struct ClusterDesc {
   // Hardware threads per core: Slurm counts each as a CPU, so --cpus-per-task asks for
   // cores x threads_per_core.
   long long threads_per_core = 1;
+  // Cores per node the site keeps from jobs (slurm.reserved_cores): Frontier's core
+  // specialization (-S 8, its default) and LUMI-G's unallocatable cores, the first of
+  // each L3 region. The ranks share the rest, so each keeps to one region.
+  long long slurm_reserved_cores = 0;
+  // Hardware threads per core a task asks for (slurm.threads_per_core, written as
+  // --threads-per-core): with 1, -c counts cores, as Frontier's default does; 0: not
+  // written, -c counts threads_per_core CPUs per core (the site's default).
+  long long slurm_threads_per_core = 0;
+  // Threads per core as --cpus-per-task counts them.
+  long long task_threads_per_core() const {
+    return slurm_threads_per_core > 0 ? slurm_threads_per_core : threads_per_core;
+  }
   // File-system write rate for checkpoints, GB/s: per node (the client's share) and for
   // the whole file system; 0: not stated. Sizes the time-limit warning (signal_margin.hpp).
   double fs_write_gbs_per_node = 0, fs_write_gbs = 0;

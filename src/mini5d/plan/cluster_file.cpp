@@ -246,6 +246,11 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
   cl.slurm_gpu_aware_env = f.text("slurm.gpu_aware_env", "");
   cl.slurm_gpu_aware_lib = f.text("slurm.gpu_aware_lib", "");
   cl.slurm_time = f.text("slurm.time", "01:00:00");
+  cl.slurm_reserved_cores = f.integer("slurm.reserved_cores", 0, 100000,
+                                      "cores per node the site keeps from jobs, e.g. 8 with Frontier's -S 8",
+                                      false, 0);
+  cl.slurm_threads_per_core = f.integer("slurm.threads_per_core", 1, 8,
+                                        "hardware threads per core a task asks for (--threads-per-core)", false, 0);
   cl.fs_write_gbs_per_node = f.number("filesystem.write_gbs_per_node", 0, 1e6,
                                       "checkpoint write rate one node reaches, GB/s", false, 0);
   cl.fs_write_gbs = f.number("filesystem.write_gbs", 0, 1e9, "the file system's total write rate, GB/s", false, 0);

@@ -60,6 +60,13 @@ void validate_slurm(const ClusterDesc& cl) {
   if (!cl.slurm_gpu_aware_lib.empty() && cl.slurm_gpu_aware_env.empty())
     throw InputError(cl.source + ": slurm.gpu_aware_lib: '" + cl.slurm_gpu_aware_lib +
                      "' given without slurm.gpu_aware_env (the switch it guards)");
+  // Checked against the node here, so the --slurm-* flags and a file alike are caught.
+  if (cl.slurm_reserved_cores >= cl.cores_per_node)
+    throw InputError(cl.source + ": slurm.reserved_cores: " + std::to_string(cl.slurm_reserved_cores) +
+                     " is not valid (valid: fewer than cores_per_node, " + std::to_string(cl.cores_per_node) + ")");
+  if (cl.slurm_threads_per_core > cl.threads_per_core)
+    throw InputError(cl.source + ": slurm.threads_per_core: " + std::to_string(cl.slurm_threads_per_core) +
+                     " is not valid (valid: 1 to threads_per_core, " + std::to_string(cl.threads_per_core) + ")");
   check(cl, "time", cl.slurm_time, "([0-9]+-)?[0-9]{1,2}:[0-9]{2}:[0-9]{2}|[0-9]+",
         "HH:MM:SS, D-HH:MM:SS or minutes");
   // The plan's own step and checkpoint are checked when the script is written
@@ -82,8 +89,13 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   // so editing --nodes alone scales the script.
   const long long tasks_per_node = std::min(per_node, l.ranks());
   const bool whole_nodes = l.ranks() % per_node == 0;
-  const long long cores = std::max<long long>(1, cl.cores_per_node / per_node);
-  const long long cpus = cores * cl.threads_per_core;  // Slurm's CPUs are hardware threads
+  // The cores jobs may have (the site keeps slurm.reserved_cores), shared evenly.
+  const long long cores = std::max<long long>(1, (cl.cores_per_node - cl.slurm_reserved_cores) / per_node);
+  const long long tpc = cl.task_threads_per_core();
+  const long long cpus = cores * tpc;  // Slurm's CPUs are hardware threads
+  // --threads-per-core when the file says it: Slurm's -c then counts that many per core
+  // whatever the site's default (Frontier's is 1, Perlmutter's 2).
+  const bool say_tpc = cl.slurm_threads_per_core > 0;
   const bool gpu = cl.device.kind == "gpu";
   const bool srun_binds = cl.slurm_binding == "srun";
   const SignalMargin margin = signal_margin(m, cl, p.time.step, nodes);
@@ -100,6 +112,7 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   if (!whole_nodes) os << "#SBATCH --ntasks=" << l.ranks() << "\n";
   os << "#SBATCH --ntasks-per-node=" << tasks_per_node << "\n";
   os << "#SBATCH --cpus-per-task=" << cpus << "\n";
+  if (say_tpc) os << "#SBATCH --threads-per-core=" << tpc << "\n";
   if (gpu) os << "#SBATCH --gpus-per-task=1\n";
   os << "#SBATCH --exclusive\n";
   os << "#SBATCH --time=" << cl.slurm_time << "\n";
@@ -118,10 +131,14 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   os << "DECK=${DECK:-" << quoted(deck_path) << "}\n";
   os << "CKPT_DIR=${CKPT_DIR:-checkpoints}\n";
   os << "REPORT=${REPORT:-mini5d-report-${SLURM_JOB_ID:-0}-${SLURM_RESTART_COUNT:-0}.json}\n";
-  os << "THREADS_PER_CORE=${THREADS_PER_CORE:-" << cl.threads_per_core << "}\n";
+  os << "THREADS_PER_CORE=${THREADS_PER_CORE:-" << tpc << "}\n";
   os << "SRUN_MPI=${SRUN_MPI-" << cl.slurm_mpi << "}  # empty: the site's default PMI\n\n";
   os << "# One rank per " << (gpu ? "GPU" : "core group") << ", " << cores << " cores each"
-     << (cl.threads_per_core > 1 ? " (" + std::to_string(cpus) + " hardware threads)" : std::string())
+     << (tpc > 1 ? " (" + std::to_string(cpus) + " hardware threads)" : std::string())
+     << (cl.slurm_reserved_cores > 0
+             ? " of the " + std::to_string(cl.cores_per_node - cl.slurm_reserved_cores) + " the site leaves (it keeps " +
+                   std::to_string(cl.slurm_reserved_cores) + ")"
+             : std::string())
      << "; one OpenMP and BLAS thread per core.\n";
   os << "export OMP_NUM_THREADS=$((SLURM_CPUS_PER_TASK / THREADS_PER_CORE))\n";
   os << "export OPENBLAS_NUM_THREADS=$OMP_NUM_THREADS\n";
@@ -158,7 +175,8 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   os << "# The job's shape from Slurm's variables (srun >= 22.05 does not inherit -c, so it is\n"
         "# passed again); --mpi only when SRUN_MPI names a plugin.\n";
   os << "srun ${SRUN_MPI:+--mpi=$SRUN_MPI} --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_NTASKS"
-        " --ntasks-per-node=$SLURM_NTASKS_PER_NODE --cpus-per-task=$SLURM_CPUS_PER_TASK --cpu-bind="
+        " --ntasks-per-node=$SLURM_NTASKS_PER_NODE --cpus-per-task=$SLURM_CPUS_PER_TASK"
+     << (say_tpc ? " --threads-per-core=$THREADS_PER_CORE" : "") << " --cpu-bind="
      << (srun_binds ? "cores" : "none") << " --distribution=block:block";
   if (gpu) os << " --gpus-per-task=1 --gpu-bind=" << (srun_binds ? cl.slurm_gpu_bind : std::string("none"));
   os << " \\\n  \"$MINI5D\" train \"$DECK\" parallel.ranks_per_node=$SLURM_NTASKS_PER_NODE"

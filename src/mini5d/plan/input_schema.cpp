@@ -69,7 +69,7 @@ const KeySchema& cluster_file_schema() {
       {"links.inter_node", {"name", "bandwidth_gbs", "latency_us", "curve", "gather_curve", "send_curve",
                             "oversubscription", "nodes_per_leaf", "rails"}},
       {"slurm", {"partition", "account", "qos", "constraint", "gres", "gpu_bind", "mpi", "binding", "gpu_aware_env",
-                 "gpu_aware_lib", "time"}},
+                 "gpu_aware_lib", "time", "reserved_cores", "threads_per_core"}},
   };
   return s;
 }

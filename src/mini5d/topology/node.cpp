@@ -70,6 +70,7 @@ bool is_compute_gpu(hwloc_obj_t pci, bool has_coproc) {
 void read_devices(hwloc_topology_t t, NodeTopology& node) {
   struct GpuAcc {
     std::vector<std::string> names;
+    std::string uuid;
     bool coproc = false;
     hwloc_obj_t pci = nullptr;
   };
@@ -90,6 +91,8 @@ void read_devices(hwloc_topology_t t, NodeTopology& node) {
       g.names.push_back(d.name);
       g.coproc = g.coproc || d.kind == "coproc";
       g.pci = parent;
+      for (const char* key : {"NVIDIAUUID", "AMDUUID"})
+        if (const char* u = hwloc_obj_get_info_by_name(o, key)) g.uuid = u;
     }
     node.devices.push_back(std::move(d));
   }
@@ -102,6 +105,7 @@ void read_devices(hwloc_topology_t t, NodeTopology& node) {
     if (!is_compute_gpu(g.pci, g.coproc)) continue;
     Gpu gpu;
     gpu.pci = id;
+    gpu.uuid = g.uuid;
     for (const auto& n : g.names) gpu.name += (gpu.name.empty() ? "" : "/") + n;
     if (gpu.name.empty()) gpu.name = "pci " + id;
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, g.pci);

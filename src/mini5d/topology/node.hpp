@@ -35,6 +35,9 @@ struct Gpu {
   std::string name;             // its OS device names, joined by '/'
   std::string pci;              // PCI bus id
   std::vector<int> near_cores;  // cores nearest it (empty: unknown, treat as all)
+  // hwloc's NVIDIAUUID (NVML) or AMDUUID (ROCm SMI), empty without those backends: how a
+  // CUDA_/ROCR_VISIBLE_DEVICES entry "GPU-..." is matched to this GPU.
+  std::string uuid;
 };
 
 struct NodeTopology {
