@@ -24,8 +24,11 @@ What is free, per cluster (FITS below):
   meta-h100-roce-8   sustained BF16 GEMM rate on the Llama 3 8K / 8192-GPU run; its
                      link bandwidths are the datasheet rates times the efficiencies
                      fitted on Selene (one fit run cannot tell three figures apart);
-  frontier-mi250x-8, elcapitan-mi300a-4
-                     no fit runs (no published AMD run with its whole layout is in
+  frontier-mi250x-8  sustained BF16 GEMM rate on the one fit run of
+                     lumi-megatron-deepspeed.yaml (175B on 16 LUMI-G nodes, Frontier's
+                     node); its link bandwidths are the datasheet rates times the
+                     efficiencies fitted on Selene, as for Meta's cluster;
+  elcapitan-mi300a-4 no fit runs (no published MI300A run with its whole layout is in
                      inputs/validation/): nothing is free; the sustained BF16 rate and
                      both link rates are the datasheet rates times Selene's fitted
                      efficiencies, carried over, not fitted on AMD hardware.
@@ -78,17 +81,19 @@ FITS = [
                    "links.inter_node.bandwidth_gbs": 50.0},
      "efficiency_from": {"links.intra_node.bandwidth_gbs": "selene-a100-80-8.yaml",
                          "links.inter_node.bandwidth_gbs": "selene-a100-80-8.yaml"}},
-    # AMD: no fit runs, every figure as the datasheet times Selene's efficiency. MI250X per
-    # GCD: BF16 191.5 TFLOP/s, one Infinity Fabric link 50 GB/s (the slowest hop of a ring
-    # over the node's 8 GCDs), Slingshot-11 25 GB/s per NIC (a rail). MI300A: BF16 980.6,
-    # 128 GB/s per direction between APUs, the same NICs.
-    {"cluster": "frontier-mi250x-8.yaml", "files": [], "free": {},
+    # MI250X per GCD: BF16 191.5 TFLOP/s, one Infinity Fabric link 50 GB/s (the slowest hop
+    # of a ring over the node's 8 GCDs), Slingshot-11 25 GB/s per NIC (a rail). One fit run
+    # (LUMI-G, the same node): as for Meta's cluster, only the GEMM rate is free, the links
+    # the datasheet rates times Selene's efficiencies.
+    {"cluster": "frontier-mi250x-8.yaml", "files": ["lumi-megatron-deepspeed.yaml"],
+     "free": {"device.sustained_tflops.bf16": (75.0, 191.5)},
      "datasheet": {"device.sustained_tflops.bf16": 191.5,
                    "links.intra_node.bandwidth_gbs": 50.0,
                    "links.inter_node.bandwidth_gbs": 25.0},
-     "efficiency_from": {k: "selene-a100-80-8.yaml" for k in
-                         ("device.sustained_tflops.bf16", "links.intra_node.bandwidth_gbs",
-                          "links.inter_node.bandwidth_gbs")}},
+     "efficiency_from": {"links.intra_node.bandwidth_gbs": "selene-a100-80-8.yaml",
+                         "links.inter_node.bandwidth_gbs": "selene-a100-80-8.yaml"}},
+    # AMD without fit runs: every figure as the datasheet times Selene's efficiency.
+    # MI300A: BF16 980.6, 128 GB/s per direction between APUs, Slingshot-11 NICs.
     {"cluster": "elcapitan-mi300a-4.yaml", "files": [], "free": {},
      "datasheet": {"device.sustained_tflops.bf16": 980.6,
                    "links.intra_node.bandwidth_gbs": 128.0,
