@@ -23,7 +23,15 @@ What is free, per cluster (FITS below):
                      TFLOP/s, 96% of peak, attention 219), figures no H100 reaches;
   meta-h100-roce-8   sustained BF16 GEMM rate on the Llama 3 8K / 8192-GPU run; its
                      link bandwidths are the datasheet rates times the efficiencies
-                     fitted on Selene (one fit run cannot tell three figures apart).
+                     fitted on Selene (one fit run cannot tell three figures apart);
+  frontier-mi250x-8  sustained BF16 GEMM rate on the one fit run of
+                     lumi-megatron-deepspeed.yaml (175B on 16 LUMI-G nodes, Frontier's
+                     node); its link bandwidths are the datasheet rates times the
+                     efficiencies fitted on Selene, as for Meta's cluster;
+  elcapitan-mi300a-4 no fit runs (no published MI300A run with its whole layout is in
+                     inputs/validation/): nothing is free; the sustained BF16 rate and
+                     both link rates are the datasheet rates times Selene's fitted
+                     efficiencies, carried over, not fitted on AMD hardware.
 Latencies, overlap fractions (but dgx-h100-ib-8's TP overlap) and per-call costs stay the
 files' stated assumptions: the fit runs do not move them measurably (they are
 large-message, large-GEMM runs).
@@ -73,6 +81,26 @@ FITS = [
                    "links.inter_node.bandwidth_gbs": 50.0},
      "efficiency_from": {"links.intra_node.bandwidth_gbs": "selene-a100-80-8.yaml",
                          "links.inter_node.bandwidth_gbs": "selene-a100-80-8.yaml"}},
+    # MI250X per GCD: BF16 191.5 TFLOP/s, one Infinity Fabric link 50 GB/s (the slowest hop
+    # of a ring over the node's 8 GCDs), Slingshot-11 25 GB/s per NIC (a rail). One fit run
+    # (LUMI-G, the same node): as for Meta's cluster, only the GEMM rate is free, the links
+    # the datasheet rates times Selene's efficiencies.
+    {"cluster": "frontier-mi250x-8.yaml", "files": ["lumi-megatron-deepspeed.yaml"],
+     "free": {"device.sustained_tflops.bf16": (75.0, 191.5)},
+     "datasheet": {"device.sustained_tflops.bf16": 191.5,
+                   "links.intra_node.bandwidth_gbs": 50.0,
+                   "links.inter_node.bandwidth_gbs": 25.0},
+     "efficiency_from": {"links.intra_node.bandwidth_gbs": "selene-a100-80-8.yaml",
+                         "links.inter_node.bandwidth_gbs": "selene-a100-80-8.yaml"}},
+    # AMD without fit runs: every figure as the datasheet times Selene's efficiency.
+    # MI300A: BF16 980.6, 128 GB/s per direction between APUs, Slingshot-11 NICs.
+    {"cluster": "elcapitan-mi300a-4.yaml", "files": [], "free": {},
+     "datasheet": {"device.sustained_tflops.bf16": 980.6,
+                   "links.intra_node.bandwidth_gbs": 128.0,
+                   "links.inter_node.bandwidth_gbs": 25.0},
+     "efficiency_from": {k: "selene-a100-80-8.yaml" for k in
+                         ("device.sustained_tflops.bf16", "links.intra_node.bandwidth_gbs",
+                          "links.inter_node.bandwidth_gbs")}},
 ]
 
 
@@ -139,6 +167,8 @@ def golden(f, lo, hi, tol=0.002):
 
 def fit(plan, spec, base, note):
     free = spec["free"]
+    if not free:  # nothing to fit (no fit runs): the file keeps the carried-over figures
+        return {}, []
     values = {k: math.sqrt(lo * hi) for k, (lo, hi) in free.items()}
 
     def text_with(vals):
@@ -173,15 +203,18 @@ def main():
         for k, other in spec.get("efficiency_from", {}).items():
             rate, src = spec["datasheet"][k], efficiency[other][k]
             base = set_field(base, k, rate * src,
-                             "fitted: %.0f x %.3f (%s's fitted efficiency)" % (rate, src, other.split(".")[0]))
+                             "fitted: %g x %.3f (%s's fitted efficiency)" % (rate, src, other.split(".")[0]))
         note = "fitted by perf/fit_cluster.py on the fit runs of %s" % rows
         values, errs = fit(a.plan, spec, base, note)
         efficiency[spec["cluster"]] = {k: values[k] / r for k, r in spec["datasheet"].items()
                                        if k in values}
-        print("%s (fit runs of %s):" % (spec["cluster"], rows))
+        print("%s (%s):" % (spec["cluster"], "fit runs of " + rows if rows else "no fit runs"))
         for k, v in values.items():
             print("  %s = %s" % (k, fmt(v)))
-        print("  fit-run errors: %s" % ", ".join("%+.1f%%" % (100 * (math.exp(e) - 1)) for e in errs))
+        if errs:
+            print("  fit-run errors: %s" % ", ".join("%+.1f%%" % (100 * (math.exp(e) - 1)) for e in errs))
+        else:
+            print("  no fit runs: datasheet x Selene's fitted efficiencies only")
         text = base
         for k, v in values.items():
             text = set_field(text, k, v, note)

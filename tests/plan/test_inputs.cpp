@@ -93,7 +93,8 @@ TEST_CASE("positions: model.positions and model.rope_theta in model files and de
 
 TEST_CASE("cluster files load with their figures", "[plan][inputs]") {
   for (const char* f : {"clusters/h100-sxm-8.yaml", "clusters/h200-8.yaml",
-                        "clusters/perlmutter-a100-4.yaml", "clusters/cpu-2core.yaml"}) {
+                        "clusters/perlmutter-a100-4.yaml", "clusters/cpu-2core.yaml",
+                        "clusters/frontier-mi250x-8.yaml", "clusters/elcapitan-mi300a-4.yaml"}) {
     INFO(f);
     const ClusterDesc cl = load_cluster_file(plan_test::input(f));
     CHECK(cl.devices() >= 2);
@@ -110,6 +111,23 @@ TEST_CASE("cluster files load with their figures", "[plan][inputs]") {
   CHECK(cpu.device.sustained[0] == Approx(102e9));
   CHECK(cpu.tiers.size() == 1);
   CHECK(parse_cluster_text(kGood, "c.yaml").devices() == 16);
+  // AMD: a Frontier node is 8 GCDs (the devices) sharing 4 Slingshot NICs, so each GCD
+  // gets half a rail's rate across nodes; an El Capitan node is 4 APUs with a NIC each.
+  // Both run RCCL, costed as NCCL's algorithms (tree all-reduce across nodes).
+  const ClusterDesc frontier = load_cluster_file(plan_test::input("clusters/frontier-mi250x-8.yaml"));
+  CHECK(frontier.devices_per_node == 8);
+  CHECK(frontier.device.peak[1] == Approx(191.5e12));
+  CHECK(frontier.device.hbm_bandwidth == Approx(1600e9));
+  CHECK(frontier.software.collectives == "nccl");
+  CHECK_FALSE(frontier.software.grad_reduce_overlap);
+  REQUIRE(frontier.tiers.size() == 2);
+  CHECK(frontier.tiers[1].tree_allreduce);
+  const ClusterDesc elcap = load_cluster_file(plan_test::input("clusters/elcapitan-mi300a-4.yaml"));
+  CHECK(elcap.devices_per_node == 4);
+  CHECK(elcap.device.peak[1] == Approx(980.6e12));
+  REQUIRE(elcap.tiers.size() == 2);
+  // One rail per APU: the per-device rate is the rail's; Frontier's is half of it.
+  CHECK(frontier.tiers[1].bandwidth == Approx(elcap.tiers[1].bandwidth / 2));
 }
 
 TEST_CASE("bad cluster files get one clear line", "[plan][inputs]") {

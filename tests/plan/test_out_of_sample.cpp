@@ -39,7 +39,8 @@ const char* const kSources[] = {"validation/megatron-sc21.yaml",
                                 "validation/korthikanti-2022-full-recompute.yaml",
                                 "validation/dgxc-h100-llama31.yaml",
                                 "validation/dgxc-h100-nemotron4.yaml",
-                                "validation/dgxc-h100-gpt3.yaml"};
+                                "validation/dgxc-h100-gpt3.yaml",
+                                "validation/lumi-megatron-deepspeed.yaml"};
 
 // Every run of every source evaluated once, the tables printed as they go; the test
 // runs' errors returned.
