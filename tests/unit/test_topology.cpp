@@ -166,7 +166,7 @@ TEST_CASE("topology: shares are disjoint, cover the cores, and spread (1..8 rank
 
 TEST_CASE("topology: ranks sit near their GPU", "[topology]") {
   NodeTopology node = fake_node(2, 4);
-  for (int g = 0; g < 4; ++g) node.gpus.push_back(Gpu{"cuda" + std::to_string(g), "", g < 2 ? range(0, 3) : range(4, 7)});
+  for (int g = 0; g < 4; ++g) node.gpus.push_back(Gpu{"cuda" + std::to_string(g), "", g < 2 ? range(0, 3) : range(4, 7), ""});
   const NodeBindings four = distribute(node, 4);
   for (int l = 0; l < 4; ++l) CHECK(four.ranks[static_cast<std::size_t>(l)].gpu == l);
   CHECK(four.ranks[0].cores == std::vector<int>{0, 1});
