@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Cray MPICH's GPU transport layer (GTL: libmpi_gtl_cuda for NVIDIA GPUs, libmpi_gtl_hsa
-# for AMD ones): with
-# MPICH_GPU_SUPPORT_ENABLED=1, Cray MPICH's MPI_Init aborts unless the GTL is part of the
-# program. Cray's compiler wrappers link it when a GPU target module is loaded; a build
+# for AMD ones): with MPICH_GPU_SUPPORT_ENABLED=1, Cray MPICH's MPI_Init aborts unless
+# the GTL is part of the program. Cray's compiler wrappers link it when a GPU target module is loaded; a build
 # with plain compilers (Spack's, nvcc_wrapper) must name it. MINI5D_MPI_GTL_LINK holds
 # the link items, e.g. "-L<gtl dir>;-Wl,-rpath,<gtl dir>;-lmpi_gtl_cuda" (or -lmpi_gtl_hsa;
 # the Spack recipe passes cray-mpich's gtl_lib flags for cray-mpich +cuda or +rocm);
