@@ -3,7 +3,8 @@
 # Release metadata agrees with the CMake project's VERSION: LICENSE is the BSD 3-Clause
 # text the sources' SPDX headers name, CITATION.cff is valid CFF 1.2.0 for this version,
 # CHANGELOG.md has a section for it (and an Unreleased one), the Spack recipe knows it
-# (fetched from tag v<version>), and `mini5d version` prints it.
+# (version(<version>) fetched from tag v<version>, or from a commit while there is no
+# tag), and `mini5d version` prints it.
 # usage: check_release.py REPO_ROOT MINI5D_BINARY
 import ast
 import datetime
@@ -53,14 +54,18 @@ if not re.search(r"^## \[?Unreleased\]?", changelog, re.M):
     err("CHANGELOG.md: no '## Unreleased' section")
 
 recipe = ast.parse(open(os.path.join(root, "spack", "packages", "mini5d", "package.py")).read())
-tags = {}
+# version -> its fetch keywords (tag=, commit=): the repository has no tags yet, so the
+# recipe pins the version to a commit (tests/spack/check_spack.py checks which one).
+sources = {}
 for node in ast.walk(recipe):
     if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "version" and node.args \
             and isinstance(node.args[0], ast.Constant):
-        tags[node.args[0].value] = next((k.value.value for k in node.keywords if k.arg == "tag"
-                                         and isinstance(k.value, ast.Constant)), None)
-if tags.get(version) != f"v{version}":
-    err(f"spack recipe: no version('{version}', tag='v{version}') (has {tags})")
+        sources[node.args[0].value] = {k.arg: k.value.value for k in node.keywords
+                                       if isinstance(k.value, ast.Constant)}
+src = sources.get(version, {})
+if not (src.get("tag") == f"v{version}" or re.fullmatch(r"[0-9a-f]{40}", str(src.get("commit", "")))):
+    err(f"spack recipe: no version('{version}', tag='v{version}') or version('{version}', commit=<40 hex>) "
+        f"(has {sources})")
 
 r = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=120)
 if r.returncode != 0 or not r.stdout.startswith(f"mini5d {version} "):

@@ -6,9 +6,12 @@
 #    f-strings expanded;
 #  * its form against current Spack practice (recipe_form.py): c/cxx build
 #    dependencies, self["kokkos"].kokkos_cxx (from the syntax tree), Kokkos versions
-#    bounded to the tested 4.6, kokkos+cuda_lambda, one cuda_arch, Release, hwloc with
-#    CUDA/NVML, Cray MPICH's GTL (cmake_args() run for CPU, CUDA and cray-mpich+cuda),
-#    license, numbered versions and stand-alone tests;
+#    bounded to the tested 4.6 (kokkos-nvcc-wrapper with them), kokkos+cuda_lambda, one
+#    cuda_arch, one amdgpu_target, not +cuda with +rocm, Release, hwloc with CUDA/NVML or
+#    ROCm, the compiler Kokkos was built with (hipcc for ROCm), Cray MPICH's GTL for CUDA
+#    and ROCm and one clear error where cray-mpich has none (cmake_args() run for CPU,
+#    CUDA, ROCm and cray-mpich configurations), license, the numbered version's commit
+#    and stand-alone tests;
 #  * cross-checks with the project's CMake files: the recipe sets every option() the
 #    project has and no other (a MINI5D_ cache variable may be set too), each
 #    <Pkg>_ROOT names a find_package, each find_package or pkg-config module is a
@@ -68,8 +71,8 @@ if not cls:
     sys.exit("FAIL: no class Mini5d in " + recipe_path)
 cls = cls[0]
 bases = {b.id for b in cls.bases if isinstance(b, ast.Name)}
-if not {"CMakePackage", "CudaPackage"} <= bases:
-    err(f"Mini5d derives from {sorted(bases)}, expected CMakePackage and CudaPackage")
+if not {"CMakePackage", "CudaPackage", "ROCmPackage"} <= bases:
+    err(f"Mini5d derives from {sorted(bases)}, expected CMakePackage, CudaPackage and ROCmPackage")
 
 
 def text_of(node):
@@ -92,7 +95,7 @@ try:
     recipe_cls, directives = spack_stub.load_recipe(recipe_path)
 except Exception as e:  # what Spack would raise when it loads the recipe
     sys.exit(f"FAIL: {recipe_path}: the class body raises {type(e).__name__}: {e}")
-variants = {"cuda", "cuda_arch"}  # from CudaPackage
+variants = {"cuda", "cuda_arch"} | {"rocm", "amdgpu_target"}  # from CudaPackage and ROCmPackage
 variants |= {a[0] for n, a, _ in directives if n == "variant" and a}
 deps = [(a[0], k.get("when", ""), k.get("type", "")) for n, a, k in directives if n == "depends_on" and a]
 defines = {}   # CMake name -> "define" | variant name, from the syntax tree (every branch)
@@ -122,6 +125,10 @@ for pkg, must, when, typ in [
         ("kokkos", ["+cuda", "+wrapper"], "+cuda", None), ("kokkos-kernels", ["+cuda", "+cublas"], "+cuda", None),
         *[(p, [f"cuda_arch={a}"], f"+cuda cuda_arch={a}", None) for a in spack_stub.CUDA_ARCH_VALUES
           for p in ("kokkos", "kokkos-kernels")],
+        ("kokkos-nvcc-wrapper", [], "+cuda", None),
+        ("kokkos", ["+rocm"], "+rocm", None), ("kokkos-kernels", ["+rocblas"], "+rocm", None),
+        *[(p, [f"amdgpu_target={t}"], f"+rocm amdgpu_target={t}", None) for t in spack_stub.AMDGPU_TARGETS
+          for p in ("kokkos", "hwloc")],
         ("kokkos-kernels", ["+blas"], None, None),
         ("mpi", [], None, None), ("hdf5", ["+mpi"], None, None), ("hwloc", [], None, None),
         ("yaml-cpp", [], None, None), ("blas", [], None, None), ("catch2", [], None, "test")]:
@@ -131,7 +138,7 @@ for pkg, must, when, typ in [
 if defines.get("MINI5D_NATIVE") != "define" or "self.define(\"MINI5D_NATIVE\", False)" not in src:
     err("recipe: must pass -DMINI5D_NATIVE=OFF (self.define(\"MINI5D_NATIVE\", False))")
 if defines.get("CMAKE_CXX_COMPILER") != "define":
-    err("recipe: CMAKE_CXX_COMPILER must be Kokkos' compiler (self['kokkos'].kokkos_cxx: nvcc_wrapper for +cuda)")
+    err("recipe: CMAKE_CXX_COMPILER must be Kokkos' compiler (self['kokkos'].kokkos_cxx: nvcc_wrapper for +cuda; hipcc for +rocm)")
 recipe_form.check(root, tree, cls, recipe_cls, directives, project_version, err)
 
 # ---- cross-checks with CMake -------------------------------------------------------
@@ -160,7 +167,8 @@ declared = {re.match(r"[A-Za-z0-9_-]+", s).group(0) for s, _, _ in deps}
 always = {re.match(r"[A-Za-z0-9_-]+", s).group(0) for s, w, _ in deps if not w}
 for p in sorted(needed - always):
     err(f"CMake needs {p}, the recipe does not depend on it (in every configuration)")
-for p in sorted(declared - needed - {"cmake", "py-h5py", "c", "cxx"}):
+# kokkos-nvcc-wrapper: pinned beside kokkos (Spack's kokkos leaves its version free).
+for p in sorted(declared - needed - {"cmake", "py-h5py", "c", "cxx", "kokkos-nvcc-wrapper"}):
     err(f"recipe depends on {p}, which no find_package/pkg_check_modules in CMake needs")
 for v in sorted(variants - {"build_type"}):  # CMakePackage turns build_type into CMAKE_BUILD_TYPE
     used = v in defines.values() or any(re.search(rf"(^|[+ ~]){re.escape(v)}\b", w) for _, w, _ in deps)
@@ -177,5 +185,6 @@ if errors:
         print("FAIL: " + e)
     sys.exit(1)
 print(f"ok: recipe compiles; variants {sorted(variants)}; CMake options {sorted(options)} all set; "
-      f"dependencies match CMake's {sorted(needed)}; recipe form checked (CPU, CUDA, cray-mpich+cuda); "
+      f"dependencies match CMake's {sorted(needed)}; recipe form checked (CPU, CUDA, ROCm, cray-mpich+cuda/+rocm, "
+      f"cray-mpich without a GTL); "
       f"environments {sorted(spack_envs.ENVS)} each pick one mini5d spec")

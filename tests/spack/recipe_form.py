@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checks of the recipe's form against current Spack practice, on the directives the
 class body records (spack_stub runs it, loops and f-strings expanded), its syntax tree
-and cmake_args() run for a CPU, a CUDA and a Cray MPICH + CUDA configuration. Each
-check says which Spack behaviour it guards; check_spack.py calls check(...)."""
+and cmake_args() run for CPU, CUDA, ROCm and Cray MPICH + CUDA/ROCm configurations (and
+Cray MPICH with an arch its Spack package has no GTL for). Each check says which Spack
+behaviour it guards; check_spack.py calls check(...)."""
 import ast
 import os
 import re
+import subprocess
 
 import spack_stub
 
 TESTED_KOKKOS = "4.6.01"  # Kokkos and Kokkos Kernels mini5d was built and tested against
+HERE = os.path.dirname(os.path.abspath(__file__))  # in the project's git checkout (the mutants' copies are not)
 
 
 def version_bounded(constraint):
@@ -56,6 +59,56 @@ def method_calls_with(cls, prefix, word):
     return names
 
 
+def one_arch_conflicts(conflicts, variant, values, when, err):
+    """`variant`=none and every pair of values refused with a message when `when`: the
+    variant takes several values, Kokkos builds for one."""
+    if not any(s == f"{variant}=none" and w == when and m for s, w, m in conflicts):
+        err(f"recipe: no conflicts('{variant}=none', when='{when}', msg=...): {when} without an arch "
+            "would reach Kokkos' CMake")
+    pairs = set()
+    for s, w, m in conflicts:
+        vals = spack_stub.parse(s)["kv"].get(variant, set())
+        if len(vals) == 2 and w in (when, "") and m:
+            pairs.add(frozenset(vals))
+    missing = [f"{a},{b}" for i, a in enumerate(values) for b in values[i + 1:] if frozenset((a, b)) not in pairs]
+    if missing:
+        err(f"recipe: {variant}={missing[0]} (and {len(missing) - 1} more pairs) is not refused with a msg: "
+            f"the {variant} variant takes several values, Kokkos one")
+
+
+def git(*args):
+    """`git -C HERE args`, its stdout, or None where there is no git or no checkout."""
+    try:
+        r = subprocess.run(["git", "-C", HERE, *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout if r.returncode == 0 else None
+
+
+def check_numbered_version(kwargs, project_version, test_inputs, err):
+    """version(project_version) fetched from a fixed commit that exists, says that
+    VERSION and holds the recipe's test inputs (a tag would need commit= too)."""
+    commit = kwargs.get("commit")
+    if not commit or not re.fullmatch(r"[0-9a-f]{40}", commit):
+        err(f"recipe: version('{project_version}') has no commit= (40 hex digits): the repository has "
+            "no tags, and Spack warns about a tag without a commit")
+        return
+    if git("rev-parse", "--git-dir") is None:
+        return  # not a git checkout (a source tarball): the commit cannot be looked at here
+    if git("cat-file", "-e", f"{commit}^{{commit}}") is None:
+        err(f"recipe: version('{project_version}', commit='{commit}'): no such commit in this repository")
+        return
+    top = git("show", f"{commit}:CMakeLists.txt") or ""
+    m = re.search(r"\bproject\(\s*mini5d\s+VERSION\s+([0-9.]+)", top)
+    if not m or m.group(1) != project_version:
+        err(f"recipe: version('{project_version}')'s commit {commit[:12]} says VERSION "
+            f"{m.group(1) if m else '?'} in its CMakeLists.txt")
+    for p in test_inputs:
+        if git("cat-file", "-e", f"{commit}:{p}") is None:
+            err(f"recipe: version('{project_version}')'s commit {commit[:12]} has no {p} (a test input): "
+                "`spack install --test` of that version would fail")
+
+
 def check(root, tree, cls_node, recipe_cls, directives, project_version, err):
     calls = lambda name: [(a, k) for n, a, k in directives if n == name]  # noqa: E731
     deps = [(a[0], k.get("when", ""), k.get("type", "")) for a, k in calls("depends_on")]
@@ -91,33 +144,49 @@ def check(root, tree, cls_node, recipe_cls, directives, project_version, err):
     if not any(spack_stub.parse(s)["name"] == "kokkos" and "cuda_lambda" in spack_stub.parse(s)["on"]
                and w == "+cuda" for s, w, _ in deps):
         err("recipe: no depends_on('kokkos+cuda_lambda', when='+cuda'): Kokkos' CMake refuses device lambdas without it")
+    kokkos_range = next((spack_stub.parse(s)["version"] for s, w, _ in deps
+                         if not w and spack_stub.parse(s)["name"] == "kokkos" and spack_stub.parse(s)["version"]), None)
+    wrapper = [spack_stub.parse(s)["version"] for s, w, _ in deps
+               if spack_stub.parse(s)["name"] == "kokkos-nvcc-wrapper" and w == "+cuda"]
+    if not wrapper or not wrapper[0]:
+        err("recipe: no depends_on('kokkos-nvcc-wrapper@<Kokkos' version>', when='+cuda'): Spack's kokkos "
+            "leaves the wrapper's version free, so it concretizes to the newest (4.7, 5.x) beside kokkos 4.6")
+    elif kokkos_range and wrapper[0] != kokkos_range:
+        err(f"recipe: kokkos-nvcc-wrapper@{wrapper[0]} but kokkos@{kokkos_range}: the wrapper must match the Kokkos it compiles for")
 
-    # 4. One cuda_arch, Release, hwloc that sees GPUs.
-    if not any(s == "cuda_arch=none" and w == "+cuda" and m for s, w, m in conflicts):
-        err("recipe: no conflicts('cuda_arch=none', when='+cuda', msg=...): +cuda without an arch "
-            "would reach Kokkos' CMake")
-    pairs = set()
-    for s, w, m in conflicts:
-        vals = spack_stub.parse(s)["kv"].get("cuda_arch", set())
-        if len(vals) == 2 and w in ("+cuda", "") and m:
-            pairs.add(frozenset(vals))
-    archs = spack_stub.CUDA_ARCH_VALUES
-    missing = [f"{a},{b}" for i, a in enumerate(archs) for b in archs[i + 1:] if frozenset((a, b)) not in pairs]
-    if missing:
-        err(f"recipe: cuda_arch={missing[0]} (and {len(missing) - 1} more pairs) is not refused with a msg: "
-            "CudaPackage's cuda_arch takes several values, Kokkos one")
+    # 4. One cuda_arch / amdgpu_target, one device backend, Release, hwloc that sees GPUs.
+    one_arch_conflicts(conflicts, "cuda_arch", spack_stub.CUDA_ARCH_VALUES, "+cuda", err)
+    one_arch_conflicts(conflicts, "amdgpu_target", spack_stub.AMDGPU_TARGETS, "+rocm", err)
+    if not any({s, w} == {"+cuda", "+rocm"} and m for s, w, m in conflicts):
+        err("recipe: no conflicts('+cuda', when='+rocm', msg=...): Kokkos builds one device backend")
     build_type = [k for a, k in calls("variant") if a and a[0] == "build_type"]
     if not build_type or build_type[0].get("default") != "Release":
         err("recipe: no variant('build_type', default='Release'): older Spack builds RelWithDebInfo")
     if not any(spack_stub.parse(s)["name"] == "hwloc" and {"cuda", "nvml"} <= spack_stub.parse(s)["on"]
                and w == "+cuda" for s, w, _ in deps):
         err("recipe: no depends_on('hwloc+cuda+nvml', when='+cuda'): placement would not see the GPUs")
+    if not any(spack_stub.parse(s)["name"] == "hwloc" and "rocm" in spack_stub.parse(s)["on"]
+               and w == "+rocm" for s, w, _ in deps):
+        err("recipe: no depends_on('hwloc+rocm', when='+rocm'): placement would not see the GPUs")
 
-    # 6 and 2 again, by running cmake_args() for three configurations.
-    configs = {"cpu": spack_stub.mini5d_spec(),
-               "cuda": spack_stub.mini5d_spec("90", "openmpi", mpi_cuda=True),
-               "cray-mpich+cuda": spack_stub.mini5d_spec("90", "cray-mpich", mpi_cuda=True)}
-    for name, spec in configs.items():
+    # 6 and 2 again, by running cmake_args() for each configuration: (spec, the compiler
+    # Kokkos was built with, the GTL library expected or None).
+    configs = {
+        "cpu": (spack_stub.mini5d_spec(), spack_stub.SPACK_CXX, None),
+        "cuda": (spack_stub.mini5d_spec("90", "openmpi", mpi_cuda=True),
+                 "/opt/kokkos-nvcc-wrapper/bin/nvcc_wrapper", None),
+        "cray-mpich+cuda": (spack_stub.mini5d_spec("90", "cray-mpich", mpi_cuda=True),
+                            "/opt/kokkos-nvcc-wrapper/bin/nvcc_wrapper", "-lmpi_gtl_cuda"),
+        # Spack's kokkos and kokkos-kernels build +rocm with hipcc (kokkos_cxx would be g++).
+        "rocm": (spack_stub.mini5d_spec(amdgpu_target="gfx90a", mpi="mpich", mpi_rocm=True),
+                 spack_stub.HIPCC, None),
+        "cray-mpich+rocm": (spack_stub.mini5d_spec(amdgpu_target="gfx942", mpi="cray-mpich", mpi_rocm=True),
+                            spack_stub.HIPCC, "-lmpi_gtl_hsa"),
+        # ... unless Kokkos was built with clang or rocmcc: then its own compiler.
+        "rocm, kokkos %clang": (spack_stub.mini5d_spec(amdgpu_target="gfx90a", kokkos_compiler="clang"),
+                                spack_stub.SPACK_CXX, None),
+    }
+    for name, (spec, want_cxx, want_gtl) in configs.items():
         try:
             args = recipe_cls(spec).cmake_args()
         except Exception as e:  # what Spack would raise at configure
@@ -126,16 +195,40 @@ def check(root, tree, cls_node, recipe_cls, directives, project_version, err):
         found = dict(a[2:].split("=", 1) for a in args if a.startswith("-D") and "=" in a)
         gtl = next((v for k, v in found.items() if k.split(":")[0] == "MINI5D_MPI_GTL_LINK"), None)
         cxx = next((v for k, v in found.items() if k.split(":")[0] == "CMAKE_CXX_COMPILER"), None)
-        want_cxx = spec["kokkos"].package.kokkos_cxx
         if cxx != want_cxx:
-            err(f"recipe: cmake_args() for {name}: CMAKE_CXX_COMPILER is {cxx}, expected Kokkos' {want_cxx}")
+            err(f"recipe: cmake_args() for {name}: CMAKE_CXX_COMPILER is {cxx}, expected {want_cxx}, "
+                "the compiler Kokkos was built with")
         if gtl is None:
             err(f"recipe: cmake_args() for {name} does not pass MINI5D_MPI_GTL_LINK")
-        elif name == "cray-mpich+cuda" and "-lmpi_gtl_cuda" not in gtl.split(";"):
-            err("recipe: with cray-mpich+cuda, MINI5D_MPI_GTL_LINK lacks cray-mpich's gtl_lib "
+        elif want_gtl and want_gtl not in gtl.split(";"):
+            err(f"recipe: with {name}, MINI5D_MPI_GTL_LINK lacks cray-mpich's gtl_lib {want_gtl} "
                 f"(got '{gtl}'): MPI_Init aborts under MPICH_GPU_SUPPORT_ENABLED=1")
-        elif name != "cray-mpich+cuda" and gtl:
-            err(f"recipe: MINI5D_MPI_GTL_LINK='{gtl}' for {name}: only cray-mpich+cuda has a GTL")
+        elif not want_gtl and gtl:
+            err(f"recipe: MINI5D_MPI_GTL_LINK='{gtl}' for {name}: only cray-mpich+cuda or +rocm has a GTL")
+
+    # 6b. cray-mpich's gtl_lib raises InstallError for an arch it has no GTL for (cuda_arch
+    # other than 70/80/90, amdgpu_target outside gfx906..gfx942, none): the recipe turns
+    # that into one message that names the arch and what to do.
+    for name, spec, arch in (
+            ("cray-mpich+cuda cuda_arch=90a", spack_stub.mini5d_spec("90a", "cray-mpich", mpi_cuda=True), "cuda_arch=90a"),
+            ("cray-mpich+rocm amdgpu_target=gfx950",
+             spack_stub.mini5d_spec(amdgpu_target="gfx950", mpi="cray-mpich", mpi_rocm=True), "amdgpu_target=gfx950")):
+        try:
+            recipe_cls(spec).cmake_args()
+            err(f"recipe: cmake_args() for {name} passes, but cray-mpich's gtl_lib has no GTL for it")
+            continue
+        except spack_stub.InstallError as e:
+            msg = str(e)
+        except Exception as e:
+            err(f"recipe: cmake_args() for {name} raises {type(e).__name__}: {e}, not one InstallError "
+                "that says what to do")
+            continue
+        variant, _, known = spack_stub.CRAY_MPICH_GTL["cuda" if "cuda" in arch else "rocm"]
+        if not msg.startswith("mini5d:") or arch not in msg or not all(v in msg for v in known) \
+                or "external" not in msg:
+            err(f"recipe: for {name} the error is '{msg}': it must be mini5d's own (starting 'mini5d:'), "
+                f"name the arch ({arch}) and say what to do (declare the external cray-mpich with one of "
+                f"{sorted(known)})")
 
     # 7. License, numbered versions, stand-alone tests.
     if ("BSD-3-Clause",) not in [a for a, _ in calls("license")]:
@@ -145,8 +238,9 @@ def check(root, tree, cls_node, recipe_cls, directives, project_version, err):
         err('recipe: no version("main", branch="main")')
     if project_version not in versions:
         err(f"recipe: no version('{project_version}'), the CMake project's VERSION")
-    elif versions[project_version].get("tag") != f"v{project_version}":
-        err(f"recipe: version('{project_version}') is not fetched from its tag v{project_version}")
+    else:
+        check_numbered_version(versions[project_version], project_version,
+                               getattr(recipe_cls, "test_inputs", []), err)
     for what, word in (("prints the version", "version"), ("trains", "train")):
         if not method_calls_with(cls_node, "test_", word):
             err(f"recipe: no stand-alone test (a test_* method) that {what} ('{word}'): `spack test run` would check nothing")

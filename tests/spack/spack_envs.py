@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checks of the Spack environments in spack/envs/<name>/spack.yaml: one directory per
 environment (each its own spack.lock and view), each building this checkout with the
-repo's recipe, one mini5d spec with the right backend and only the recipe's variants,
-and, for CUDA, an MPI requirement that admits CUDA-aware providers only.
+repo's recipe, one mini5d spec with the right backend and arch and only the recipe's
+variants, and, for CUDA and ROCm, an MPI requirement that admits GPU-aware providers only.
 check_spack.py calls check(...)."""
 import os
 import re
@@ -11,9 +11,14 @@ import yaml
 
 import spack_stub
 
-ENVS = {"cpu": None, "cuda": "90", "cuda-sm80": "80"}  # name -> cuda_arch (None: CPU)
-# Providers of mpi that take device pointers, in the spec form a requirement names them.
-CUDA_AWARE_MPI = ("openmpi", "mpich", "mvapich2", "cray-mpich")
+# name -> (device backend, its arch); (None, None): CPU.
+ENVS = {"cpu": (None, None), "cuda": ("cuda", "90"), "cuda-sm80": ("cuda", "80"),
+        "rocm-gfx90a": ("rocm", "gfx90a"), "rocm-gfx942": ("rocm", "gfx942")}
+ARCH_VARIANT = {"cuda": "cuda_arch", "rocm": "amdgpu_target"}
+# Providers of mpi that take device pointers with that variant, in the spec form a
+# requirement names them (spack-packages' mvapich2 has +cuda, no +rocm).
+GPU_AWARE_MPI = {"cuda": ("openmpi", "mpich", "mvapich2", "cray-mpich"),
+                 "rocm": ("openmpi", "mpich", "cray-mpich")}
 
 
 def mpi_requirement(env):
@@ -34,7 +39,7 @@ def check(root, variants, err):
         err("spack.yaml at the top of the checkout: environments live in spack/envs/<name>/ "
             "(one shared file means one shared lock and view)")
     arches = {}
-    for name, arch in ENVS.items():
+    for name, (backend, arch) in ENVS.items():
         d = os.path.join(root, "spack", "envs", name)
         path = os.path.join(d, "spack.yaml")
         if not os.path.isfile(path):
@@ -73,23 +78,32 @@ def check(root, variants, err):
         for v in re.findall(r"[+~]([a-z_]+)|\b([a-z_]+)=", spec):
             if (v[0] or v[1]) not in variants:
                 err(f"{where}: '{spec}': the recipe has no variant {v[0] or v[1]}")
-        if arch is None:
-            if "+cuda" in spec or "~cuda" not in spec:
-                err(f"{where}: the CPU environment's spec '{spec}' must say ~cuda")
+        c = spack_stub.parse(spec)
+        if backend is None:
+            if "cuda" not in c["off"] or c["on"] & {"cuda", "rocm"}:
+                err(f"{where}: the CPU environment's spec '{spec}' must say ~cuda (and not +rocm)")
             continue
-        m = re.search(r"cuda_arch=([0-9a-z,]+)", spec)
-        if "+cuda" not in spec or not m:
-            err(f"{where}: the CUDA environment's spec '{spec}' needs +cuda and cuda_arch")
+        variant = ARCH_VARIANT[backend]
+        other = "rocm" if backend == "cuda" else "cuda"
+        vals = c["kv"].get(variant)
+        if backend not in c["on"] or not vals:
+            err(f"{where}: the {backend} environment's spec '{spec}' needs +{backend} and {variant}")
             continue
-        if m.group(1) != arch:
-            err(f"{where}: cuda_arch={m.group(1)}, expected {arch} for this environment")
-        arches[name] = m.group(1)
+        if other in c["on"]:
+            err(f"{where}: the {backend} environment's spec '{spec}' also says +{other}")
+        if vals != {arch}:
+            err(f"{where}: {variant}={','.join(sorted(vals))}, expected {arch} for this environment")
+        arches[name] = (backend, ",".join(sorted(vals)))
         allowed = mpi_requirement(env)
         if not allowed:
-            err(f"{where}: packages: mpi: require: is missing: a non-CUDA-aware MPI could be chosen silently")
+            err(f"{where}: packages: mpi: require: is missing: an MPI that cannot take {backend} device "
+                "pointers could be chosen silently")
         for s in allowed:
-            c = spack_stub.parse(s)
-            if c["name"] not in CUDA_AWARE_MPI or "cuda" not in c["on"]:
-                err(f"{where}: packages: mpi: require: admits '{s}', which is not a +cuda MPI")
+            m = spack_stub.parse(s)
+            if m["name"] not in GPU_AWARE_MPI[backend] or backend not in m["on"]:
+                err(f"{where}: packages: mpi: require: admits '{s}', which is not a +{backend} build of "
+                    f"{', '.join(GPU_AWARE_MPI[backend])}")
+            elif m["kv"].get(variant, {arch}) != {arch}:
+                err(f"{where}: packages: mpi: require: '{s}' is for another {variant} than {arch}")
     if len(set(arches.values())) != len(arches):
-        err(f"two CUDA environments build the same cuda_arch: {arches}")
+        err(f"two GPU environments build the same backend and arch: {arches}")
