@@ -77,6 +77,28 @@ void validate_slurm(const ClusterDesc& cl) {
                      " s, the time mini5d keeps to exit and requeue after its last checkpoint)");
 }
 
+namespace {
+// The GPU-aware MPI switch of the site (slurm.gpu_aware_env), guarded by its transport
+// library (slurm.gpu_aware_lib) when the file names one.
+void write_gpu_aware_switch(std::ostream& os, const ClusterDesc& cl) {
+  if (cl.slurm_gpu_aware_env.empty()) {
+    os << "# No GPU-aware MPI switch for this site: mini5d asks the library (parallel.gpu_aware_mpi=auto).\n";
+  } else if (cl.slurm_gpu_aware_lib.empty()) {
+    os << "export " << cl.slurm_gpu_aware_env << "  # GPU-aware MPI: ranks hand MPI device pointers\n";
+  } else {
+    // Cray MPICH aborts in MPI_Init when the switch is on and its GPU transport
+    // library is not linked: turn it on only for a binary that links it.
+    const std::string name = cl.slurm_gpu_aware_env.substr(0, cl.slurm_gpu_aware_env.find('='));
+    os << "if [[ $(ldd \"$MINI5D\" 2>/dev/null) == *" << cl.slurm_gpu_aware_lib << "* ]]; then\n";
+    os << "  export " << cl.slurm_gpu_aware_env << "  # GPU-aware MPI: ranks hand MPI device pointers\n";
+    os << "else\n";
+    os << "  echo \"mini5d: $MINI5D does not link " << cl.slurm_gpu_aware_lib << ": " << name
+       << " left unset, MPI messages staged through host memory\" >&2\n";
+    os << "fi\n";
+  }
+}
+}  // namespace
+
 void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, const Plan& p,
                  const std::string& deck_path) {
   validate_slurm(cl);
@@ -151,23 +173,7 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
     os << "export MINI5D_NO_BIND=0  # srun pins nothing (--cpu-bind=none); mini5d pins each rank with hwloc\n";
   if (gpu && !srun_binds)
     os << "export CUDA_DEVICE_ORDER=PCI_BUS_ID  # every GPU visible, numbered as hwloc sees them; mini5d picks the nearest\n";
-  if (gpu) {
-    if (cl.slurm_gpu_aware_env.empty()) {
-      os << "# No GPU-aware MPI switch for this site: mini5d asks the library (parallel.gpu_aware_mpi=auto).\n";
-    } else if (cl.slurm_gpu_aware_lib.empty()) {
-      os << "export " << cl.slurm_gpu_aware_env << "  # GPU-aware MPI: ranks hand MPI device pointers\n";
-    } else {
-      // Cray MPICH aborts in MPI_Init when the switch is on and its GPU transport
-      // library is not linked: turn it on only for a binary that links it.
-      const std::string name = cl.slurm_gpu_aware_env.substr(0, cl.slurm_gpu_aware_env.find('='));
-      os << "if [[ $(ldd \"$MINI5D\" 2>/dev/null) == *" << cl.slurm_gpu_aware_lib << "* ]]; then\n";
-      os << "  export " << cl.slurm_gpu_aware_env << "  # GPU-aware MPI: ranks hand MPI device pointers\n";
-      os << "else\n";
-      os << "  echo \"mini5d: $MINI5D does not link " << cl.slurm_gpu_aware_lib << ": " << name
-         << " left unset, MPI messages staged through host memory\" >&2\n";
-      os << "fi\n";
-    }
-  }
+  if (gpu) write_gpu_aware_switch(os, cl);
   os << "\n# Resume from the newest checkpoint when there is one. Arguments to the script\n"
         "# (sbatch SCRIPT section.field=value ...) override the deck.\n";
   os << "RESUME=()\n";
