@@ -27,11 +27,14 @@ inline void rocblas_bf16_gemm(char ta, char tb, int n, int m, int k, const void*
   auto& blas = KokkosBlas::Impl::RocBlasSingleton::singleton();
   rocblas_status status = rocblas_set_stream(blas.handle, ExecSpace().hip_stream());
   const float alpha = 1.0f;
+  // The name in parentheses calls the function, not the variadic macro of the same name
+  // that rocBLAS 5.x defines over it (for two obsolete workspace arguments): called with
+  // none, that macro trips -Wgnu-zero-variadic-macro-arguments under -Wpedantic.
   if (status == rocblas_status_success)
-    status = rocblas_gemm_ex(blas.handle, rocblas_op(tb), rocblas_op(ta), m, n, k, &alpha, b,
-                             rocblas_datatype_bf16_r, ldb, a, rocblas_datatype_bf16_r, lda, &beta, c,
-                             rocblas_datatype_f32_r, ldc, c, rocblas_datatype_f32_r, ldc, rocblas_datatype_f32_r,
-                             rocblas_gemm_algo_standard, 0, 0);
+    status = (rocblas_gemm_ex)(blas.handle, rocblas_op(tb), rocblas_op(ta), m, n, k, &alpha, b,
+                               rocblas_datatype_bf16_r, ldb, a, rocblas_datatype_bf16_r, lda, &beta, c,
+                               rocblas_datatype_f32_r, ldc, c, rocblas_datatype_f32_r, ldc, rocblas_datatype_f32_r,
+                               rocblas_gemm_algo_standard, 0, 0);
   if (status != rocblas_status_success)
     throw std::runtime_error("rocBLAS bf16 GEMM (" + std::to_string(n) + " x " + std::to_string(m) + " x " +
                              std::to_string(k) + ") failed: " + rocblas_status_to_string(status));
