@@ -3,6 +3,46 @@
 # a TIMEOUT (a hang fails instead of blocking CI) and a label naming its kind
 # (`ctest -L unit|mpi|cli|...`). Included by tests/CMakeLists.txt.
 
+# A skip is a skip. A test that lacks what it needs here (a tmpfs, unshare, h5py, network
+# namespaces, setpriv, a libFuzzer compiler, a real Spack or Slurm) prints "SKIP: <why>"
+# and exits 77; with SKIP_RETURN_CODE 77 CTest reports it as "Not Run" (skipped) in its
+# summary instead of counting it as passed, and scripts/quickstart-test.sh lists it (and
+# fails under CI=true). Every test under tests/ gets it: mini5d_skips_are_skips() marks
+# every test of the calling folder, those it registers later included (a call deferred
+# to the folder's end). The helpers below call it; a folder that registers tests with
+# add_test itself calls it at its top, and tests/CMakeLists.txt refuses to configure a
+# folder with tests that did not (mini5d_check_skip_codes). No test exits 77 otherwise:
+# the Catch2 binaries exit 1 on failure, never their count of failed assertions
+# (tests/support/main.cpp), and the apps never exit 77.
+set(mini5d_skip_code 77)
+function(mini5d_skips_are_skips)
+  get_property(deferred DIRECTORY PROPERTY mini5d_skips_deferred)
+  if(NOT deferred)
+    set_property(DIRECTORY PROPERTY mini5d_skips_deferred TRUE)
+    cmake_language(DEFER CALL _mini5d_mark_skips)
+  endif()
+endfunction()
+function(_mini5d_mark_skips)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  if(tests)
+    set_tests_properties(${tests} PROPERTIES SKIP_RETURN_CODE ${mini5d_skip_code})
+  endif()
+endfunction()
+# mini5d_check_skip_codes(<folder>): a configure error for each folder at or below
+# <folder> that registers tests without mini5d_skips_are_skips().
+function(mini5d_check_skip_codes dir)
+  get_property(tests DIRECTORY ${dir} PROPERTY TESTS)
+  get_property(deferred DIRECTORY ${dir} PROPERTY mini5d_skips_deferred)
+  if(tests AND NOT deferred)
+    message(SEND_ERROR "${dir} registers tests (${tests}) without calling mini5d_skips_are_skips() "
+                       "(tests/Mini5dTests.cmake): a test there that exits 77 would pass instead of being skipped")
+  endif()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    mini5d_check_skip_codes(${sub})
+  endforeach()
+endfunction()
+
 # Every test runs one OpenMP thread per rank (with a Kokkos OpenMP backend, 4 ranks x
 # the default thread count on a 2-core machine made the MPI tests 20 times slower) and
 # with OMP_PROC_BIND set, as Kokkos asks.
@@ -30,6 +70,7 @@ set(mini5d_openmp_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=${mini5d_openmp_th
 # mini5d_openmp_variants(<test> <ranks> <teams> <command>...): <test>_omp_team<n> for
 # each n in <teams> (a list), label `openmp` (and `mpi` when ranks > 1).
 function(mini5d_openmp_variants test ranks teams)
+  mini5d_skips_are_skips()
   if(NOT mini5d_openmp)
     return()
   endif()
@@ -66,6 +107,7 @@ endfunction()
 # Registers a one-rank Catch2 test, label `unit` (and LABELS), running <binary> (default
 # <test>, built from <test>.cpp if no such target exists yet) with ARGS (a test spec).
 function(mini5d_unit_test)
+  mini5d_skips_are_skips()
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET;TIMEOUT" "ARGS;LABELS;PROPERTIES;OPENMP_TEAMS")
   if(NOT arg_TARGET)
     set(arg_TARGET ${arg_NAME})
@@ -91,6 +133,7 @@ endfunction()
 # unless a target of that name exists already (a unit binary with [mpi] cases, or one
 # that needs other libraries).
 function(mini5d_mpi_test)
+  mini5d_skips_are_skips()
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT;SUFFIX" "RANKS;ARGS;LABELS;PROPERTIES;OPENMP_TEAMS")
   if(NOT arg_SUFFIX)
     set(arg_SUFFIX np)
@@ -122,6 +165,7 @@ endfunction()
 # folder of its own: tests side by side would otherwise meet in the default checkpoint
 # directory and report path, which a run locks (and then refuses the other run).
 function(mini5d_cli_test name)
+  mini5d_skips_are_skips()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/work/${name})
   file(MAKE_DIRECTORY ${dir})
   add_test(NAME ${name} COMMAND ${ARGN} WORKING_DIRECTORY ${dir})

@@ -27,6 +27,7 @@
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "compare.hpp"
 #include "invariance_check.hpp"
 #include "layouts.hpp"
 #include "mpi_util.hpp"
@@ -99,8 +100,8 @@ AfterStep check_memory_before_step(const train::Trainer& tr) {
   plan::ClusterDesc cl;
   const plan::MemoryBreakdown want = plan::stage_memory(md, td, cl, pl, stage, {});
   const auto got = tr.measured_state_memory();
-  double worst = std::max({std::abs(got.weights - want.weights), std::abs(got.gradients - want.grads),
-                           std::abs(got.optimizer - want.optimizer)});
+  double worst = test::worst_of({test::abs_error(got.weights, want.weights), test::abs_error(got.gradients, want.grads),
+                                 test::abs_error(got.optimizer, want.optimizer)});
   worst = world_max(worst);
   INFO("weights " << got.weights << " / " << want.weights << ", gradients " << got.gradients << " / " << want.grads
                   << ", optimizer " << got.optimizer << " / " << want.optimizer);

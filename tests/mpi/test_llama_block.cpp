@@ -34,6 +34,7 @@
 
 #include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "compare.hpp"
 #include "invariance_check.hpp"
 #include "layouts.hpp"
 #include "mpi_util.hpp"
@@ -62,10 +63,9 @@ void check_traffic(const train::Trainer& tr, const std::string& what) {
   std::string worst_axis;
   for (const auto& a : tr.traffic_summary()) {
     if (a.axis == "e") {
-      e_mean = a.mean_predicted > 0 ? std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted
-                                    : (a.mean_measured == 0 ? 0.0 : HUGE_VAL);
-    } else if (a.worst > worst) {
-      worst = a.worst;
+      e_mean = test::relative_to(a.mean_measured, a.mean_predicted, a.mean_predicted);
+    } else if (!(a.worst <= worst)) {  // a NaN is kept, as +inf
+      worst = test::worse(worst, a.worst);
       worst_axis = a.axis;
     }
   }

@@ -36,7 +36,7 @@ inline double abs_error(double got, double want) {
 // floor's scale instead of their own; +inf when either is not finite.
 inline double floored_relative(double got, double want, double floor) {
   const double d = abs_error(got, want);
-  return std::isfinite(d) ? d / std::fmax(floor, std::fabs(want)) : kNotFinite;
+  return std::isfinite(d) ? d / std::fmax(floor, std::fabs(want)) : kNotFinite;  // nan-safe: d is finite here
 }
 
 // |got - want| / scale for a scale that is the reference's own size (a loss, a norm, a

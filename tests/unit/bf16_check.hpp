@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "compare.hpp"
 #include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/views.hpp"
 
@@ -85,28 +86,25 @@ struct Buf {
   }
 };
 
-// max_i |got_i - ref_i| / (u_out |ref_i| + 2^-24 e_i): <= 1 when the bound holds.
+// max_i |got_i - ref_i| / (u_out |ref_i| + 2^-24 e_i): <= 1 when the bound holds; +inf
+// when a value on either side, or a bound, is not finite (compare.hpp).
 inline double worst_ratio(const HostVec& got, const HostVec& ref, const HostVec& e, double u_out) {
   double w = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const double bound = u_out * std::fabs(ref[i]) + kEps32 * e[i];
-    const double err = std::fabs(got[i] - ref[i]);
-    const double r = std::isfinite(got[i]) ? err / bound : INFINITY;
-    w = r > w ? r : w;
+    w = worse(w, relative_to(got[i], ref[i], bound));
   }
   return w;
 }
 
 // The largest error in units of the output's own roundoff, |got - ref| / (u |ref|), over
-// the elements not near zero (|ref| above 1e-3 of the largest): for the report.
+// the elements not near zero (|ref| above 1e-3 of the largest): for the report; +inf
+// when a value is not finite.
 inline double worst_in_u(const HostVec& got, const HostVec& ref, double u) {
   double big = 0, w = 0;
-  for (double r : ref) big = std::fabs(r) > big ? std::fabs(r) : big;
+  for (double r : ref) big = worse(big, std::fabs(r));
   for (std::size_t i = 0; i < ref.size(); ++i)
-    if (std::fabs(ref[i]) > 1e-3 * big) {
-      const double r = std::fabs(got[i] - ref[i]) / (u * std::fabs(ref[i]));
-      w = r > w ? r : w;
-    }
+    if (!(std::fabs(ref[i]) <= 1e-3 * big)) w = worse(w, relative_to(got[i], ref[i], u * std::fabs(ref[i])));
   return w;
 }
 

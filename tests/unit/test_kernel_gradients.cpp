@@ -319,7 +319,9 @@ TEST_CASE("the team kernels run at the team size the test asked for", "[kernels]
   Kokkos::parallel_reduce(
       "mini5d::test::team_size", teams(4),
       KOKKOS_LAMBDA(const TeamMember& t, int& most) {
-        Kokkos::single(Kokkos::PerTeam(t), [&]() { most = t.team_size() > most ? t.team_size() : most; });
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          most = t.team_size() > most ? t.team_size() : most;  // nan-safe: ints
+        });
       },
       Kokkos::Max<int>(seen));
   const char* asked = std::getenv("MINI5D_TEST_TEAM_SIZE");

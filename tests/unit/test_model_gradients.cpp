@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compare.hpp"
 #include "fd_harness.hpp"
 #include "mini5d/model/gpt.hpp"
 
@@ -139,8 +140,8 @@ TEST_CASE("tied embeddings: wte's gradient equals the untied embedding's plus th
   double worst = 0, scale = 0;
   for (std::int64_t i = 0; i < wa.size(); ++i) {
     const double want = ga(wa.offset + i) + ga(ha.offset + i);
-    worst = std::max(worst, std::abs(gb(wb.offset + i) - want));
-    scale = std::max(scale, std::abs(want));
+    worst = test::worse(worst, test::abs_error(gb(wb.offset + i), want));
+    scale = test::worse(scale, std::fabs(want));
   }
   INFO("worst difference " << worst << " of gradients up to " << scale);
   CHECK(scale > 0);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "compare.hpp"
 #include "grad_check.hpp"
 #include "input_error.hpp"
 #include "mini5d/core/deck.hpp"
@@ -59,15 +60,15 @@ struct PaddedCase {
     Kokkos::deep_copy(full.flat, hf);
   }
   // The largest difference between the two gradients over the model's columns, and the
-  // largest padding gradient.
+  // largest padding gradient; +inf where a value is not finite (compare.hpp).
   void compare(double& model_cols, double& padding) const {
     auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), plain.flat);
     auto hf = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), full.flat);
     model_cols = padding = 0;
     for (int r = 0; r < N; ++r)
       for (int c = 0; c < W; ++c) {
-        if (c < V) model_cols = std::max(model_cols, std::abs(hf(r * W + c) - hp(r * V + c)));
-        else padding = std::max(padding, std::abs(hf(r * W + c)));
+        if (c < V) model_cols = test::worse(model_cols, test::abs_error(hf(r * W + c), hp(r * V + c)));
+        else padding = test::worse(padding, test::abs_error(hf(r * W + c), 0.0));
       }
   }
 };
@@ -117,8 +118,8 @@ TEST_CASE("the vocab-parallel passes leave padding columns out, and a rank of pa
   k::vocab_ce_grad<double>(only.mat(p.N, 4), group_sums, row_max, far, 100, 0, scale);
   auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), only.flat);
   double worst = 0;
-  for (int i = 0; i < 2 * p.N; ++i) worst = std::max(worst, std::abs(hs(i)));
-  for (int i = 0; i < p.N * 4; ++i) worst = std::max(worst, std::abs(ho(i)));
+  for (int i = 0; i < 2 * p.N; ++i) worst = test::worse(worst, test::abs_error(hs(i), 0.0));
+  for (int i = 0; i < p.N * 4; ++i) worst = test::worse(worst, test::abs_error(ho(i), 0.0));
   CHECK(worst == 0);
 }
 
@@ -160,8 +161,8 @@ TEST_CASE("a padded model at t = 1 trains as the unpadded one, with the same che
     for (std::size_t i = 0; i < plain.history().size(); ++i) {
       const double a = plain.history()[i].loss, b = padded.history()[i].loss;
       const double ga = plain.history()[i].grad_norm, gb = padded.history()[i].grad_norm;
-      worst = std::max(worst, std::abs(a - b) / std::abs(a));
-      norm = std::max(norm, std::abs(ga - gb) / std::abs(ga));
+      worst = test::worse(worst, test::relative_to(b, a, a));
+      norm = test::worse(norm, test::relative_to(gb, ga, ga));
     }
     CHECK(worst <= 1e-6);
     CHECK(norm <= 1e-5);
@@ -172,8 +173,8 @@ TEST_CASE("a padded model at t = 1 trains as the unpadded one, with the same che
       INFO(name);
       REQUIRE(got.count(name));
       CHECK(got.at(name).elements == c.elements);
-      sum_sq = std::max(sum_sq, std::abs(got.at(name).sum_sq - c.sum_sq) / c.sum_sq);
-      sum = std::max(sum, std::abs(got.at(name).sum - c.sum) / std::sqrt(c.sum_sq));
+      sum_sq = test::worse(sum_sq, test::relative_to(got.at(name).sum_sq, c.sum_sq, c.sum_sq));
+      sum = test::worse(sum, test::relative_to(got.at(name).sum, c.sum, std::sqrt(c.sum_sq)));
     }
     CHECK(sum_sq <= 1e-5);
     CHECK(sum <= 1e-2);

@@ -24,6 +24,14 @@ std::vector<double> measured_now() {
           a.bytes("dp_expert", Traffic::grads) + a.bytes("dp_expert", Traffic::weights)};
 }
 const char* const kAxes[] = {"t", "c", "e", "p", "d", "d (experts)"};
+
+// |measured - predicted| / predicted, 0 when both are 0; +inf when there is no
+// prediction but bytes moved, or when either figure is not finite (a NaN compares false
+// with everything, so std::max(worst, NaN) would keep the old worst and hide it).
+double relative_difference(double predicted, double measured) {
+  const double d = predicted > 0 ? std::abs(measured - predicted) / predicted : (measured == 0 ? 0.0 : HUGE_VAL);
+  return std::isfinite(d) && std::isfinite(predicted) && std::isfinite(measured) ? d : HUGE_VAL;
+}
 }  // namespace
 
 std::vector<double> Trainer::traffic_snapshot() const { return measured_now(); }
@@ -57,7 +65,8 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
       const double p = all[std::size_t(r) * mine.size() + 2 * i], m = all[std::size_t(r) * mine.size() + 2 * i + 1];
       s.mean_predicted += p / R;
       s.mean_measured += m / R;
-      s.worst = std::max(s.worst, p > 0 ? std::abs(m - p) / p : (m == 0 ? 0.0 : HUGE_VAL));
+      const double d = relative_difference(p, m);
+      s.worst = d > s.worst ? d : s.worst;  // d is a number (+inf at worst)
     }
     traffic_.push_back(s);
   }

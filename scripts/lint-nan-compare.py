@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Flags NaN-blind error accumulation in the tests' C++: a worst error built with a raw
+maximum or comparison, which skips a NaN and so scores a NaN result as no error at all.
+
+Every comparison with NaN is false, so std::max(worst, NaN) and std::fmax(worst, NaN)
+both return `worst`, and so do `worst = e > worst ? e : worst` and
+`if (e > worst) worst = e`: a loop written with any of them over an all-NaN gradient
+ends at 0, and `CHECK(worst <= tol)` passes. The tests accumulate errors through
+tests/support/compare.hpp instead (test::worse, worst_of, abs_error, relative_to,
+floored_relative, ScaledError), where a value that is not finite, on either side, makes
+the error +inf. Flagged, in comments and strings stripped:
+  1. std::max, std::fmax, fmax or std::max({...}) with an error among its arguments:
+     an |x| (abs, fabs), a square root, or a name that says error (err, worst, diff,
+     dev, ratio, moved, mismatch);
+  2. a running maximum or minimum written as a ternary, `x = a > x ? a : x` (either
+     order, <, >, <=, >=);
+  3. a running maximum or minimum written as an if, `if (a > x) x = a;` or
+     `if (a > x) { x = a; ... }`;
+  4. std::max_element or std::min_element over a container whose name says error.
+A line may carry `// nan-safe: <reason>` where the value is known finite (compare.hpp's
+own maximum after its finiteness check, a count of bytes): that line is not flagged.
+
+usage: lint-nan-compare.py [--expect-marked] PATH...   (files or directories)
+  exit 0: nothing found; 1: findings (file:line: message); 2: usage error.
+  A directory's files and folders named *_bad are skipped, except with
+  --expect-marked: the files are known-bad snippets; every line the lint must flag
+  carries the comment `NAN-BLIND`, and the findings must be exactly those lines (so
+  the lint's own test fails if it misses one or flags a good one).
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lint_device_rules import strip  # noqa: E402  (comments and strings blanked, offsets kept)
+
+EXTS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hh", ".inl")
+ERRORISH = re.compile(r"\b\w*(?:err|worst|diff|dev|ratio|moved|mismatch)\w*\b", re.I)
+MAGNITUDE = re.compile(r"\b(?:std::)?(?:abs|fabs|fabsf|sqrt|hypot)\s*\(")
+MAX_CALL = re.compile(r"\b(?:std::)?(?:max|fmax|fmaxf|fmaxl)\s*(?:<[^<>()]*>)?\s*\(")
+EXTREMUM = re.compile(r"\b(?:std::)?(?:max|min)_element\s*\(")
+OPERAND = r"[\w.:\[\]()>-]+?"
+TERNARY = re.compile(r"([\w.\[\]]+)\s*=\s*(" + OPERAND + r")\s*([<>]=?)\s*(" + OPERAND + r")\s*\?\s*(" + OPERAND +
+                     r")\s*:\s*(" + OPERAND + r")\s*;")
+IF_ACC = re.compile(r"\bif\s*\(\s*(" + OPERAND + r")\s*([<>]=?)\s*(" + OPERAND + r")\s*\)\s*\{?\s*([\w.\[\]]+)\s*=\s*(" +
+                    OPERAND + r")\s*[;,]")
+SAFE = re.compile(r"//\s*nan-safe:\s*\S")
+MARK = re.compile(r"//\s*NAN-BLIND\b")
+
+
+def call_args(s, open_paren):
+    """The text between the parenthesis at open_paren and its match."""
+    depth = 0
+    for j in range(open_paren, len(s)):
+        if s[j] in "([{":
+            depth += 1
+        elif s[j] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return s[open_paren + 1:j]
+    return s[open_paren + 1:]
+
+
+def is_error(text):
+    return bool(MAGNITUDE.search(text) or ERRORISH.search(text))
+
+
+def same(a, b):
+    return re.sub(r"\s+", "", a) == re.sub(r"\s+", "", b)
+
+
+def findings_in(s):
+    """(offset, message) for each NaN-blind accumulation in stripped source s."""
+    out = []
+    for m in MAX_CALL.finditer(s):
+        args = call_args(s, m.end() - 1)
+        if is_error(args):
+            out.append((m.start(), f"{m.group(0).rstrip('( ')} of an error skips a NaN: use test::worse or "
+                                   "worst_of (tests/support/compare.hpp)"))
+    for m in TERNARY.finditer(s):
+        target, a, _, b, yes, no = m.groups()
+        # A maximum or minimum of a and b, kept in one of them: a running extremum.
+        if {re.sub(r"\s+", "", yes), re.sub(r"\s+", "", no)} == {re.sub(r"\s+", "", a), re.sub(r"\s+", "", b)} and \
+                (same(target, a) or same(target, b)):
+            out.append((m.start(), f"running extremum `{target} = ... ? ... : ...` skips a NaN: use test::worse "
+                                   "(tests/support/compare.hpp)"))
+    for m in IF_ACC.finditer(s):
+        a, _, b, target, value = m.groups()
+        if re.fullmatch(r"[-+]?[\d.]+(?:e[-+]?\d+)?[fFlL]?", value.strip()):
+            continue  # a clamp to a constant (`if (x < 0) x = 0`), not a running extremum
+        if (same(target, a) and same(value, b)) or (same(target, b) and same(value, a)):
+            out.append((m.start(), f"running extremum `if (...) {target} = {value}` skips a NaN: use test::worse "
+                                   "(tests/support/compare.hpp)"))
+    for m in EXTREMUM.finditer(s):
+        if ERRORISH.search(call_args(s, m.end() - 1)):
+            out.append((m.start(), "max_element/min_element over errors orders NaN arbitrarily: use test::worse"))
+    return out
+
+
+def files_of(paths, expect):
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, folders, names in os.walk(p):
+                folders[:] = sorted(d for d in folders if expect or not d.endswith("_bad"))
+                files += [os.path.join(root, n) for n in sorted(names)
+                          if n.endswith(EXTS) and (expect or not os.path.splitext(n)[0].endswith("_bad"))]
+        else:
+            files.append(p)
+    return files
+
+
+def scan(files):
+    found = []
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        lines = text.splitlines()
+        s = strip(text)
+        for off, msg in findings_in(s):
+            line = s.count("\n", 0, off) + 1
+            if not SAFE.search(lines[line - 1]):
+                found.append((f, line, msg))
+    return sorted(set(found))
+
+
+def main(argv):
+    expect = "--expect-marked" in argv
+    paths = [a for a in argv if a != "--expect-marked"]
+    if not paths:
+        print(next(l for l in __doc__.splitlines() if l.startswith("usage:")), file=sys.stderr)
+        return 2
+    files = files_of(paths, expect)
+    findings = scan(files)
+    for f, line, msg in findings:
+        print(f"{f}:{line}: {msg}")
+    if not expect:
+        print(f"lint-nan-compare: {len(files)} files, {len(findings)} finding(s)")
+        return 1 if findings else 0
+    marked = set()
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            marked |= {(f, n) for n, text in enumerate(fh, 1) if MARK.search(text)}
+    found = {(f, line) for f, line, _ in findings}
+    for f, line in sorted(marked - found):
+        print(f"MISSED: {f}:{line} is marked NAN-BLIND but was not flagged")
+    for f, line in sorted(found - marked):
+        print(f"UNEXPECTED: {f}:{line} was flagged but is not marked NAN-BLIND")
+    ok = marked and marked == found
+    print(f"lint-nan-compare self-test: {len(marked)} marked, {len(found)} flagged: {'ok' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
