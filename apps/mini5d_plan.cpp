@@ -35,7 +35,7 @@ namespace {
 const char* kUsage =
     "usage: mini5d-plan --model FILE --cluster FILE [options]\n"
     "  --model FILE          model description or mini5d deck (inputs/models/*.yaml, inputs/*.yaml)\n"
-    "  --cluster FILE        cluster description (inputs/clusters/*.yaml)\n"
+    "  --cluster FILE        cluster description (inputs/clusters/*.yaml; shipped: " MINI5D_SHIPPED_CLUSTERS ")\n"
     "  --layout SPEC         evaluate this layout and rank it, e.g. t=8,p=4,mb=1,zero=1,\n"
     "                        recompute=selective,v=2 (keys d t p c e mb m zero recompute v sp\n"
     "                        schedule stages map, e.g. stages=3+5 or balanced, map=cyclic for\n"
