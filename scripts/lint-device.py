@@ -50,10 +50,10 @@ usage: lint-device.py [--expect-marked] PATH...   (files or directories)
   lint must flag carries the comment `LINT-EXPECT`, and the findings must be exactly
   those lines (so the lint's own test fails if it misses one or flags a good one).
 """
-import os
 import re
 import sys
 
+from lint_common import self_test, source_files
 from lint_device_rules import device_bodies, match_close, strip, vendor_findings
 
 LAMBDA = re.compile(r"\bKOKKOS_(?:CLASS_)?LAMBDA\b")
@@ -142,15 +142,7 @@ def out_of_line_defs(s, classes):
 
 
 def scan(paths, expect=False):
-    files = []
-    for p in paths:
-        if os.path.isdir(p):
-            for root, folders, names in os.walk(p):
-                folders[:] = sorted(d for d in folders if expect or not d.endswith("_bad"))
-                files += [os.path.join(root, n) for n in sorted(names)
-                          if n.endswith(EXTS) and (expect or not os.path.splitext(n)[0].endswith("_bad"))]
-        else:
-            files.append(p)
+    files = source_files(paths, expect, EXTS)
     stripped = {}
     for f in files:
         with open(f, encoding="utf-8", errors="replace") as fh:
@@ -279,22 +271,7 @@ def main(argv):
     if not expect:
         print(f"lint-device: {len(files)} files, {len(findings)} finding(s)")
         return 1 if findings else 0
-    marked = set()
-    for f in files:
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            for n, text in enumerate(fh, 1):
-                if re.search(r"//\s*LINT-EXPECT\s*$", text):
-                    marked.add((f, n))
-    found = {(f, line) for f, line, _ in findings}
-    missed, extra = sorted(marked - found), sorted(found - marked)
-    for f, line in missed:
-        print(f"MISSED: {f}:{line} is marked LINT-EXPECT but was not flagged")
-    for f, line in extra:
-        print(f"UNEXPECTED: {f}:{line} was flagged but is not marked LINT-EXPECT")
-    ok = not missed and not extra and marked
-    print(f"lint-device self-test: {len(marked)} marked, {len(found)} flagged: {'ok' if ok else 'FAIL'}")
-    return 0 if ok else 1
-
+    return self_test("lint-device", "LINT-EXPECT", files, findings)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

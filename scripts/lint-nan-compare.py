@@ -33,6 +33,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lint_common import self_test, source_files  # noqa: E402
 from lint_device_rules import strip  # noqa: E402  (comments and strings blanked, offsets kept)
 
 EXTS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hh", ".inl")
@@ -46,7 +47,6 @@ TERNARY = re.compile(r"([\w.\[\]]+)\s*=\s*(" + OPERAND + r")\s*([<>]=?)\s*(" + O
 IF_ACC = re.compile(r"\bif\s*\(\s*(" + OPERAND + r")\s*([<>]=?)\s*(" + OPERAND + r")\s*\)\s*\{?\s*([\w.\[\]]+)\s*=\s*(" +
                     OPERAND + r")\s*[;,]")
 SAFE = re.compile(r"//\s*nan-safe:\s*\S")
-MARK = re.compile(r"//\s*NAN-BLIND\b")
 
 
 def call_args(s, open_paren):
@@ -98,19 +98,6 @@ def findings_in(s):
     return out
 
 
-def files_of(paths, expect):
-    files = []
-    for p in paths:
-        if os.path.isdir(p):
-            for root, folders, names in os.walk(p):
-                folders[:] = sorted(d for d in folders if expect or not d.endswith("_bad"))
-                files += [os.path.join(root, n) for n in sorted(names)
-                          if n.endswith(EXTS) and (expect or not os.path.splitext(n)[0].endswith("_bad"))]
-        else:
-            files.append(p)
-    return files
-
-
 def scan(files):
     found = []
     for f in files:
@@ -131,26 +118,14 @@ def main(argv):
     if not paths:
         print(next(l for l in __doc__.splitlines() if l.startswith("usage:")), file=sys.stderr)
         return 2
-    files = files_of(paths, expect)
+    files = source_files(paths, expect, EXTS)
     findings = scan(files)
     for f, line, msg in findings:
         print(f"{f}:{line}: {msg}")
     if not expect:
         print(f"lint-nan-compare: {len(files)} files, {len(findings)} finding(s)")
         return 1 if findings else 0
-    marked = set()
-    for f in files:
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            marked |= {(f, n) for n, text in enumerate(fh, 1) if MARK.search(text)}
-    found = {(f, line) for f, line, _ in findings}
-    for f, line in sorted(marked - found):
-        print(f"MISSED: {f}:{line} is marked NAN-BLIND but was not flagged")
-    for f, line in sorted(found - marked):
-        print(f"UNEXPECTED: {f}:{line} was flagged but is not marked NAN-BLIND")
-    ok = marked and marked == found
-    print(f"lint-nan-compare self-test: {len(marked)} marked, {len(found)} flagged: {'ok' if ok else 'FAIL'}")
-    return 0 if ok else 1
-
+    return self_test("lint-nan-compare", "NAN-BLIND", files, findings)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
