@@ -23,7 +23,7 @@
 # a second core), and the names in MINI5D_ALLOW_SKIPS (space-separated).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup-debian.sh" --slurm
+"$root/scripts/setup-debian.sh" --slurm --oracle
 junit_main=$root/build/mini5d-tests.junit.xml junit_openmp=$root/build-openmp/mini5d-tests.junit.xml
 rm -f "$junit_main" "$junit_openmp"
 status=0

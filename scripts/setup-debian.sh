@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages mini5d needs to build, test and run its demo,
 # skipping those already installed. Run as root (or with sudo available).
-# Usage: scripts/setup-debian.sh [--bench] [--slurm]
+# Usage: scripts/setup-debian.sh [--bench] [--oracle] [--slurm]
 #   --bench  adds the PyTorch peer and matplotlib for perf/plot_*.py
+#   --oracle adds PyTorch for the `oracle` tests' reference model (tests/oracle)
 #   --slurm  adds the test extras for the `slurm` tests: Slurm and munge (scripts/start-slurm.sh)
 set -euo pipefail
 
@@ -26,9 +27,10 @@ packages=(
 for arg in "$@"; do
   case $arg in
     --bench) packages+=(python3-torch libopenblas0-openmp python3-matplotlib) ;;
+    --oracle) packages+=(python3-torch python3-numpy) ;;
     # slurmctld + slurmd + the client commands, and munge for their authentication.
     --slurm) packages+=(slurm-wlm slurm-client munge) ;;
-    *) echo "setup-debian.sh: unknown option '$arg' (valid: --bench, --slurm)" >&2; exit 2 ;;
+    *) echo "setup-debian.sh: unknown option '$arg' (valid: --bench, --oracle, --slurm)" >&2; exit 2 ;;
   esac
 done
 
