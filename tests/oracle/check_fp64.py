@@ -14,7 +14,7 @@ Bounds (docs/testing.md, "The PyTorch oracle"):
   loss, aux loss, gradient norm, clipping factor: relative 1e-12;
   gradients: per tensor, max |mini5d - torch| <= 1e-12 * max |torch| (over that tensor),
     plus 1e-16 absolute for a tensor whose gradient is near zero;
-  (measured on the three decks: 8.5e-16 and 2.2e-15 at most: two fp64 implementations
+  (measured on the four cases: 8.5e-16 and 4.3e-15 at most: two fp64 implementations
   that sum in different orders);
   parameters: per element, |mini5d - torch| <= 1e-6 * lr of the step.
     AdamW's moments are fp32 in mini5d whatever the parameter type (optim/adamw.hpp),
