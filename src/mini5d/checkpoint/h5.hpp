@@ -75,13 +75,16 @@ H5Handle open_file(MPI_Comm comm, const std::string& path, bool create, std::str
 H5Handle collective_transfer();
 
 // Attributes (all ranks must write the same values). Writers throw std::runtime_error;
-// readers return false if the attribute is missing or of the wrong class.
+// readers return false if the attribute is missing or not one value of the type: an
+// array, another class, an integer over 8 bytes, a string over 16 MiB is checked before
+// anything is read, and said in `problem` ("is an array of 3 values, not a scalar"),
+// which stays untouched when the attribute is just missing.
 void write_attr(hid_t obj, const std::string& name, const std::string& value);
 void write_attr(hid_t obj, const std::string& name, std::int64_t value);
 void write_attr(hid_t obj, const std::string& name, std::uint64_t value);
-bool read_attr(hid_t obj, const std::string& name, std::string& value);
-bool read_attr(hid_t obj, const std::string& name, std::int64_t& value);
-bool read_attr(hid_t obj, const std::string& name, std::uint64_t& value);
+bool read_attr(hid_t obj, const std::string& name, std::string& value, std::string* problem = nullptr);
+bool read_attr(hid_t obj, const std::string& name, std::int64_t& value, std::string* problem = nullptr);
+bool read_attr(hid_t obj, const std::string& name, std::uint64_t& value, std::string* problem = nullptr);
 std::vector<std::string> attribute_names(hid_t obj);
 
 // True if every component of the absolute `path` exists (H5Lexists needs that).

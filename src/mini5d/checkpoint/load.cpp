@@ -51,8 +51,10 @@ Opened open_checkpoint(MPI_Comm comm, const std::string& path) {
   if (!o.file.valid()) problems.push_back(file + ": not a readable HDF5 file (" + detail + ")");
   raise_if_any(comm, problems, ProblemKind::Input);
   std::int64_t version = 0;
-  if (!read_attr(o.file.get(), "format_version", version))
-    problems.push_back(file + ": not a mini5d checkpoint (no format_version attribute)");
+  std::string why;
+  if (!read_attr(o.file.get(), "format_version", version, &why))
+    problems.push_back(file + (why.empty() ? ": not a mini5d checkpoint (no format_version attribute)"
+                                           : ": root attribute format_version " + why + " (changed after the save)"));
   else if (version == 1)
     problems.push_back(file + ": checkpoint format version 1 predates the metadata checksum and the dataset "
                        "manifest, so its step, deck and completeness cannot be checked; this build reads version " +
@@ -168,8 +170,10 @@ std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requ
       if (shards[s].desc.global_shape != shape)
         problems.push_back(o.path + ": " + paths[i] + " has shape " + shape_string(shape) + ", the deck needs " +
                            shape_string(shards[s].desc.global_shape));
-    if (!read_attr(dset.get(), "checksum", stored[i]))
-      problems.push_back(o.path + ": dataset " + paths[i] + " has no checksum attribute");
+    std::string why;
+    if (!read_attr(dset.get(), "checksum", stored[i], &why))
+      problems.push_back(o.path + ": dataset " + paths[i] +
+                         (why.empty() ? " has no checksum attribute" : ": its checksum attribute " + why));
   }
   raise_if_any(comm, problems, ProblemKind::Input);
   return stored;
@@ -317,8 +321,10 @@ void check_manifest(MPI_Comm comm, const Opened& o, const std::vector<std::strin
     if (H5Tequal(type.get(), H5T_IEEE_F32LE) <= 0)
       problems.push_back(o.path + ": " + e.path + " is not float32 little-endian");
     std::uint64_t sum = 0;
-    if (!read_attr(dset.get(), "checksum", sum))
-      problems.push_back(o.path + ": dataset " + e.path + " has no checksum attribute");
+    std::string why;
+    if (!read_attr(dset.get(), "checksum", sum, &why))
+      problems.push_back(o.path + ": dataset " + e.path +
+                         (why.empty() ? " has no checksum attribute" : ": its checksum attribute " + why));
   }
   for (const auto& p : present)
     if (!listed.count(p)) problems.push_back(o.path + ": dataset " + p + " is not in the manifest");
