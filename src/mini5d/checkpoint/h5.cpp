@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace mini5d::checkpoint::detail {
@@ -42,7 +43,20 @@ std::string h5_error_detail() {
   return out;
 }
 
-H5Handle open_file(MPI_Comm comm, const std::string& path, bool create, std::string& detail) {
+std::string mpiio_name(const std::string& path) {
+  // ROMIO reads a name's text before its first ':' as a file-system type ("nfs:",
+  // "lustre:"), so "run-12:00/step-2.h5" fails as an unknown type "run-12", after
+  // training. With ':' in the path, the generic Unix driver is named explicitly, on the
+  // absolute path (ROMIO takes everything after the first prefix literally). Without
+  // one, ROMIO keeps choosing the driver from the file system, as before.
+  if (path.find(':') == std::string::npos) return path;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return "ufs:" + (ec ? path : abs.string());
+}
+
+H5Handle open_file(MPI_Comm comm, const std::string& path_given, bool create, std::string& detail) {
+  const std::string path = mpiio_name(path_given);
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL);
   // Metadata read once and broadcast, written collectively: scales to many ranks.

@@ -67,6 +67,10 @@ class QuietH5Errors {
 // the failing call.
 std::string h5_error_detail();
 
+// The name MPI-IO is given for `path`: `path` itself, or "ufs:" and its absolute path
+// when it holds a ':' (which ROMIO would read as a file-system type prefix).
+std::string mpiio_name(const std::string& path);
+
 // Opens (or, with `create`, truncates and creates) a file over MPI-IO with collective
 // metadata. Invalid handle on failure, with h5_error_detail() in `detail`. Collective.
 H5Handle open_file(MPI_Comm comm, const std::string& path, bool create, std::string& detail);
