@@ -40,7 +40,6 @@
 #include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/kernels/kokkos_events.hpp"
 #include "mini5d/measure/platform.hpp"
-#include "mini5d/plan/input_files.hpp"
 #include "mini5d/report/report.hpp"
 #include "mini5d/topology/startup.hpp"
 #include "mini5d/train/startup/output_paths.hpp"
@@ -315,12 +314,6 @@ int main(int argc, char** argv) {
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.
-      std::cout.flush();
-      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
-      status = 2;
-    } catch (const mini5d::plan::InputError& e) {
-      // A planner file (mini5d ceilings CLUSTER, calibrate --base) that every rank read
-      // the same way: an input error like a deck's, not a fatal one.
       std::cout.flush();
       if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
       status = 2;

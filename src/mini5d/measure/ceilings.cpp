@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "mini5d/core/error.hpp"
 #include "mini5d/core/fresh_file.hpp"
 #include "mini5d/core/json_text.hpp"
 #include "mini5d/core/regular_file.hpp"
@@ -160,7 +161,12 @@ void save_ceilings(const Ceilings& c, const std::string& path) {
 }
 
 Ceilings ceilings_from_cluster(const std::string& path) {
-  const plan::ClusterDesc cl = plan::load_cluster_file(path);
+  plan::ClusterDesc cl;
+  try {
+    cl = plan::load_cluster_file(path);
+  } catch (const plan::InputError& e) {
+    throw InputError(e.what());  // a bad file is an input error (exit 2), not a fatal one
+  }
   Ceilings c;
   c.host = host_name();
   c.backend = this_backend();
