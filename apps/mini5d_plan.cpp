@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mini5d/plan/axis_traffic.hpp"
+#include "mini5d/core/regular_file.hpp"
 #include "mini5d/plan/emit_deck.hpp"
 #include "mini5d/plan/emit_slurm.hpp"
 #include "mini5d/plan/explain.hpp"
@@ -205,8 +206,10 @@ void write_to(const std::string& path, W&& write) {
     std::cout << text.str();
     return;
   }
-  std::ofstream out(path);
-  if (!out || !(out << text.str()) || !out.flush()) throw plan::InputError(path + ": cannot write file");
+  // A FIFO or device is refused, not opened: opening a FIFO for writing waits for a
+  // reader for ever (core/regular_file.hpp).
+  if (const std::string why = mini5d::write_regular_file(path, text.str()); !why.empty())
+    throw plan::InputError(path + ": cannot write file (" + why + ")");
 }
 
 }  // namespace

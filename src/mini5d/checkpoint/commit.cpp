@@ -6,6 +6,7 @@
 #include "mini5d/checkpoint/commit.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,13 +16,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/fresh_file.hpp"
+#include "mini5d/core/regular_file.hpp"
 #include "mini5d/core/printable.hpp"
 
 namespace fs = std::filesystem;
@@ -50,7 +52,7 @@ std::string fsync_path(const std::string& path, bool directory) {
 std::string write_pointer(const std::string& dir, const std::string& target, const std::string& run_id) {
   const std::string tmp = (fs::path(dir) / "latest.tmp").string(),
                     latest = (fs::path(dir) / "latest").string();
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int fd = create_fresh(tmp);  // never through a stale link (core/fresh_file.hpp)
   if (fd < 0) return "cannot create " + tmp + ": " + errno_text();
   // The file name first (what resolve_checkpoint reads), then the run's identity.
   const std::string text = target + "\n" + (run_id.empty() ? "" : "run " + run_id + "\n");
@@ -124,7 +126,9 @@ std::vector<std::string> ensure_directory(const std::string& dir) {
 }
 
 std::vector<std::string> reserve_space(const std::string& tmp, std::int64_t bytes, bool create) {
-  const int fd = ::open(tmp.c_str(), create ? (O_WRONLY | O_CREAT | O_TRUNC) : O_WRONLY, 0644);
+  // Created new (a stale temporary, even a link to another file, is removed, never
+  // truncated through: core/fresh_file.hpp); later calls extend the file HDF5 created.
+  const int fd = create ? create_fresh(tmp) : ::open(tmp.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return {"cannot " + std::string(create ? "create " : "open ") + tmp + ": " + errno_text()};
   // posix_fallocate returns the error number instead of setting errno. Mode 0 keeps
   // what is written and only adds blocks (and size) where there are none.
@@ -216,13 +220,42 @@ void inject_failure(MPI_Comm comm, const char* where) {
 
 }  // namespace detail
 
+namespace {
+
+// Why `file` may not be read as a checkpoint or pointer ("" if it may): it must be a
+// regular file itself, not a symbolic link (which may lead to another run's file:
+// resuming it would continue that run's state under this run's name), a FIFO or a
+// device (which HDF5 or the pointer's reader would block on).
+std::string not_own_regular_file(const fs::path& file, const char* what) {
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0) return {};  // missing: the caller says so
+  if (S_ISREG(st.st_mode)) return {};
+  const std::string at = printable_path(file.string());
+  if (S_ISLNK(st.st_mode))
+    return at + ": is a symbolic link; a " + what +
+           " must be a regular file in its checkpoint directory (a link may lead to another run's file)";
+  return at + ": is " + file_kind(st.st_mode) + ", not a regular file; a " + what + " must be a regular file";
+}
+
+// A pointer is two short lines; anything longer is not one of ours.
+constexpr std::size_t kMaxPointerBytes = 4096;
+
+}  // namespace
+
+std::string read_latest(const std::string& latest) {
+  if (auto p = not_own_regular_file(latest, "'latest' pointer"); !p.empty()) throw InputError(p);
+  const FileRead r = read_regular_file(latest, kMaxPointerBytes);
+  if (!r.ok() && r.status != FileRead::Status::cannot_open)
+    throw InputError(printable_path(latest) + ": " + describe(r) + " (the checkpoint pointer)");
+  return r.text;
+}
+
 std::string resolve_checkpoint(const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
   auto read_pointer = [](const fs::path& latest) {
-    std::ifstream in(latest);
-    std::string line;
-    std::getline(in, line);
+    std::string line = read_latest(latest.string());
+    line = line.substr(0, line.find('\n'));
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
     const std::string at = printable_path(latest.string());
     if (line.empty()) throw InputError(at + ": empty checkpoint pointer file");
@@ -233,18 +266,22 @@ std::string resolve_checkpoint(const std::string& path) {
                        "', not a checkpoint file in its own directory (latest holds a bare file name)");
     }
     const fs::path target = latest.parent_path() / line;
+    if (auto problem = not_own_regular_file(target, "checkpoint"); !problem.empty())
+      throw InputError(at + ": points to " + problem);
     std::error_code e;
     if (!fs::is_regular_file(target, e))
       throw InputError(at + ": points to " + printable_path(target.string()) + ", which does not exist");
     return target.string();
   };
   if (fs::is_directory(p, ec)) {
-    if (!fs::exists(p / "latest", ec))
+    if (!fs::exists(fs::symlink_status(p / "latest", ec)))
       throw InputError(printable_path(path) + ": no checkpoint in this directory (no 'latest' file)");
     return read_pointer(p / "latest");
   }
-  if (!fs::exists(p, ec)) throw InputError(printable_path(path) + ": no such checkpoint file or directory");
+  if (!fs::exists(fs::symlink_status(p, ec)))
+    throw InputError(printable_path(path) + ": no such checkpoint file or directory");
   if (p.filename() == "latest") return read_pointer(p);
+  if (auto problem = not_own_regular_file(p, "checkpoint"); !problem.empty()) throw InputError(problem);
   return path;
 }
 

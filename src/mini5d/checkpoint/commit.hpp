@@ -73,3 +73,12 @@ void pause_for_test(MPI_Comm comm, const std::string& marker);
 [[noreturn]] void inject_failure(MPI_Comm comm, const char* where);
 
 }  // namespace mini5d::checkpoint::detail
+
+namespace mini5d::checkpoint {
+
+// The text of a `latest` pointer, read through the one reader (core/regular_file.hpp)
+// after checking it is a regular file itself (not a link, FIFO or device): InputError
+// naming it otherwise; "" if it is missing.
+std::string read_latest(const std::string& latest);
+
+}  // namespace mini5d::checkpoint

@@ -4,6 +4,8 @@
 #include "mini5d/checkpoint/h5.hpp"
 
 #include <cctype>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace mini5d::checkpoint::detail {
@@ -41,7 +43,20 @@ std::string h5_error_detail() {
   return out;
 }
 
-H5Handle open_file(MPI_Comm comm, const std::string& path, bool create, std::string& detail) {
+std::string mpiio_name(const std::string& path) {
+  // ROMIO reads a name's text before its first ':' as a file-system type ("nfs:",
+  // "lustre:"), so "run-12:00/step-2.h5" fails as an unknown type "run-12", after
+  // training. With ':' in the path, the generic Unix driver is named explicitly, on the
+  // absolute path (ROMIO takes everything after the first prefix literally). Without
+  // one, ROMIO keeps choosing the driver from the file system, as before.
+  if (path.find(':') == std::string::npos) return path;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return "ufs:" + (ec ? path : abs.string());
+}
+
+H5Handle open_file(MPI_Comm comm, const std::string& path_given, bool create, std::string& detail) {
+  const std::string path = mpiio_name(path_given);
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL);
   // Metadata read once and broadcast, written collectively: scales to many ranks.
@@ -76,13 +91,64 @@ H5Handle open_attr(hid_t obj, const std::string& name) {
   return H5Handle(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
 }
 
+// Far above the largest attribute mini5d writes (a manifest part is 32 KiB, a deck a
+// few KiB), and what a reader allocates at most for one string.
+constexpr std::size_t kMaxStringAttr = std::size_t{16} << 20;
+
+const char* class_name(H5T_class_t c) {
+  switch (c) {
+    case H5T_INTEGER: return "an integer";
+    case H5T_FLOAT: return "a floating-point number";
+    case H5T_STRING: return "a string";
+    case H5T_COMPOUND: return "a compound";
+    case H5T_ARRAY: return "an array type";
+    case H5T_ENUM: return "an enum";
+    case H5T_VLEN: return "a variable-length sequence";
+    default: return "of another type";
+  }
+}
+
+// Why `attr` is not one value of class `want` ("" if it is): a file edited by another
+// tool may hold an array, a string array or another type under a name mini5d reads,
+// and reading it as one value would write past the caller's buffer. Checked before
+// any read: the class, the dataspace (a scalar) and the size.
+std::string shape_problem(hid_t attr, hid_t type, H5T_class_t want) {
+  const H5T_class_t have = H5Tget_class(type);
+  if (have != want) return std::string("is ") + class_name(have) + ", not " + class_name(want);
+  H5Handle space(H5Aget_space(attr), H5Sclose);
+  const H5S_class_t sc = H5Sget_simple_extent_type(space.get());
+  if (sc != H5S_SCALAR) {
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    return sc == H5S_NULL ? std::string("is empty (a null dataspace), not one value")
+                          : "is an array of " + std::to_string(static_cast<long long>(n)) + " value" +
+                                (n == 1 ? "" : "s") + ", not a scalar";
+  }
+  const std::size_t size = H5Tget_size(type);
+  if (want == H5T_INTEGER && (size == 0 || size > 8))
+    return "is an integer of " + std::to_string(size) + " bytes, not at most 8";
+  if (want == H5T_STRING && H5Tis_variable_str(type) <= 0 && size > kMaxStringAttr)
+    return "is a string of " + std::to_string(size) + " bytes, more than the limit of 16 MiB";
+  return {};
+}
+
 template <class T>
-bool read_int_attr(hid_t obj, const std::string& name, hid_t mem_type, T& value) {
+bool read_int_attr(hid_t obj, const std::string& name, hid_t mem_type, T& value, std::string* problem) {
   H5Handle attr = open_attr(obj, name);
   if (!attr.valid()) return false;
   H5Handle type(H5Aget_type(attr.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_INTEGER) return false;
-  return H5Aread(attr.get(), mem_type, &value) >= 0;
+  if (auto p = shape_problem(attr.get(), type.get(), H5T_INTEGER); !p.empty()) {
+    if (problem) *problem = p;
+    return false;
+  }
+  // Read into a local first: the caller's value changes only on success. (HDF5
+  // converts between integer types, saturating a value the target cannot hold.)
+  T v{};
+  if (H5Aread(attr.get(), mem_type, &v) < 0) {
+    if (problem) *problem = "does not fit the integer type mini5d reads it as";
+    return false;
+  }
+  value = v;
+  return true;
 }
 
 }  // namespace
@@ -101,24 +167,27 @@ void write_attr(hid_t obj, const std::string& name, std::uint64_t value) {
   write_raw_attr(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &value);
 }
 
-bool read_attr(hid_t obj, const std::string& name, std::int64_t& value) {
-  return read_int_attr(obj, name, H5T_NATIVE_INT64, value);
+bool read_attr(hid_t obj, const std::string& name, std::int64_t& value, std::string* problem) {
+  return read_int_attr(obj, name, H5T_NATIVE_INT64, value, problem);
 }
-bool read_attr(hid_t obj, const std::string& name, std::uint64_t& value) {
-  return read_int_attr(obj, name, H5T_NATIVE_UINT64, value);
+bool read_attr(hid_t obj, const std::string& name, std::uint64_t& value, std::string* problem) {
+  return read_int_attr(obj, name, H5T_NATIVE_UINT64, value, problem);
 }
 
-bool read_attr(hid_t obj, const std::string& name, std::string& value) {
+bool read_attr(hid_t obj, const std::string& name, std::string& value, std::string* problem) {
   H5Handle attr = open_attr(obj, name);
   if (!attr.valid()) return false;
   H5Handle type(H5Aget_type(attr.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING) return false;
+  if (auto p = shape_problem(attr.get(), type.get(), H5T_STRING); !p.empty()) {
+    if (problem) *problem = p;
+    return false;
+  }
   if (H5Tis_variable_str(type.get()) > 0) {
     H5Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.get(), H5T_VARIABLE);
     char* s = nullptr;
     if (H5Aread(attr.get(), mem.get(), &s) < 0) return false;
-    value = s ? s : "";
+    value = s ? std::string(s, ::strnlen(s, kMaxStringAttr)) : "";
     H5free_memory(s);
     return true;
   }

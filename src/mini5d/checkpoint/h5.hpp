@@ -67,6 +67,10 @@ class QuietH5Errors {
 // the failing call.
 std::string h5_error_detail();
 
+// The name MPI-IO is given for `path`: `path` itself, or "ufs:" and its absolute path
+// when it holds a ':' (which ROMIO would read as a file-system type prefix).
+std::string mpiio_name(const std::string& path);
+
 // Opens (or, with `create`, truncates and creates) a file over MPI-IO with collective
 // metadata. Invalid handle on failure, with h5_error_detail() in `detail`. Collective.
 H5Handle open_file(MPI_Comm comm, const std::string& path, bool create, std::string& detail);
@@ -75,13 +79,16 @@ H5Handle open_file(MPI_Comm comm, const std::string& path, bool create, std::str
 H5Handle collective_transfer();
 
 // Attributes (all ranks must write the same values). Writers throw std::runtime_error;
-// readers return false if the attribute is missing or of the wrong class.
+// readers return false if the attribute is missing or not one value of the type: an
+// array, another class, an integer over 8 bytes, a string over 16 MiB is checked before
+// anything is read, and said in `problem` ("is an array of 3 values, not a scalar"),
+// which stays untouched when the attribute is just missing.
 void write_attr(hid_t obj, const std::string& name, const std::string& value);
 void write_attr(hid_t obj, const std::string& name, std::int64_t value);
 void write_attr(hid_t obj, const std::string& name, std::uint64_t value);
-bool read_attr(hid_t obj, const std::string& name, std::string& value);
-bool read_attr(hid_t obj, const std::string& name, std::int64_t& value);
-bool read_attr(hid_t obj, const std::string& name, std::uint64_t& value);
+bool read_attr(hid_t obj, const std::string& name, std::string& value, std::string* problem = nullptr);
+bool read_attr(hid_t obj, const std::string& name, std::int64_t& value, std::string* problem = nullptr);
+bool read_attr(hid_t obj, const std::string& name, std::uint64_t& value, std::string* problem = nullptr);
 std::vector<std::string> attribute_names(hid_t obj);
 
 // True if every component of the absolute `path` exists (H5Lexists needs that).

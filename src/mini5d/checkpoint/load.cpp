@@ -51,8 +51,10 @@ Opened open_checkpoint(MPI_Comm comm, const std::string& path) {
   if (!o.file.valid()) problems.push_back(file + ": not a readable HDF5 file (" + detail + ")");
   raise_if_any(comm, problems, ProblemKind::Input);
   std::int64_t version = 0;
-  if (!read_attr(o.file.get(), "format_version", version))
-    problems.push_back(file + ": not a mini5d checkpoint (no format_version attribute)");
+  std::string why;
+  if (!read_attr(o.file.get(), "format_version", version, &why))
+    problems.push_back(file + (why.empty() ? ": not a mini5d checkpoint (no format_version attribute)"
+                                           : ": root attribute format_version " + why + " (changed after the save)"));
   else if (version == 1)
     problems.push_back(file + ": checkpoint format version 1 predates the metadata checksum and the dataset "
                        "manifest, so its step, deck and completeness cannot be checked; this build reads version " +
@@ -168,8 +170,10 @@ std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requ
       if (shards[s].desc.global_shape != shape)
         problems.push_back(o.path + ": " + paths[i] + " has shape " + shape_string(shape) + ", the deck needs " +
                            shape_string(shards[s].desc.global_shape));
-    if (!read_attr(dset.get(), "checksum", stored[i]))
-      problems.push_back(o.path + ": dataset " + paths[i] + " has no checksum attribute");
+    std::string why;
+    if (!read_attr(dset.get(), "checksum", stored[i], &why))
+      problems.push_back(o.path + ": dataset " + paths[i] +
+                         (why.empty() ? " has no checksum attribute" : ": its checksum attribute " + why));
   }
   raise_if_any(comm, problems, ProblemKind::Input);
   return stored;
@@ -245,6 +249,42 @@ void check_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::stri
   raise_if_any(comm, problems, ProblemKind::Input);
 }
 
+// Every dataset of the manifest is there as the save wrote it, and nothing else is:
+// what a resume of the stored deck would find. All problems at once. Verify and load
+// both apply it, so a file one refuses the other refuses too (a stray dataset, one
+// rewritten as float64).
+void check_manifest(MPI_Comm comm, const Opened& o, const std::vector<std::string>& present) {
+  std::vector<std::string> problems;
+  std::set<std::string> listed;
+  for (const auto& e : o.meta.manifest) {
+    listed.insert(e.path);
+    if (!path_exists(o.file.get(), e.path)) {
+      problems.push_back(o.path + ": missing dataset " + e.path + " (the manifest lists it)");
+      continue;
+    }
+    H5Handle dset(H5Dopen2(o.file.get(), e.path.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!dset.valid()) {
+      problems.push_back(o.path + ": " + e.path + " is not a dataset");
+      continue;
+    }
+    const auto shape = dataset_shape(dset.get());
+    if (shape != e.shape)
+      problems.push_back(o.path + ": " + e.path + " has shape " + shape_string(shape) + ", the manifest says " +
+                         shape_string(e.shape));
+    H5Handle type(H5Dget_type(dset.get()), H5Tclose);
+    if (H5Tequal(type.get(), H5T_IEEE_F32LE) <= 0)
+      problems.push_back(o.path + ": " + e.path + " is not float32 little-endian");
+    std::uint64_t sum = 0;
+    std::string why;
+    if (!read_attr(dset.get(), "checksum", sum, &why))
+      problems.push_back(o.path + ": dataset " + e.path +
+                         (why.empty() ? " has no checksum attribute" : ": its checksum attribute " + why));
+  }
+  for (const auto& p : present)
+    if (!listed.count(p)) problems.push_back(o.path + ": dataset " + p + " is not in the manifest");
+  raise_if_any(comm, problems, ProblemKind::Input);
+}
+
 }  // namespace
 
 CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path) {
@@ -256,6 +296,7 @@ IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vecto
   QuietH5Errors quiet;
   const double t0 = MPI_Wtime();
   const Opened o = open_checkpoint(comm, path);
+  check_manifest(comm, o, dataset_paths(o.file.get()));
   Requests q = gather_requests(comm, shards);
   const std::vector<std::uint64_t> stored = stored_checksums(comm, o, q, shards);
   double bytes = 0;
@@ -290,42 +331,6 @@ std::vector<DatasetInfo> list_datasets(MPI_Comm comm, const std::string& path) {
   }
   return out;
 }
-
-namespace {
-
-// Every dataset of the manifest is there as the save wrote it, and nothing else is:
-// what a resume of the stored deck would find. All problems at once.
-void check_manifest(MPI_Comm comm, const Opened& o, const std::vector<std::string>& present) {
-  std::vector<std::string> problems;
-  std::set<std::string> listed;
-  for (const auto& e : o.meta.manifest) {
-    listed.insert(e.path);
-    if (!path_exists(o.file.get(), e.path)) {
-      problems.push_back(o.path + ": missing dataset " + e.path + " (the manifest lists it)");
-      continue;
-    }
-    H5Handle dset(H5Dopen2(o.file.get(), e.path.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!dset.valid()) {
-      problems.push_back(o.path + ": " + e.path + " is not a dataset");
-      continue;
-    }
-    const auto shape = dataset_shape(dset.get());
-    if (shape != e.shape)
-      problems.push_back(o.path + ": " + e.path + " has shape " + shape_string(shape) + ", the manifest says " +
-                         shape_string(e.shape));
-    H5Handle type(H5Dget_type(dset.get()), H5Tclose);
-    if (H5Tequal(type.get(), H5T_IEEE_F32LE) <= 0)
-      problems.push_back(o.path + ": " + e.path + " is not float32 little-endian");
-    std::uint64_t sum = 0;
-    if (!read_attr(dset.get(), "checksum", sum))
-      problems.push_back(o.path + ": dataset " + e.path + " has no checksum attribute");
-  }
-  for (const auto& p : present)
-    if (!listed.count(p)) problems.push_back(o.path + ": dataset " + p + " is not in the manifest");
-  raise_if_any(comm, problems, ProblemKind::Input);
-}
-
-}  // namespace
 
 std::vector<VerifyResult> verify_checkpoint(MPI_Comm comm, const std::string& path) {
   QuietH5Errors quiet;

@@ -186,33 +186,47 @@ void write_root_attributes(hid_t file, const CheckpointMeta& m) {
 void read_root_attributes(hid_t f, const std::string& path, CheckpointMeta& m, std::vector<std::string>& problems) {
   std::int64_t version = 0, step = 0, tokens = 0, cursor = 0;
   const std::size_t before = problems.size();
-  auto need = [&](bool ok, const char* name) {
-    if (!ok) problems.push_back(path + ": missing root attribute " + name);
+  // Each read checks the attribute is one value of its type first (h5.hpp): an array
+  // or another type is named, never read into a scalar.
+  std::string why;
+  auto bad = [&](const std::string& name) {
+    problems.push_back(path + ": root attribute " + name + " " + why + " (changed after the save)");
+    why.clear();
   };
-  need(read_attr(f, "format_version", version), "format_version");
-  need(read_attr(f, "step", step), "step");
-  need(read_attr(f, "tokens_seen", tokens), "tokens_seen");
-  need(read_attr(f, "deck", m.deck_yaml), "deck");
-  need(read_attr(f, "layout", m.layout), "layout");
-  need(read_attr(f, "train_seed", m.train_seed), "train_seed");
-  need(read_attr(f, "data_seed", m.data_seed), "data_seed");
-  need(read_attr(f, "data_cursor", cursor), "data_cursor");
-  read_attr(f, "run_id", m.run_id);  // absent when the run had no identity
+  auto need = [&](bool ok, const std::string& name) {
+    if (!why.empty()) bad(name);
+    else if (!ok) problems.push_back(path + ": missing root attribute " + name);
+  };
+  need(read_attr(f, "format_version", version, &why), "format_version");
+  need(read_attr(f, "step", step, &why), "step");
+  need(read_attr(f, "tokens_seen", tokens, &why), "tokens_seen");
+  need(read_attr(f, "deck", m.deck_yaml, &why), "deck");
+  need(read_attr(f, "layout", m.layout, &why), "layout");
+  need(read_attr(f, "train_seed", m.train_seed, &why), "train_seed");
+  need(read_attr(f, "data_seed", m.data_seed, &why), "data_seed");
+  need(read_attr(f, "data_cursor", cursor, &why), "data_cursor");
+  read_attr(f, "run_id", m.run_id, &why);  // absent when the run had no identity
+  if (!why.empty()) bad("run_id");
   m.format_version = static_cast<int>(version);
   m.step = static_cast<long>(step);
   m.tokens_seen = tokens;
   m.data_cursor = static_cast<long>(cursor);
   const std::string prefix = "extra.";
   for (const auto& a : attribute_names(f))
-    if (a.compare(0, prefix.size(), prefix) == 0) read_attr(f, a, m.extra[a.substr(prefix.size())]);
+    if (a.compare(0, prefix.size(), prefix) == 0) {
+      read_attr(f, a, m.extra[a.substr(prefix.size())], &why);
+      if (!why.empty()) bad(a);
+    }
   std::string manifest, part;
-  need(read_attr(f, "manifest.0", manifest), "manifest.0");
-  for (int i = 1; read_attr(f, "manifest." + std::to_string(i), part); ++i) manifest += part;
+  need(read_attr(f, "manifest.0", manifest, &why), "manifest.0");
+  int i = 1;
+  for (; read_attr(f, "manifest." + std::to_string(i), part, &why); ++i) manifest += part;
+  if (!why.empty()) bad("manifest." + std::to_string(i));
   if (!parse_manifest(manifest, m.manifest)) problems.push_back(path + ": root attribute manifest is malformed");
   std::uint64_t stored = 0;
   std::string field_sums;
-  need(read_attr(f, "meta_checksum", stored), "meta_checksum");
-  need(read_attr(f, "meta_field_checksums", field_sums), "meta_field_checksums");
+  need(read_attr(f, "meta_checksum", stored, &why), "meta_checksum");
+  need(read_attr(f, "meta_field_checksums", field_sums, &why), "meta_field_checksums");
   if (problems.size() != before) return;
   // Edited values are named once, by the checksum; the cross-checks then catch a
   // writer (or an editor who recomputed the checksum) whose counters disagree.

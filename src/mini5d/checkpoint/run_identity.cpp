@@ -7,17 +7,31 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <random>
+#include <sstream>
 
+#include "mini5d/checkpoint/commit.hpp"
 #include "mini5d/checkpoint/h5.hpp"
+#include "mini5d/core/error.hpp"
 #include "mini5d/core/counter_rng.hpp"
+#include "mini5d/core/regular_file.hpp"
 
 namespace fs = std::filesystem;
 
 namespace mini5d::checkpoint {
 
 using namespace detail;
+
+namespace {
+// `latest` of `dir` as text; "" when it is missing or not a regular file of its own.
+std::string latest_text(const std::string& dir) {
+  try {
+    return read_latest((fs::path(dir) / "latest").string());
+  } catch (const InputError&) {
+    return {};
+  }
+}
+}  // namespace
 
 std::string new_run_id() {
   std::random_device rd;
@@ -33,6 +47,8 @@ std::string new_run_id() {
 }
 
 std::string run_id_of(const std::string& file) {
+  // Only a regular file: HDF5's own open of a FIFO would block (core/regular_file.hpp).
+  if (!regular_file_problem(file).empty()) return {};
   QuietH5Errors quiet;
   H5Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   std::string id;
@@ -41,7 +57,7 @@ std::string run_id_of(const std::string& file) {
 }
 
 std::string run_id_of_latest(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "latest");
+  std::istringstream in(latest_text(dir));
   std::string line;
   std::getline(in, line);  // the checkpoint's file name
   std::getline(in, line);
@@ -57,12 +73,19 @@ std::string other_run_problem(const std::string& dir) {
     if (name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 && e.is_regular_file(ec))
       files.push_back(name);
   }
-  const bool has_latest = fs::exists(fs::path(dir) / "latest", ec);
+  const fs::path latest_path = fs::path(dir) / "latest";
+  const bool has_latest = fs::exists(fs::symlink_status(latest_path, ec));
   if (files.empty() && !has_latest) return {};
+  // A `latest` that is a link, FIFO or device is named as such, never opened blocking.
+  try {
+    (void)read_latest(latest_path.string());
+  } catch (const InputError& e) {
+    return std::string(e.what()) + ": remove it, or choose another checkpoint.dir";
+  }
   std::sort(files.begin(), files.end(), natural_less);
   std::string latest;
   {
-    std::ifstream in(fs::path(dir) / "latest");
+    std::istringstream in(latest_text(dir));
     std::getline(in, latest);
   }
   std::string id = run_id_of_latest(dir);

@@ -172,7 +172,12 @@ int calibrate_command(MPI_Comm world, const Deck& deck, const CalibrateOptions& 
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &m.ranks);
   plan::ClusterDesc base;
-  if (!opt.base.empty()) base = plan::load_cluster_file(opt.base);  // every rank: same error
+  // Every rank reads it and finds the same error: an input error (exit 2), not a fatal one.
+  if (!opt.base.empty()) try {
+      base = plan::load_cluster_file(opt.base);
+    } catch (const plan::InputError& e) {
+      throw InputError(e.what());
+    }
   // Before minutes of measurement: --out must be a file the result may replace.
   if (const ReplaceTarget t = replace_target(opt.out, "calibrate --out"); !t.problem.empty())
     throw InputError(t.problem);

@@ -13,6 +13,7 @@
 
 #include "mini5d/commands/calibrate_parts.hpp"
 #include "mini5d/kernels/attention.hpp"
+#include "mini5d/core/fresh_file.hpp"
 #include "mini5d/core/replace_target.hpp"
 #include "mini5d/measure/platform.hpp"
 #include "mini5d/plan/input_files.hpp"
@@ -170,11 +171,7 @@ std::string write_cluster_file(const std::string& text, const std::string& out_p
   if (!target.problem.empty()) return target.problem;
   std::string problem;
   const std::string tmp = target.path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) problem = "calibrate: cannot write " + tmp;
-  }
+  if (auto why = write_fresh(tmp, text); !why.empty()) problem = "calibrate: " + why;
   if (problem.empty()) try {
       (void)plan::parse_cluster_text(text, out_path);
       std::error_code ec;

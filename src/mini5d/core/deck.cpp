@@ -21,6 +21,7 @@
 #include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/printable.hpp"
+#include "mini5d/core/regular_file.hpp"
 #include "mini5d/core/stage_split.hpp"
 
 namespace mini5d {
@@ -337,21 +338,30 @@ Deck parse_deck(const std::string& text, const std::string& origin,
   return parse_deck_text(text, origin, overrides, true);
 }
 
+// What the reader takes of a deck file: far above any real deck (a few KiB), low enough
+// that a runaway file is refused before it is parsed.
+constexpr std::size_t kMaxDeckBytes = std::size_t{64} << 20;
+
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
   const std::string shown = printable_path(path);
   // Only a regular file is a deck: a FIFO, device or socket would block the open or the
-  // read (a FIFO with no writer waits for ever).
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::is_directory(st)) throw InputError(shown + ": is a directory, not a deck file");
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-    throw InputError(shown + ": is not a regular file (a FIFO, device or socket), not a deck file");
-  std::ifstream in(path);
-  if (!in) throw InputError(shown + ": cannot open the deck file (" + std::strerror(errno) + ")");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(shown + ": cannot read the deck file (" + std::strerror(errno) + ")");
-  return parse_deck_text(ss.str(), path, overrides, false);
+  // read (a FIFO with no writer waits for ever). The reader refuses them unopened.
+  const FileRead r = read_regular_file(path, kMaxDeckBytes);
+  switch (r.status) {
+    case FileRead::Status::ok:
+      break;
+    case FileRead::Status::directory:
+      throw InputError(shown + ": is a directory, not a deck file");
+    case FileRead::Status::not_regular:
+      throw InputError(shown + ": is not a regular file (a FIFO, device or socket), not a deck file");
+    case FileRead::Status::too_large:
+      throw InputError(shown + ": the deck file is " + r.why);
+    case FileRead::Status::cannot_open:
+      throw InputError(shown + ": cannot open the deck file (" + r.why + ")");
+    case FileRead::Status::cannot_read:
+      throw InputError(shown + ": cannot read the deck file (" + r.why + ")");
+  }
+  return parse_deck_text(r.text, path, overrides, false);
 }
 
 std::vector<std::string> unsupported_features(const Deck& d) {

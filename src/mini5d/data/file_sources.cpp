@@ -14,6 +14,7 @@
 #include "mini5d/core/counter_rng.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/printable.hpp"
+#include "mini5d/core/regular_file.hpp"
 
 namespace mini5d::data {
 
@@ -35,15 +36,15 @@ void put_le(std::ostream& os, T v) {
 
 MappedFile::MappedFile(const std::string& path) {
   const std::string shown = printable_path(path);
-  // O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(shown + ": cannot open data file (" + std::strerror(errno) + ")");
+  // The one opener of input files (core/regular_file.hpp): a FIFO opens at once and is
+  // refused instead of waiting for a writer; a device is refused too.
+  FileRead r;
+  const int fd = open_regular_file(path, r);
+  if (r.status == FileRead::Status::cannot_open) throw InputError(shown + ": cannot open data file (" + r.why + ")");
+  if (r.status == FileRead::Status::directory) throw InputError(shown + ": data.path is a directory, not a data file");
+  if (fd < 0) throw InputError(shown + ": data.path is not a regular file (it is " + r.why + ")");
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const bool dir = S_ISDIR(st.st_mode);
-    ::close(fd);
-    throw InputError(shown + (dir ? ": data.path is a directory, not a data file" : ": data.path is not a regular file"));
-  }
+  ::fstat(fd, &st);
   size_ = std::size_t(st.st_size);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);

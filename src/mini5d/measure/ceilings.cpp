@@ -11,7 +11,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "mini5d/core/error.hpp"
+#include "mini5d/core/fresh_file.hpp"
 #include "mini5d/core/json_text.hpp"
+#include "mini5d/core/regular_file.hpp"
+#include "mini5d/core/replace_target.hpp"
 #include "mini5d/kernels/views.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/measure/platform.hpp"
@@ -119,11 +123,11 @@ std::string ceilings_json(const Ceilings& c) {
 
 std::optional<Ceilings> cached_ceilings() {
   const std::string path = ceilings_cache_path();
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  // A cache: missing, unreadable, or not a regular file (a FIFO or device, never opened
+  // blocking: core/regular_file.hpp) is the same as no cache.
+  const FileRead r = read_regular_file(path, std::size_t{1} << 20);
+  if (!r.ok()) return std::nullopt;
+  const std::string& text = r.text;
   Ceilings c;
   c.host = field(text, "host");
   c.backend = field(text, "backend");
@@ -145,18 +149,24 @@ void save_ceilings(const Ceilings& c, const std::string& path) {
   std::error_code ec;
   const fs::path p(path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << ceilings_json(c) << "\n";
-    if (!out) throw std::runtime_error("ceilings: cannot write " + tmp);
-  }
-  fs::rename(tmp, p, ec);
+  // Renamed over: a FIFO or device there would be replaced, so it is refused; a link
+  // is written through to its target.
+  const ReplaceTarget target = replace_target(path, "MINI5D_CEILINGS");
+  if (!target.problem.empty()) throw std::runtime_error("ceilings: " + target.problem);
+  const std::string tmp = target.path + ".tmp";
+  if (auto why = write_fresh(tmp, ceilings_json(c) + "\n"); !why.empty())
+    throw std::runtime_error("ceilings: " + why);
+  fs::rename(tmp, target.path, ec);
   if (ec) throw std::runtime_error("ceilings: cannot write " + path + ": " + ec.message());
 }
 
 Ceilings ceilings_from_cluster(const std::string& path) {
-  const plan::ClusterDesc cl = plan::load_cluster_file(path);
+  plan::ClusterDesc cl;
+  try {
+    cl = plan::load_cluster_file(path);
+  } catch (const plan::InputError& e) {
+    throw InputError(e.what());  // a bad file is an input error (exit 2), not a fatal one
+  }
   Ceilings c;
   c.host = host_name();
   c.backend = this_backend();

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <sstream>
 
+#include "mini5d/core/regular_file.hpp"
 #include "mini5d/plan/emit_deck.hpp"
 #include "mini5d/plan/format.hpp"
 
@@ -35,9 +35,15 @@ std::string with_ranks(std::string launcher, long long ranks) {
   return launcher;
 }
 
+// A run's log as text, through the one reader (core/regular_file.hpp); "" when it is
+// missing or not a regular file: the run is then reported without a figure.
+std::string log_text(const std::string& path) {
+  return read_regular_file(path, std::size_t{64} << 20).text;
+}
+
 // The run's figure of merit: "FOM mini5d tokens_per_s=X ..." (steps 2..n).
 double tokens_per_s_from_log(const std::string& path) {
-  std::ifstream in(path);
+  std::istringstream in(log_text(path));
   const std::string key = "FOM mini5d tokens_per_s=";
   for (std::string line; std::getline(in, line);)
     if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + key.size());
@@ -45,7 +51,7 @@ double tokens_per_s_from_log(const std::string& path) {
 }
 
 std::string last_line(const std::string& path) {
-  std::ifstream in(path);
+  std::istringstream in(log_text(path));
   std::string last, line;
   while (std::getline(in, line))
     if (!line.empty()) last = line;
@@ -53,9 +59,10 @@ std::string last_line(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& body) {
-  std::ofstream out(path);
+  std::ostringstream out;
   body(out);
-  if (!out) throw InputError("--tune: cannot write " + path);
+  if (const std::string why = write_regular_file(path, out.str()); !why.empty())
+    throw InputError("--tune: cannot write " + path + " (" + why + ")");
 }
 
 // DIR/plan-N: the stem of plan N's deck, log, report and checkpoint folder.

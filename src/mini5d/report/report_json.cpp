@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "mini5d/comm/accounts.hpp"
+#include "mini5d/core/fresh_file.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/core/replace_target.hpp"
 #include "mini5d/parallel/cp/zigzag.hpp"
@@ -211,7 +212,9 @@ void write_report(const std::string& path, const Platform& pf, const Trainer& tr
     ::unlink(tmp.c_str());
     throw std::runtime_error(path + ": cannot write the report (output.report): " + what + ": " + std::strerror(err));
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
+  // New, never opened as found: a stale "<report>.tmp" that is a link would have its
+  // target truncated (core/fresh_file.hpp).
+  const int fd = create_fresh(tmp);
   if (fd < 0) fail("cannot create " + tmp, errno);
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);

@@ -9,9 +9,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/regular_file.hpp"
 #include "mini5d/core/stage_split.hpp"
 #include "mini5d/parallel/pp/simulate.hpp"
 #include "mini5d/plan/memory_model.hpp"
@@ -31,8 +32,9 @@ std::string coords_name(const std::array<int, 5>& c) {
 // microseconds from the earliest event.
 void write_trace_json(const std::string& path, const std::vector<std::array<int, 5>>& coords,
                       const std::vector<std::vector<double>>& events, int v) {
-  std::ofstream os(path);
-  if (!os) throw InputError(path + ": output.trace: cannot open for writing");
+  // Rendered first, then written in place by the one writer (core/regular_file.hpp),
+  // which refuses a FIFO or device that replaced the file during the run.
+  std::ostringstream os;
   double origin = 1e300;
   for (const auto& r : events)
     for (std::size_t i = 0; i + kFields <= r.size(); i += kFields) origin = std::min(origin, r[i + 4]);
@@ -67,7 +69,8 @@ void write_trace_json(const std::string& path, const std::vector<std::array<int,
     }
   }
   os << "\n]}\n";
-  if (!os) throw InputError(path + ": output.trace: write failed");
+  if (const std::string why = write_regular_file(path, os.str()); !why.empty())
+    throw InputError(path + ": output.trace: cannot write (" + why + ")");
 }
 }  // namespace
 

@@ -4,8 +4,9 @@
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
+
+#include "mini5d/core/regular_file.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
@@ -20,7 +21,7 @@ namespace {
 // The host's MemAvailable (the kernel's estimate of what can be allocated without
 // swapping), in bytes; 0 if unknown.
 double host_available() {
-  std::ifstream in("/proc/meminfo");
+  std::istringstream in(read_regular_file("/proc/meminfo", std::size_t{1} << 20).text);
   for (std::string line; std::getline(in, line);)
     if (line.rfind("MemAvailable:", 0) == 0) {
       std::istringstream ss(line.substr(13));

@@ -14,6 +14,7 @@
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/printable.hpp"
 #include "mini5d/core/replace_target.hpp"
+#include "mini5d/train/startup/output_clash.hpp"
 
 namespace fs = std::filesystem;
 
@@ -91,13 +92,16 @@ OutputClaim claim_output_paths(MPI_Comm comm, const Deck& deck) {
   if (rank == 0) {
     if (deck.checkpoint.resume.empty() && deck.checkpoint.overwrite != "true")
       if (auto p = checkpoint::other_run_problem(deck.checkpoint.dir); !p.empty()) problems.push_back(p);
-    if (!deck.output.report.empty()) {
+    // An output that is an input (the deck, `latest`, ...) would destroy it at the end.
+    const std::vector<std::string> clash = output_clash_problems(deck);
+    problems.insert(problems.end(), clash.begin(), clash.end());
+    if (clash.empty() && !deck.output.report.empty()) {
       auto p = report_path_problem(deck.output.report);
       if (p.empty()) p = lock_report(deck.output.report, claim.report);
       if (!p.empty()) problems.push_back(p);
       ::clock_gettime(CLOCK_REALTIME, &claim.claimed_at);
     }
-    if (!deck.output.trace.empty())
+    if (clash.empty() && !deck.output.trace.empty())
       if (auto p = trace_path_problem(deck.output.trace); !p.empty()) problems.push_back(p);
   }
   comm::raise_if_any(comm, problems, comm::ProblemKind::Input);
