@@ -43,6 +43,12 @@ function(mini5d_check_skip_codes dir)
   endforeach()
 endfunction()
 
+# Long tests start first. A clean clone has no CTestCostData.txt, so ctest -j would start
+# tests in the order they are registered, and a 400 s test registered late ran alone at
+# the end while the other core idled. The tests above a minute carry COST (their
+# seconds, measured on the CI's 2 cores), which ctest orders by when it has no data of
+# its own.
+
 # Every test runs one OpenMP thread per rank (with a Kokkos OpenMP backend, 4 ranks x
 # the default thread count on a 2-core machine made the MPI tests 20 times slower) and
 # with OMP_PROC_BIND set, as Kokkos asks.
