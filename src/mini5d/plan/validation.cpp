@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "mini5d/plan/format.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/yaml_fields.hpp"
 
@@ -171,6 +172,36 @@ ValidationSet load_validation_file(const std::string& path) {
   return v;
 }
 
+namespace {
+
+// The first layout rule every knob set of the run's degrees breaks; empty when one is
+// valid. (for_each_knob_set yields nothing for a batch that d x e does not divide, or a
+// pipeline deeper than the layers: those are named here first.)
+std::string rule_broken(const ValidationRun& r, const ClusterDesc& cl, const SearchOptions& o) {
+  const Degrees& g = r.degrees;
+  const long long de = 1LL * g[0] * g[4];
+  if (r.train.global_batch % de)
+    return "the global batch of " + std::to_string(r.train.global_batch) + " sequences is not a multiple of d x e = " +
+           std::to_string(de);
+  if (r.model.layers < g[2])
+    return "p = " + std::to_string(g[2]) + " stages for " + std::to_string(r.model.layers) + " layers";
+  std::string why;
+  bool visited = false, valid = false;
+  for_each_knob_set(r.model, r.train, g, o, [&](const Layout& l) {
+    visited = true;
+    if (valid) return;
+    const auto problems = check_layout(r.model, r.train, cl, l, o.rules);
+    if (problems.empty()) valid = true;
+    for (const auto& s : problems)
+      if (why.empty() && s.rfind("redundant", 0) != 0) why = s;  // a redundant spelling is no reason
+  });
+  if (valid) return "";
+  if (!visited) return "no micro-batch, virtual-stage and schedule setting is possible for these degrees";
+  return why.empty() ? "every knob set is redundant" : why;
+}
+
+}  // namespace
+
 ValidationResult evaluate_run(const ValidationRun& r, const ClusterDesc& cluster,
                               const SearchOptions& o) {
   ValidationResult res;
@@ -182,7 +213,19 @@ ValidationResult evaluate_run(const ValidationRun& r, const ClusterDesc& cluster
   // A run whose knobs are published ran with them: if the planner's memory model says
   // they do not fit, cost them anyway (Plan::fits says so; memory is not validated).
   if (!res.plan && r.pinned()) res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned, false);
-  if (res.plan) {
+  if (!res.plan) {
+    res.why = rule_broken(r, cl, pinned);
+    res.broken_rule = !res.why.empty();
+    // Valid but nothing fits (knobs searched): the least memory any knob set needs.
+    if (!res.broken_rule) res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned, false);
+  }
+  if (res.plan && !res.plan->fits && res.plan->memory.total() > kNotRunMemoryFactor * cl.device.usable_memory())
+    res.why = "does not fit: needs " + gib(res.plan->memory.total()) + " per device of " + gib(cl.device.usable_memory()) +
+              " usable, more than " + fixed(kNotRunMemoryFactor, 1) + "x";
+  else if (res.plan && !res.plan->fits && !r.pinned())
+    res.why = "does not fit: the least memory a knob set needs is " + gib(res.plan->memory.total()) + " per device of " +
+              gib(cl.device.usable_memory()) + " usable";
+  if (res.costed()) {
     res.predicted_step = res.plan->time.step;
     res.error = r.published_step / res.predicted_step - 1;
   }

@@ -58,10 +58,22 @@ ValidationSet load_validation_file(const std::string& path);
 
 struct ValidationResult {
   const ValidationRun* run = nullptr;
-  std::optional<Plan> plan;  // nullopt: no fitting plan for the published degrees
+  std::optional<Plan> plan;  // nullopt: no plan for the published degrees (`why` says why)
   double predicted_step = 0;
   double error = 0;  // published_step / predicted_step - 1
+  // Why the run has no predicted step: the layout rule its published degrees break
+  // (broken_rule: the row is wrong, an input error), or the memory the planner's best
+  // plan for them needs when that is beyond what can have run.
+  std::string why;
+  bool broken_rule = false;
+  bool costed() const { return plan.has_value() && why.empty(); }
 };
+
+// A published run the memory model says needs more than this many times the device's
+// usable memory is not costed: the model's largest excess on a run that did run is
+// 1.2x (validation rows that carry "does not fit the memory model"), so such a row
+// describes a run that cannot have happened as written (a mistyped degree or batch).
+constexpr double kNotRunMemoryFactor = 1.5;
 
 // Evaluates one run on `cluster` (its node count set from the run's GPUs).
 ValidationResult evaluate_run(const ValidationRun& r, const ClusterDesc& cluster,

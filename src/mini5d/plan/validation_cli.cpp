@@ -19,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "mini5d/plan/format.hpp"
 #include "mini5d/plan/given_layout.hpp"
@@ -55,18 +56,22 @@ void print_row(const ValidationSet& v, const ValidationResult& res, bool json) {
                   "\"d\": %d, \"t\": %d, \"p\": %d, \"c\": %d, \"e\": %d, \"published_step\": %.6g, "
                   "\"predicted_step\": %.6g, \"error\": %.6g, \"fits\": %s, \"layout\": \"%s\"}\n",
                   v.path.c_str(), r.name.c_str(), r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2],
-                  g[3], g[4], r.published_step, res.plan ? res.predicted_step : -1.0,
-                  res.plan ? res.error : 0.0, res.plan && res.plan->fits ? "true" : "false",
+                  g[3], g[4], r.published_step, res.costed() ? res.predicted_step : -1.0,
+                  res.costed() ? res.error : 0.0, res.plan && res.plan->fits ? "true" : "false",
                   res.plan ? describe(res.plan->layout).c_str() : "");
-  } else if (res.plan) {
+    std::string line = buf;  // the reason, when not costed, before the closing brace
+    if (!res.why.empty()) line.insert(line.size() - 2, ", \"why\": \"" + json_escape(res.why) + "\"");
+    std::cout << line;
+    return;
+  } else if (res.costed()) {
     std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %d | %d | %d | %d | %d | %.4g | %.4g | %+.1f%% | %s |\n",
                   r.name.c_str(), r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2], g[3], g[4],
                   r.published_step, res.predicted_step, 100 * res.error,
                   layout_text(*res.plan).c_str());
   } else {
-    std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %d | %d | %d | %d | %d | %.4g | no fitting plan | | |\n",
+    std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %d | %d | %d | %d | %d | %.4g | not costed | | %s |\n",
                   r.name.c_str(), r.fit ? "fit" : "test", r.gpus, g[0], g[1], g[2], g[3], g[4],
-                  r.published_step);
+                  r.published_step, res.why.c_str());
   }
   std::cout << buf;
 }
@@ -78,8 +83,8 @@ void print_breakdown(const ValidationResult& res, const ClusterDesc& cl) {
   std::snprintf(buf, sizeof buf, "%s (%lld GPUs, %s): published %.4g s", r.name.c_str(), r.gpus,
                 r.fit ? "fit" : "test", r.published_step);
   std::cout << buf;
-  if (!res.plan) {
-    std::cout << ", the published degrees have no fitting plan\n\n";
+  if (!res.costed()) {
+    std::cout << ", not costed: " << res.why << "\n\n";
     return;
   }
   std::snprintf(buf, sizeof buf, ", predicted %.4g s, error %+.1f%%\n", res.predicted_step, 100 * res.error);
@@ -114,8 +119,8 @@ Ranked rank_published(const ValidationRun& r, const Plan& published, const Clust
 void print_rank(const ValidationRun& r, const ValidationResult& res, const ClusterDesc& cluster,
                 const SearchOptions& options) {
   std::cout << r.name << " (" << r.gpus << " GPUs): ";
-  if (!res.plan) {
-    std::cout << "the published degrees have no fitting plan\n";
+  if (!res.costed()) {
+    std::cout << "not costed: " << res.why << "\n";
     return;
   }
   const Ranked k = rank_published(r, *res.plan, cluster, options);
@@ -133,7 +138,7 @@ void print_rank_json(const ValidationSet& v, const ValidationResult& res, const 
   std::ostringstream os;
   os << "{\"file\": \"" << json_escape(v.path) << "\", \"name\": \"" << json_escape(r.name)
      << "\", \"role\": \"" << (r.fit ? "fit" : "test") << "\", \"gpus\": " << r.gpus;
-  if (res.plan) {
+  if (res.costed()) {
     const Ranked k = rank_published(r, *res.plan, cluster, v.options);
     const GivenRank g = rank_of_given(k.sr);
     os << ", \"published\": \"" << json_escape(describe(res.plan->layout))
@@ -147,7 +152,7 @@ void print_rank_json(const ValidationSet& v, const ValidationResult& res, const 
          << ", \"slower_than_best\": " << res.plan->time.step / best.time.step - 1;
     }
   } else {
-    os << ", \"position\": 0";
+    os << ", \"position\": 0, \"why\": \"" << json_escape(res.why) << "\"";
   }
   std::cout << os.str() << "}\n";
 }
@@ -178,14 +183,20 @@ int validate_main(int argc, char** argv) {
     if (!json && !rank && !breakdown)
       std::cout << "| run | role | GPUs | d | t | p | c | e | published step (s) | predicted (s) | "
                    "error | planner's layout |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::vector<std::string> broken;  // rows that break a layout rule: the file is wrong
     for (const ValidationRun& r : v.runs) {
       if ((rows == "fit" && !r.fit) || (rows == "test" && r.fit)) continue;
       const ValidationResult res = evaluate_run(r, cl, v.options);
+      if (res.broken_rule) broken.push_back(file + ": run " + r.name + ": its degrees break a layout rule: " + res.why);
       if (breakdown) print_breakdown(res, cl);
       else if (rank && json) print_rank_json(v, res, cl);
       else if (rank) print_rank(r, res, cl, v.options);
       else print_row(v, res, json);
     }
+    // After the table, so the other rows are still read; a mistyped row never drops out
+    // silently.
+    for (const auto& b : broken) std::cerr << "mini5d-plan: " << b << "\n";
+    if (!broken.empty()) return 2;
   } catch (const InputError& e) {
     std::cerr << "mini5d-plan: " << e.what() << "\n";
     return 2;
