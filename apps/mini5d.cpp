@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "mini5d/comm/agreement.hpp"
+#include "mini5d/comm/watchdog.hpp"
 #include "mini5d/comm/mpi_error_line.hpp"
 #include "mini5d/comm/mpi_gtl.hpp"
 #include "mini5d/commands/calibrate_command.hpp"
@@ -116,6 +117,13 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   // one node fails there only.
   comm::agreed(world, [&] {
     p.deck = resolve_deck(a);
+    // The deck's limit from here on (main started the watchdog with the default), and
+    // the folder its heartbeats go to, to name a rank that stops answering.
+    int rank = 0;
+    MPI_Comm_rank(world, &rank);
+    comm::watchdog::start(p.deck.parallel.collective_timeout_s, rank);
+    comm::watchdog::name_silent_ranks(p.deck.checkpoint.dir + "/.mini5d-watchdog", ranks);
+    comm::watchdog::maybe_injected_stop("start-up", rank);
     auto problems = grid::layout_problems(p.deck, ranks);
     for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
     if (problems.empty())  // the prediction needs a valid layout
@@ -143,7 +151,10 @@ Prepared prepare_calibrate(const Args& a, MPI_Comm world, int ranks) {
   return p;
 }
 
-int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks) {
+// `starting`: the watchdog's start-up phase, open since before the first collective;
+// closed once the trainer is built (train).
+int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks,
+        std::optional<mini5d::comm::watchdog::Scope>& starting) {
   using namespace mini5d;
   if (a.command == "deck-help") {
     if (rank == 0) std::cout << deck_help();
@@ -191,6 +202,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
                              "are reported under mpiexec");
   const auto pf = measure::describe_platform();
   train::Trainer tr(deck, world);
+  starting.reset();
   if (rank == 0) {
     report::print_header(std::cout, pf, tr);
     std::cout << prep.placement.text;
@@ -211,6 +223,9 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     std::cout << "stopped by signal " << tr.stopped_by() << " at step " << tr.current_step()
               << " after saving a checkpoint; resume with resume=latest\n";
   std::string report_problem;
+  // The report and its broadcast: one watchdog phase (rank 0 writes while the others wait).
+  static const std::string kWorldAxis = "world";
+  comm::watchdog::Scope finishing(kWorldAxis, "report", true);
   if (rank == 0) {
     report::print_summary(std::cout, tr);
     if (!deck.output.report.empty()) try {
@@ -233,6 +248,15 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
       status = 1;
     }
   return status;
+}
+
+// Training's start-up is a watchdog phase from its first collective on: a rank that
+// stops before the first step must not leave the others waiting (comm/watchdog.hpp).
+// The deck's limit replaces the default once the deck is read (prepare_train).
+void open_startup_phase(std::optional<mini5d::comm::watchdog::Scope>& starting, int rank) {
+  static const std::string kWorldAxis = "world";
+  mini5d::comm::watchdog::start(mini5d::default_deck().parallel.collective_timeout_s, rank);
+  starting.emplace(kWorldAxis, "start-up", true);
 }
 
 }  // namespace
@@ -275,6 +299,8 @@ int main(int argc, char** argv) {
   if (const char* dir = std::getenv("MINI5D_PID_DIR"))
     std::ofstream(std::string(dir) + "/rank-" + std::to_string(rank) + ".pid") << getpid() << "\n";
   int status = 0;
+  std::optional<mini5d::comm::watchdog::Scope> starting;
+  if (training) open_startup_phase(starting, rank);
   // The library's traffic runs on its own duplicate of the world communicator.
   MPI_Comm world;
   MPI_Comm_dup(MPI_COMM_WORLD, &world);
@@ -309,7 +335,7 @@ int main(int argc, char** argv) {
         if (a.command == "train") prep = prepare_train(a, world, ranks);
         if (a.command == "calibrate") prep = prepare_calibrate(a, world, ranks);
         start_kokkos(prep.placement);
-        status = run(a, prep, world, rank, ranks);
+        status = run(a, prep, world, rank, ranks, starting);
       }
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here

@@ -15,7 +15,7 @@ MINI5D_FAULT_SLEEP=rank=1,step=3,seconds=120 timeout -s KILL 60 "$mpiexec" "$npf
 status=$? elapsed=$(( $(date +%s) - start ))
 [[ $status -ne 0 && $status -ne 137 ]] || { echo "FAIL: exit status $status (137: the job hung until the test's limit)"; cat run.err; exit 1; }
 (( elapsed < 60 )) || { echo "FAIL: took $elapsed s"; exit 1; }
-want="^mini5d: rank 0: fatal: step 3: the dp (allreduce|reduce-scatter|allgather) has not completed after [0-9]+ s \(parallel.collective_timeout_s=3\): another rank is hung or gone; ending the job$"
+want="^mini5d: rank 0: fatal: step 3: the dp (allreduce|reduce-scatter|allgather) has not completed after [0-9]+ s \(parallel.collective_timeout_s=3\): another rank is hung or gone \(not waiting with the others: rank 1\); ending the job$"
 [[ $(grep -c "^mini5d: " run.err) -eq 1 ]] && grep -Eq "$want" run.err ||
   { echo "FAIL: not the one watchdog line expected"; cat run.err; exit 1; }
 echo "ok: ended in $elapsed s: $(grep '^mini5d: ' run.err)"

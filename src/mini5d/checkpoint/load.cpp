@@ -17,6 +17,7 @@
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/checkpoint/meta.hpp"
+#include "mini5d/comm/watchdog.hpp"
 #include "mini5d/core/error.hpp"
 
 namespace mini5d::checkpoint {
@@ -97,6 +98,7 @@ std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, con
     else
       sums[i] = partial_checksum(runs, scratch.data());
     bytes += 4.0 * static_cast<double>(part.size());
+    comm::watchdog::progress();
     if (nonfinite) {
       std::uint64_t bad = 0;
       for (float x : scratch) bad += std::isfinite(x) ? 0 : 1;
@@ -209,6 +211,7 @@ std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Reques
       else if (s)
         add_cover_sums(q.runs[idx[r]], s->data, sums);
       if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
+      comm::watchdog::progress();  // a read done: the load's phase clock restarts
     }
     cover[4 * i] = sums.count;
     cover[4 * i + 1] = sums.cover;

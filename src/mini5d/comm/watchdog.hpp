@@ -12,6 +12,20 @@
 // after each dataset and each agreement, and only a save that has made no progress for
 // the timeout (a rank that stopped, the others waiting for it) ends the job.
 //
+// Start-up, a resume's load and the end of the run (the summaries' gathers, the report)
+// have no one collective to time, and some of their MPI calls are MPI's own
+// (communicator splits, HDF5's collective reads): each is a by-progress phase scope,
+// and every operation that completes inside it (a nested scope closing) is progress.
+//
+// Which rank stopped answering. The ranks waiting in the same scope cannot ask MPI who
+// is missing (the collective is blocking), so once a rank has waited half the timeout
+// its thread writes a heartbeat file, rank-<r>, into a folder every rank sees (the
+// checkpoint folder's .mini5d-watchdog/, on the shared file system a checkpoint needs
+// anyway), about once a second. At the timeout the line names the ranks with no fresh
+// heartbeat: they are not waiting with the others (stopped, hung, or gone). Nothing is
+// written unless a wait lasts half the timeout, and a rank removes its file when its
+// wait ends.
+//
 // The thread calls no MPI function (MPI is initialised without thread support): it
 // leaves the job with _Exit, and mpiexec (or srun) kills the other ranks.
 #pragma once
@@ -24,6 +38,9 @@ namespace mini5d::comm::watchdog {
 void start(double timeout_s, int world_rank);
 // The training step reported by a timeout message.
 void set_step(long step);
+// Names the silent ranks in a timeout line: heartbeats go to `dir` (created when first
+// needed), for a world of `world_size` ranks. Empty dir: no naming.
+void name_silent_ranks(const std::string& dir, int world_size);
 
 // Marks this rank as inside a blocking operation for its lifetime. `axis` and `op`
 // must outlive the scope (string literals, or a communicator's axis name).
@@ -47,5 +64,10 @@ void progress();
 // For tests: MINI5D_FAULT_SLEEP="rank=R,step=S,seconds=T" makes world rank R sleep T
 // seconds before step S's first collective, so that the others wait in it.
 void maybe_injected_sleep(long step);
+// For tests: MINI5D_FAULT_STOP="rank=R,at=POINT" makes world rank R stop itself with
+// SIGSTOP (as `kill -STOP` would) when it reaches POINT: start-up (after reading the
+// deck, before its first agreement), load (a resume, after reading the checkpoint's
+// metadata), end (after the last step, before the end of the run's gathers).
+void maybe_injected_stop(const char* point, int world_rank);
 
 }  // namespace mini5d::comm::watchdog

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/comm/watchdog.hpp"
 #include "mini5d/train/trainer.hpp"
 
 #include <algorithm>
@@ -146,6 +147,7 @@ std::unique_ptr<data::Source> Trainer::build_source() const {
   // or SIGUSR1 (nothing has trained yet, so there is nothing to save).
   data::BuildHooks hooks;
   hooks.poll = [] {
+    comm::watchdog::progress();  // local work under way: the start-up phase is not stuck
     if (const int sig = stop_signal())
       throw std::runtime_error("stopped by signal " + std::to_string(sig) +
                                " while building the data source; nothing was trained or saved");
@@ -368,6 +370,15 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   if (halted_.empty() && stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end == "true" &&
       last_saved != next_step_)
     save_if_finite("end of run");
+  // The end of the run's gathers, as one watchdog phase (a rank stopped after its last
+  // step must not leave the others waiting in them).
+  static const std::string kWorldAxis = "world";
+  comm::watchdog::Scope finishing(kWorldAxis, "end of the run", true);
+  {
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    comm::watchdog::maybe_injected_stop("end", world_rank);
+  }
   zero_->settle();
   total_seconds_ = timer.seconds();
   if (pipeline()) summarise_pipeline();

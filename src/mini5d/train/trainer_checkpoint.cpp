@@ -4,6 +4,7 @@
 // check that keeps a non-finite state out of a checkpoint.
 #include <cstdio>
 
+#include "mini5d/comm/watchdog.hpp"
 #include "mini5d/core/deck_resume.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/kernels/grad_norm.hpp"
@@ -59,10 +60,19 @@ CheckpointEvent Trainer::save(const std::string& reason) {
 }
 
 CheckpointEvent Trainer::resume(const std::string& where) {
+  // The whole load is one phase for the watchdog: each read and collective that
+  // completes is progress, a rank that stops answering ends the job.
+  static const std::string kLoadAxis = "checkpoint";
+  comm::watchdog::Scope loading(kLoadAxis, "load", true);
   const std::string path =
       checkpoint::resolve_checkpoint(where == "latest" ? deck_.checkpoint.dir : where);
   const MPI_Comm comm = grid_->cart().get();
   const auto meta = checkpoint::read_checkpoint_meta(comm, path);
+  {
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    comm::watchdog::maybe_injected_stop("load", world_rank);
+  }
   if (meta.step > deck_.train.steps)
     throw InputError(path + ": checkpoint is at step " + std::to_string(meta.step) + ", beyond train.steps=" +
                      std::to_string(deck_.train.steps));
