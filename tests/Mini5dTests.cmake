@@ -73,9 +73,10 @@ endif()
 set(mini5d_openmp_threads 2)
 set(mini5d_openmp_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=${mini5d_openmp_threads};OMP_PROC_BIND=false")
 
-# mini5d_openmp_variants(<test> <ranks> <teams> <command>...): <test>_omp_team<n> for
-# each n in <teams> (a list), label `openmp` (and `mpi` when ranks > 1).
-function(mini5d_openmp_variants test ranks teams)
+# mini5d_openmp_variants(<test> <ranks> <teams> <timeout> <command>...): <test>_omp_team<n>
+# for each n in <teams> (a list), label `openmp` (and `mpi` when ranks > 1); <timeout>:
+# the one-thread test's.
+function(mini5d_openmp_variants test ranks teams timeout)
   mini5d_skips_are_skips()
   if(NOT mini5d_openmp)
     return()
@@ -87,7 +88,6 @@ function(mini5d_openmp_variants test ranks teams)
     list(APPEND env "OMP_WAIT_POLICY=passive")
   endif()
   math(EXPR cores "${ranks} * ${mini5d_openmp_threads}")
-  get_test_property(${test} TIMEOUT timeout)
   # Threads contend for the same cores as the other tests' ranks (CI has 2): the base
   # test's limit, times the threads per rank, so a loaded machine slows it, never fails it.
   math(EXPR timeout "${timeout} * ${mini5d_openmp_threads}")
@@ -126,21 +126,23 @@ function(mini5d_unit_test)
   set_tests_properties(${arg_NAME} PROPERTIES TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${mini5d_test_env}"
                        LABELS "${labels}" ${arg_PROPERTIES})
   if(arg_OPENMP_TEAMS)
-    mini5d_openmp_variants(${arg_NAME} 1 "${arg_OPENMP_TEAMS}" ${arg_TARGET} ${arg_ARGS})
+    mini5d_openmp_variants(${arg_NAME} 1 "${arg_OPENMP_TEAMS}" ${arg_TIMEOUT} ${arg_TARGET} ${arg_ARGS})
     set_property(GLOBAL APPEND PROPERTY mini5d_openmp_targets ${arg_TARGET})
   endif()
 endfunction()
 
 # mini5d_mpi_test(NAME <binary> RANKS <np>... TIMEOUT <s> [ARGS <arg>...] [LABELS <label>...]
-#                 [SUFFIX <s>] [PROPERTIES <prop> <value>...] [OPENMP_TEAMS <team size>...])
+#                 [SUFFIX <s>] [PROPERTIES <prop> <value>...] [OPENMP_TEAMS <team size>...]
+#                 [OPENMP_ONLY])
 # Registers <binary> under mpiexec once per rank count: test <binary>_np<np> (SUFFIX
 # replaces "np") with PROCESSORS np, so that ctest -j counts the cores the ranks take,
 # label `mpi` (and LABELS). <binary> is built from <binary>.cpp in the calling folder
 # unless a target of that name exists already (a unit binary with [mpi] cases, or one
-# that needs other libraries).
+# that needs other libraries). OPENMP_ONLY: only the OPENMP_TEAMS variants, for a test
+# whose one-thread run would repeat what other tests check.
 function(mini5d_mpi_test)
   mini5d_skips_are_skips()
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT;SUFFIX" "RANKS;ARGS;LABELS;PROPERTIES;OPENMP_TEAMS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "OPENMP_ONLY" "NAME;TIMEOUT;SUFFIX" "RANKS;ARGS;LABELS;PROPERTIES;OPENMP_TEAMS")
   if(NOT arg_SUFFIX)
     set(arg_SUFFIX np)
   endif()
@@ -153,13 +155,15 @@ function(mini5d_mpi_test)
   endif()
   foreach(np IN LISTS arg_RANKS)
     set(test ${arg_NAME}_${arg_SUFFIX}${np})
-    add_test(NAME ${test}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
-    set_tests_properties(${test} PROPERTIES PROCESSORS ${np} TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${mini5d_test_env}"
-                         LABELS "${labels}" ${arg_PROPERTIES})
+    if(NOT arg_OPENMP_ONLY)
+      add_test(NAME ${test}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
+      set_tests_properties(${test} PROPERTIES PROCESSORS ${np} TIMEOUT ${arg_TIMEOUT} ENVIRONMENT "${mini5d_test_env}"
+                           LABELS "${labels}" ${arg_PROPERTIES})
+    endif()
     if(arg_OPENMP_TEAMS)
-      mini5d_openmp_variants(${test} ${np} "${arg_OPENMP_TEAMS}" ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
-                             $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
+      mini5d_openmp_variants(${test} ${np} "${arg_OPENMP_TEAMS}" ${arg_TIMEOUT} ${MPIEXEC_EXECUTABLE}
+                             ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
     endif()
   endforeach()
 endfunction()

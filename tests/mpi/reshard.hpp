@@ -4,6 +4,9 @@
 //   * the parameters read back equal the single-rank run's at the cut (per logical
 //     tensor, the sum of squares of train/param_checksum.hpp): the file holds the
 //     logical tensors whatever layout wrote or reads it;
+//   * the whole state read back (weights and both AdamW moments) is the saving
+//     layout's, exactly, and the single-rank run's within round-off
+//     (state_compare.hpp: sums of squares and position-weighted sums);
 //   * the losses of the remaining steps equal the uninterrupted single-rank run's.
 // The pieces are separate functions because the tests arrange their groups
 // differently (all ranks in groups, or a few working while the rest idle).
@@ -21,6 +24,7 @@
 #include "mini5d/train/trainer.hpp"
 #include "compare.hpp"
 #include "mpi_util.hpp"
+#include "state_compare.hpp"
 
 namespace mini5d::test {
 
@@ -45,6 +49,28 @@ inline std::map<std::string, train::TensorChecksum> checksums_at_cut(const Deck&
   train::Trainer one(deck, MPI_COMM_SELF);
   one.run({}, {}, cut);
   return train::parameter_checksums(one);
+}
+
+// The weights and both AdamW moments of the single-rank run of `deck` after `cut` steps.
+inline StateChecksums state_at_cut(const Deck& deck, long cut) {
+  train::Trainer one(deck, MPI_COMM_SELF);
+  one.run({}, {}, cut);
+  return train::state_checksums(one);
+}
+
+// As save_at_cut, and returns on every rank the state the saving run held (and wrote).
+inline StateChecksums save_state_at_cut(const Deck& deck, int ranks, long cut) {
+  StateChecksums saved;
+  {
+    Group g(ranks);
+    if (g.index == 0) {
+      train::Trainer first(deck, g.comm);
+      first.run({}, {}, cut);
+      first.save("test");
+      saved = train::state_checksums(first);  // collective over the group
+    }
+  }
+  return broadcast_state(saved, 0);
 }
 
 // The first `ranks` ranks run `cut` steps of `deck` and save a checkpoint in its

@@ -17,6 +17,7 @@
 #include "mini5d/plan/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "ep_bytes.hpp"
 #include "invariance.hpp"
 #include "layouts.hpp"
 #include "mpi_util.hpp"
@@ -92,11 +93,14 @@ TEST_CASE("full recomputation with experts: e = 2, e2 x t2, e2 x c2 match one ra
       const double routed = blocks.moe * plan::moe_routed_bytes(plan::act_shape(md, pl, plan::Precision::fp32));
       const auto want = tr.predicted_activation_memory();
       const auto got = tr.measured_activation_memory();
-      tr.run();
+      test::RoutedBytes moved;
+      tr.run([&](const train::StepStats&) { moved.add(tr); });
       // Per step the tensor ranks repeat the attention half's collectives and the ring
       // its K/V hops; the experts' all-to-alls are not repeated: the planner's bytes on
-      // every axis (e: the mean over the ranks, a rank's share follows the router; d
-      // with ZeRO 3: the gathers of the runtime's own buffer rule, zero3_buffers.hpp).
+      // every axis (e: the mean over the ranks, a rank's share follows the router, and
+      // each rank's the rows its routing moved; d with ZeRO 3: the gathers of the
+      // runtime's own buffer rule, zero3_buffers.hpp).
+      const double e_rank = world_max(test::ep_rank_difference(tr, moved));
       double worst = 0, e_mean = 0;
       for (const auto& a : tr.traffic_summary()) {
         if (a.axis == "e")
@@ -110,12 +114,14 @@ TEST_CASE("full recomputation with experts: e = 2, e2 x t2, e2 x c2 match one ra
       INFO(l.name() << ", " << c.name << ": loss " << w.loss << ", grad norm " << w.grad_norm << ", sum " << w.sum
                     << ", sum of squares " << w.sum_sq << "; activations " << got.activations << " / "
                     << want.activations - routed << ", workspace " << got.workspace << " / " << want.workspace
-                    << "; bytes per step: worst of t, c, p, d " << worst << ", e mean " << e_mean);
+                    << "; bytes per step: worst of t, c, p, d " << worst << ", e mean " << e_mean
+                    << ", e per rank " << e_rank);
       CHECK(test::within(w));
       CHECK(test::all_ranks(got.activations == want.activations - routed));
       CHECK(test::all_ranks(got.workspace == want.workspace));
       CHECK(worst == 0);
       CHECK(e_mean <= 1e-12);
+      CHECK(e_rank <= 1e-12);
       if (world_rank() == 0)
         std::printf("full recompute %s, %s: loss %.3g, grad norm %.3g, sum of squares %.3g; kept activations %.0f "
                     "= planner\n",

@@ -10,7 +10,8 @@
 //     with selective recompute (the core, rope included, rebuilt in the backward) and d2
 //     at ZeRO 3; and with SwiGLU experts (4, top-2) at e2 and e2 x t2;
 //   * in each of those runs the bytes per step of every axis equal the planner's
-//     (the expert all-to-alls as the mean over the ranks, as test_five_axes does);
+//     (the expert all-to-alls as the mean over the ranks, as test_five_axes does, and
+//     on each rank the rows its own routing moved, ep_bytes.hpp);
 //   * the activations, work buffers and training state the runtime allocates equal the
 //     planner's formulas (t = 1, 2 with SP on and off, every recompute mode; c = 2 (the
 //     rope table of the rank's positions); d2 at ZeRO 0-3; the experts' parameters per
@@ -35,6 +36,7 @@
 #include "mini5d/parallel/cp/ring_attention.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "compare.hpp"
+#include "ep_bytes.hpp"
 #include "invariance_check.hpp"
 #include "layouts.hpp"
 #include "mpi_util.hpp"
@@ -57,8 +59,10 @@ Deck llama(const Layout& l, long steps, const std::vector<std::string>& extra = 
 }
 
 // Every axis's bytes per step equal the planner's on every rank (the expert all-to-alls,
-// which follow the router: as the mean over the ranks). Collective over the world.
-void check_traffic(const train::Trainer& tr, const std::string& what) {
+// which follow the router: as the mean over the ranks, and on each rank the rows its
+// routing moved, `routed`). Collective over the world.
+void check_traffic(const train::Trainer& tr, const test::RoutedBytes& routed, const std::string& what) {
+  const double e_rank = world_max(test::ep_rank_difference(tr, routed));
   double worst = 0, e_mean = 0;
   std::string worst_axis;
   for (const auto& a : tr.traffic_summary()) {
@@ -70,9 +74,10 @@ void check_traffic(const train::Trainer& tr, const std::string& what) {
     }
   }
   INFO(what << ": worst relative difference " << world_max(worst) << " (axis " << worst_axis << " on this rank), of e's mean "
-            << world_max(e_mean));
+            << world_max(e_mean) << ", of e's per rank " << e_rank);
   CHECK(world_max(worst) == 0);
   CHECK(world_max(e_mean) <= 1e-12);
+  CHECK(e_rank <= 1e-12);
 }
 
 void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::string>& extra, long steps = 10) {
@@ -84,9 +89,10 @@ void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::st
     for (const auto& l : layouts) {
       Group g(l.ranks());
       train::Trainer tr(llama(l, steps, o), g.comm);
-      tr.run();
+      test::RoutedBytes routed;
+      tr.run([&](const train::StepStats&) { routed.add(tr); });
       test::check_invariant(ref, tr, "llama-tiny " + l.name() + (extra.empty() ? "" : " " + extra.front()), c.name);
-      check_traffic(tr, l.name());
+      check_traffic(tr, routed, l.name());
     }
   }
 }

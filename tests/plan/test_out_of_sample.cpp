@@ -8,15 +8,17 @@
 // (megatron-sc21.yaml's own test bounds those).
 //
 // Two of the three bounds are met (docs/planner.md, "Out of sample"): the mean and the
-// mixed signs are asserted in plan.unit, so CI holds them. The per-run bound is not met
-// (MT-NLG at 420 nodes, +22.1%), so that case is hidden from plan.unit
-// ("[.out-of-sample]": Catch2 runs it only when asked) and has its own CTest test,
-// plan.out_of_sample (label validation), registered when CMake is run with
-// -DMINI5D_OUT_OF_SAMPLE=ON; CI's plain `ctest` does not run it.
+// mixed signs. The per-run bound is not met by four runs, which the docs name; they are
+// listed here (kKnownMisses) so that the bound stays as written and every other run is
+// held to it. Each known miss is held to the worst error the docs state, and must still
+// miss: one that comes within the bound is a doc claim gone stale, so it fails until
+// taken off the list and out of docs/planner.md. Both cases run in CTest's
+// plan.out_of_sample (label plan), as part of the README's test command.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,16 @@ namespace {
 // Fixed before the test rows were first evaluated; not to be loosened.
 constexpr double kEachBound = 0.20;  // |published/predicted throughput - 1| per test run
 constexpr double kMeanBound = 0.10;  // mean |error| over the test runs
+
+// What docs/planner.md ("Out of sample") states of the measurement; the test fails when
+// the planner moves away from it, so the docs change with it.
+constexpr std::size_t kTestRuns = 27;  // test runs over all sources
+constexpr double kDocWorst = 0.2505;   // the worst |error|, "+25.0%" to one decimal
+// The runs the docs name as beyond kEachBound (MT-NLG's three rows, LUMI's 7B row).
+const char* const kKnownMisses[] = {"validation/megatron-turing-530b.yaml: mt-nlg-280-nodes",
+                                    "validation/megatron-turing-530b.yaml: mt-nlg-350-nodes",
+                                    "validation/megatron-turing-530b.yaml: mt-nlg-420-nodes",
+                                    "validation/lumi-megatron-deepspeed.yaml: 7b-4-nodes"};
 
 const char* const kSources[] = {"validation/megatron-sc21.yaml",
                                 "validation/megatron-turing-530b.yaml",
@@ -79,7 +91,7 @@ const TestErrors& evaluate_sources() {
 TEST_CASE("held-out published runs: mean |error| and mixed signs within the bounds fixed before they were seen",
           "[plan][validation][out-of-sample]") {
   const std::vector<double>& e = evaluate_sources().errors;
-  REQUIRE(e.size() >= 4);
+  REQUIRE(e.size() == kTestRuns);
   double mean = 0, worst = 0;
   int positive = 0;
   for (double x : e) {
@@ -93,14 +105,27 @@ TEST_CASE("held-out published runs: mean |error| and mixed signs within the boun
   CHECK(mean <= kMeanBound);
   CHECK(positive > 0);
   CHECK(positive < int(e.size()));
+  CHECK(worst <= kDocWorst);  // worse() made a NaN error +inf, so this fails on one
 }
 
-TEST_CASE("held-out published runs: each within the bound fixed before they were seen", "[.out-of-sample]") {
+TEST_CASE("held-out published runs: each within the bound fixed before they were seen, but the four "
+          "the docs name", "[plan][validation][out-of-sample]") {
   const TestErrors& t = evaluate_sources();
+  std::size_t misses_seen = 0;
   for (std::size_t i = 0; i < t.errors.size(); ++i) {
-    INFO(t.names[i]);
-    CHECK(std::fabs(t.errors[i]) <= kEachBound);
+    INFO(t.names[i] << ": error " << 100 * t.errors[i] << "%");
+    const double err = std::fabs(t.errors[i]);
+    bool known = false;
+    for (const char* name : kKnownMisses) known = known || t.names[i] == name;
+    if (!known) {
+      CHECK(err <= kEachBound);  // false on NaN
+      continue;
+    }
+    ++misses_seen;
+    CHECK(err > kEachBound);  // still a miss, as the docs say (false on NaN)
+    CHECK(err <= kDocWorst);
   }
+  CHECK(misses_seen == std::size(kKnownMisses));  // each listed run still exists
 }
 
 TEST_CASE("a validation file's mistakes are one line naming the file and the field",

@@ -198,8 +198,6 @@ class Mini5d(CMakePackage, CudaPackage, ROCmPackage):
             self.define("MINI5D_SLURM_TESTS", False),
             # Nor those that need root to make the two-tier test cluster (scripts/start-cluster.sh).
             self.define("MINI5D_CLUSTER_TESTS", False),
-            # The planner's out-of-sample bounds, known not met (docs/planner.md): on request only.
-            self.define("MINI5D_OUT_OF_SAMPLE", False),
             # Another compiler's warnings must not fail a site build.
             self.define("MINI5D_PEDANTIC_ERRORS", False),
             # Empty unless the MPI is cray-mpich+cuda or +rocm (cmake/Mini5dMpiGtl.cmake).
