@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A validation run's published knobs (mb, v, zero, recompute, sp): pinned, they are the
-// only knobs costed; a pinned layout the memory model does not fit is still costed and
-// marked; bad pins are one line naming the run and the key.
+// only knobs costed; a pinned layout the memory model does not fit (by up to 1.5x) is
+// still costed and marked, one far beyond is not costed; bad pins are one line naming the run and the key.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -78,14 +78,34 @@ TEST_CASE("published knobs are pinned: only they are costed", "[plan][validation
 }
 
 TEST_CASE("a pinned layout the memory model does not fit is costed and marked", "[plan][validation]") {
-  const Source s("0.01");
+  // What the pinned layout needs, on a device it fits; then devices it misses by 1.2x
+  // (costed and marked: the model's largest excess on a run that ran) and by 2x (not
+  // costed: a run that cannot have happened as written, kNotRunMemoryFactor = 1.5).
+  const std::string pins = ", mb: 1, recompute: full";
+  double need_gib = 0;
+  {
+    const Source roomy("80");
+    ValidationSet v;
+    const ValidationResult r = roomy.evaluate(pins, v);
+    REQUIRE(r.costed());
+    need_gib = r.plan->memory.total() / double(1LL << 30);
+  }
   ValidationSet v;
-  CHECK_FALSE(s.evaluate("", v).plan);  // unpinned: no fitting plan, as before
-  const ValidationResult pinned = s.evaluate(", mb: 1, recompute: full", v);
-  REQUIRE(pinned.plan);
+  const Source tight(std::to_string(need_gib / 1.2));
+  const ValidationResult unpinned = tight.evaluate("", v);
+  CHECK_FALSE(unpinned.costed());  // unpinned: no fitting knob set, and the reason says so
+  CHECK(unpinned.why.rfind("does not fit: the least memory a knob set needs is", 0) == 0);
+  const ValidationResult pinned = tight.evaluate(pins, v);
+  REQUIRE(pinned.costed());
   CHECK_FALSE(pinned.plan->fits);
   CHECK(pinned.plan->layout.micro_batch == 1);
   CHECK(pinned.predicted_step > 0);
+  const Source small(std::to_string(need_gib / 2));
+  const ValidationResult far = small.evaluate(pins, v);
+  CHECK_FALSE(far.costed());
+  CHECK(far.predicted_step == 0);
+  CHECK(far.why.rfind("does not fit: needs ", 0) == 0);
+  CHECK_FALSE(far.broken_rule);
 }
 
 TEST_CASE("bad pins are one line naming the run and the key", "[plan][validation]") {
