@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "mini5d/core/deck_blame.hpp"
 #include "mini5d/core/deck_schema.hpp"
 #include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/core/error.hpp"
@@ -135,17 +136,8 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
 }
 
 std::vector<std::string> Provenance::named(const std::string& field, const std::string& what) const {
-  std::vector<std::string> keys{field};
-  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
-  for (const auto& f : schema()) {
-    const std::string k = f.key();
-    // Whole names only: parallel.c is not named by parallel.collective_timeout_s.
-    for (auto at = what.find(k); at != std::string::npos; at = what.find(k, at + 1))
-      if ((at == 0 || !word(what[at - 1])) && (at + k.size() == what.size() || !word(what[at + k.size()]))) {
-        keys.push_back(k);
-        break;
-      }
-  }
+  std::vector<std::string> keys = fields_named(what);
+  keys.insert(keys.begin(), field);
   return keys;
 }
 
@@ -367,8 +359,8 @@ Deck load_deck(const std::string& path, const std::vector<std::string>& override
 std::vector<std::string> unsupported_features(const Deck& d) {
   std::vector<std::string> out;
   auto no = [&](const std::string& field, const std::string& value, const std::string& supported) {
-    out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
-                  supported + ")");
+    const std::string what = field + "=" + value + ": not implemented in this build (supported: " + supported + ")";
+    out.push_back(blamed_origin(d, what) + ": " + what);
   };
   // A tied head sums its gradient with wte's on the whole gradient buffer, which ZeRO 2
   // and 3 do not keep (docs/parallelism.md, tied embeddings).

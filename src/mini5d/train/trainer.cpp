@@ -12,6 +12,7 @@
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/deck_blame.hpp"
 #include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/kernels/profile.hpp"
@@ -159,8 +160,11 @@ std::unique_ptr<data::Source> Trainer::build_source() const {
               << " GiB on every rank); progress every 10 s" << std::endl;
   auto source = data::make_source(deck_, hooks);
   if (source->vocab() > deck_.model.vocab)
-    throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
-                     " is smaller than the data's vocabulary " + std::to_string(source->vocab()));
+  {
+    const std::string what = "model.vocab=" + std::to_string(deck_.model.vocab) +
+                             " is smaller than the data's vocabulary " + std::to_string(source->vocab());
+    throw InputError(blamed_origin(deck_, what + " data.path") + ": " + what);
+  }
   return source;
 }
 
