@@ -79,7 +79,7 @@ Args parse_args(int argc, char** argv) {
         continue;
       }
       if ((s != "--out" && s != "--base") || i + 1 >= argc)
-        throw mini5d::InputError("command line: calibrate: \"" + s +
+        throw mini5d::InputError("command line: calibrate: \"" + mini5d::printable(s) +
                                  "\" is not an option (valid: --out FILE, --base CLUSTER.yaml, --quick)");
       (s == "--out" ? a.calibrate.out : a.calibrate.base) = argv[++i];
       continue;
@@ -89,7 +89,7 @@ Args parse_args(int argc, char** argv) {
     else if (a.deck.empty())
       a.deck = s;
     else
-      throw mini5d::InputError("command line: unexpected argument \"" + s + "\" (one deck at most)\n" + kUsage);
+      throw mini5d::InputError("command line: unexpected argument \"" + mini5d::printable(s) + "\" (one deck at most)\n" + kUsage);
   }
   return a;
 }
@@ -176,14 +176,14 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   }
   if (a.command == "ceilings") {
     if (!a.overrides.empty())
-      throw InputError("command line: ceilings takes \"refresh\" or a cluster file, not \"" + a.overrides[0] +
+      throw InputError("command line: ceilings takes \"refresh\" or a cluster file, not \"" + printable(a.overrides[0]) +
                        "\"\n" + kUsage);
     return rank == 0 ? commands::ceilings_command(a.deck, std::cout) : 0;
   }
   if (a.command == "calibrate") return commands::calibrate_command(world, prep.deck, a.calibrate, std::cout);
   if (a.command == "topo") return commands::topo_command(world, a.deck, a.overrides, std::cout);
   if (a.command != "train")
-    throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
+    throw InputError("command line: unknown command \"" + printable(a.command) + "\"\n" + kUsage);
 
   const Deck& deck = prep.deck;
   if (const char* f = std::getenv("MINI5D_FAIL"); f && std::string(f) == "fatal")
@@ -216,7 +216,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     if (!deck.output.report.empty()) try {
         std::string note;
         const std::string path = train::report_destination(deck.output.report, prep.claim, tr.run_id(), note);
-        if (!note.empty()) write_stderr("mini5d: warning: " + note);
+        if (!note.empty()) write_stderr("mini5d: warning: " + printable_lines(note));
         report::write_report(path, pf, tr);
         std::cout << "report written to " << printable_path(path) << "\n";
       } catch (const std::exception& e) {
@@ -229,7 +229,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   int status = 0;
   for (const auto& why : {tr.halt_reason(), report_problem})
     if (!why.empty()) {
-      if (rank == 0) write_stderr("mini5d: error: " + why);
+      if (rank == 0) write_stderr("mini5d: error: " + printable_lines(why));
       status = 1;
     }
   return status;
@@ -315,16 +315,16 @@ int main(int argc, char** argv) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.
       std::cout.flush();
-      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
+      if (rank == 0) mini5d::write_stderr("mini5d: error: " + mini5d::printable_lines(e.what()));
       status = 2;
     } catch (const mini5d::AgreedError& e) {
       // Found and thrown by every rank together (e.g. a checkpoint save on a full disk).
       std::cout.flush();
-      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
+      if (rank == 0) mini5d::write_stderr("mini5d: error: " + mini5d::printable_lines(e.what()));
       status = 1;
     } catch (const std::exception& e) {
       std::cout.flush();
-      const std::string line = "mini5d: rank " + std::to_string(rank) + ": fatal: " + e.what();
+      const std::string line = "mini5d: rank " + std::to_string(rank) + ": fatal: " + mini5d::printable_lines(e.what());
       status = 1;
       // Other ranks may be waiting in a collective this rank will never join: end the
       // whole job rather than leave it hanging until the batch system's time limit.

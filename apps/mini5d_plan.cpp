@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/core/printable.hpp"
 #include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/core/regular_file.hpp"
 #include "mini5d/plan/emit_deck.hpp"
@@ -93,7 +94,7 @@ struct Args {
 
 // One line saying what is wrong and a pointer to --help (not the whole usage).
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "mini5d-plan: " << msg << "\n"
+  std::cerr << "mini5d-plan: " << mini5d::printable_lines(msg) << "\n"
             << "usage: mini5d-plan --model FILE --cluster FILE [options]; "
                "mini5d-plan --help lists the options\n";
   std::exit(1);
@@ -375,7 +376,7 @@ int main(int argc, char** argv) {
     if (a.tune.plans && !plan::print_tune(std::cout, plan::tune(in, cl, r, a.tune), a.tune)) return 4;
     write_outputs(a, in, cl, given ? *given : r.top.front());
   } catch (const plan::InputError& e) {
-    std::cerr << "mini5d-plan: " << e.what() << "\n";
+    std::cerr << "mini5d-plan: " << mini5d::printable_lines(e.what()) << "\n";
     return 2;
   }
   return 0;

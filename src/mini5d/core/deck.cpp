@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "mini5d/core/deck_blame.hpp"
 #include "mini5d/core/deck_schema.hpp"
@@ -42,6 +44,10 @@ namespace {
 // Checks one scalar against its field; returns "" when valid, else what is wrong.
 std::string check_value(const Field& f, const std::string& v) {
   const std::string want = "expected " + range_text(f) + ", got \"" + printable(v) + "\"";
+  // A NUL (YAML's "\0" or "\x00") would end the value wherever it is read as a C string:
+  // "32\0junk" would read as 32 and a path would lose its tail.
+  if (const auto nul = v.find('\0'); nul != std::string::npos)
+    return want + " (a NUL byte at offset " + std::to_string(nul) + ")";
   if (f.kind == Kind::Text) return "";
   if (f.kind == Kind::Counts) {
     StageLayers counts;
@@ -136,8 +142,8 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
 }
 
 std::vector<std::string> Provenance::named(const std::string& field, const std::string& what) const {
-  std::vector<std::string> keys = fields_named(what);
-  keys.insert(keys.begin(), field);
+  std::vector<std::string> keys{field};
+  for (auto& k : fields_named(what)) keys.push_back(std::move(k));
   return keys;
 }
 
@@ -292,6 +298,10 @@ Deck parse_deck_text(const std::string& text, const std::string& origin_given,
   Reading r;
   r.deck.origin = origin;
   r.deck.overrides = overrides;
+  // A raw NUL is not text; yaml-cpp would misreport it (as an unknown escape).
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(origin + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + nul, '\n')) +
+                     ": a NUL byte; a deck is text");
   YAML::Node root;
   try {
     root = YAML::Load(text);
