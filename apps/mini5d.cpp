@@ -62,6 +62,7 @@ constexpr const char* kUsage =
 struct Args {
   std::string command, deck;
   std::vector<std::string> overrides;
+  std::vector<std::string> kokkos;  // --kokkos-... options: Kokkos' own, read by Kokkos from argv
   mini5d::commands::CalibrateOptions calibrate;  // calibrate's --out, --base, --quick
 };
 
@@ -84,7 +85,11 @@ Args parse_args(int argc, char** argv) {
       (s == "--out" ? a.calibrate.out : a.calibrate.base) = argv[++i];
       continue;
     }
-    if (s.find('=') != std::string::npos)
+    // Kokkos reads its own options from argv when it starts (--help advertises them):
+    // neither an override nor a deck. Kokkos judges their values (kokkos_refused).
+    if (s.rfind("--kokkos-", 0) == 0)
+      a.kokkos.push_back(s);
+    else if (s.find('=') != std::string::npos)
       a.overrides.push_back(s);
     else if (a.deck.empty())
       a.deck = s;
@@ -299,16 +304,33 @@ int main(int argc, char** argv) {
       ptrs.push_back(nullptr);
       (void)kokkos.emplace(n, ptrs.data());  // Kokkos 4's ScopeGuard is [[nodiscard]]; kept in `kokkos`
     };
+    // Kokkos throws on a malformed option of its own (--kokkos-threads=-1): that is bad
+    // input (status 2, naming the command line), not a fatal error of the run.
+    auto start_kokkos_for = [&](const std::vector<std::string>& given, const mini5d::topology::Placement& pl) {
+      try {
+        start_kokkos(pl);
+      } catch (const std::exception& e) {
+        if (given.empty()) throw;
+        std::string opts;
+        for (const auto& o : given) opts += (opts.empty() ? "" : " ") + mini5d::printable(o);
+        const std::string why = e.what();
+        throw mini5d::InputError("command line: " + opts + ": Kokkos refused its options: " +
+                                 mini5d::printable(why.substr(0, why.find('\n')), 200));
+      }
+    };
     try {
       if (argc >= 2 && std::string(argv[1]) == "ckpt") {  // ckpt takes paths, not a deck
-        start_kokkos({});
-        status = mini5d::commands::ckpt_command(world, {argv + 2, argv + argc}, std::cout);
+        std::vector<std::string> paths, given;
+        for (int i = 2; i < argc; ++i)
+          (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? given : paths).push_back(argv[i]);
+        start_kokkos_for(given, {});
+        status = mini5d::commands::ckpt_command(world, paths, std::cout);
       } else {
         const Args a = parse_args(argc, argv);
         Prepared prep;
         if (a.command == "train") prep = prepare_train(a, world, ranks);
         if (a.command == "calibrate") prep = prepare_calibrate(a, world, ranks);
-        start_kokkos(prep.placement);
+        start_kokkos_for(a.kokkos, prep.placement);
         status = run(a, prep, world, rank, ranks);
       }
     } catch (const mini5d::InputError& e) {
