@@ -212,7 +212,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
           report::print_step(std::cout, st, total);
       },
       checkpoint_line);
-  if (rank == 0 && tr.stopped_by())
+  if (rank == 0 && tr.stopped_by() && tr.halt_reason().empty())
     std::cout << "stopped by signal " << tr.stopped_by() << " at step " << tr.current_step()
               << " after saving a checkpoint; resume with resume=latest\n";
   std::string report_problem;

@@ -349,7 +349,16 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
                 "(the previous checkpoint stays latest; lower train.lr)";
       return false;
     }
-    saved(save(reason));
+    // A failed save (a full disk) is found by every rank together (AgreedError): the run
+    // stops there, but the steps it did train still get their summary, FOM line and
+    // report, marked invalid with the reason (halt_reason), rather than being lost.
+    try {
+      saved(save(reason));
+    } catch (const AgreedError& e) {
+      halted_ = std::string(e.what()) + " (the save after step " + std::to_string(next_step_) +
+                " failed: the run stops, the previous checkpoint stays latest)";
+      return false;
+    }
     last_saved = next_step_;
     return true;
   };
