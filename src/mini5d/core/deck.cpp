@@ -39,11 +39,22 @@ using deck_schema::range_text;
 using deck_schema::schema;
 using deck_schema::sections_text;
 
+// Bounds on what a deck may hold, far above any real deck (the shipped ones are under
+// 3 KiB, a path under PATH_MAX, and stage_layers has at most model.layers <= 1024
+// entries) and low enough that a hostile deck (a million keys, a 50 MB number, a
+// 3M-item list) is refused in well under a second instead of being parsed into
+// hundreds of MB of YAML nodes and one message per key (issue 53 item 6).
+constexpr std::size_t kMaxDeckBytes = std::size_t{256} << 10;  // the deck file
+constexpr std::size_t kMaxValueBytes = 4096;                   // one value, deck or command line
+constexpr std::size_t kMaxListItems = 1024;                    // one YAML list (stage_layers)
+
 namespace {
 
 // Checks one scalar against its field; returns "" when valid, else what is wrong.
 std::string check_value(const Field& f, const std::string& v) {
   const std::string want = "expected " + range_text(f) + ", got \"" + printable(v) + "\"";
+  if (v.size() > kMaxValueBytes)
+    return want + " (a value of " + std::to_string(v.size()) + " bytes; at most " + std::to_string(kMaxValueBytes) + ")";
   // A NUL (YAML's "\0" or "\x00") would end the value wherever it is read as a C string:
   // "32\0junk" would read as 32 and a path would lose its tail.
   if (const auto nul = v.find('\0'); nul != std::string::npos)
@@ -173,6 +184,9 @@ struct Reading {
   Deck deck;
   std::vector<std::string> problems;
   Provenance from;
+  // Past the lines a message shows (InputError::from_list), a flood of unknown keys is
+  // only counted: an empty entry each, with no message composed.
+  bool counting_only() const { return problems.size() >= InputError::kShownProblems; }
 };
 
 // The fields of section `sname`, each checked and applied; `seen` catches a field given
@@ -188,6 +202,10 @@ void read_fields(const YAML::Node& fields, const std::string& sname, const std::
     }
     const std::string fname = kv.first.Scalar();
     const Field* f = find_field(sname, fname);
+    if (!f && r.counting_only()) {
+      r.problems.emplace_back();
+      continue;
+    }
     if (!f) {
       r.problems.push_back(fat + ": " + sname + "." + printable(fname) + ": unknown field (valid in " +
                            sname + ": " + fields_of(sname) + ")");
@@ -195,6 +213,12 @@ void read_fields(const YAML::Node& fields, const std::string& sname, const std::
     }
     if (!seen.insert(f->key()).second) {
       r.problems.push_back(fat + ": " + f->key() + ": given twice");
+      continue;
+    }
+    if (kv.second.IsSequence() && kv.second.size() > kMaxListItems) {
+      r.from.failed.insert(f->key());
+      r.problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) + ", got a list of " +
+                           std::to_string(kv.second.size()) + " items (at most " + std::to_string(kMaxListItems) + ")");
       continue;
     }
     // A list field's YAML list reads as the command line's "3,5".
@@ -233,6 +257,10 @@ std::size_t read_sections(const YAML::Node& root, const std::string& origin, Rea
     }
     const std::string sname = sec.first.Scalar();
     if (!is_section(sname)) {
+      if (r.counting_only()) {
+        r.problems.emplace_back();
+        continue;
+      }
       r.problems.push_back(at + ": " + printable(sname) + ": unknown section (valid: " + sections_text() + ")");
       continue;
     }
@@ -339,10 +367,6 @@ Deck parse_deck(const std::string& text, const std::string& origin,
                 const std::vector<std::string>& overrides) {
   return parse_deck_text(text, origin, overrides, true);
 }
-
-// What the reader takes of a deck file: far above any real deck (a few KiB), low enough
-// that a runaway file is refused before it is parsed.
-constexpr std::size_t kMaxDeckBytes = std::size_t{64} << 20;
 
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
   const std::string shown = printable_path(path);
