@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/checkpoint/commit.hpp"
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/comm/mpi_error_line.hpp"
 #include "mini5d/comm/mpi_gtl.hpp"
@@ -121,6 +122,7 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   // one node fails there only.
   comm::agreed(world, [&] {
     p.deck = resolve_deck(a);
+    (void)checkpoint::detail::fail_points_from_env();  // a test's misspelt fail point, before training
     auto problems = grid::layout_problems(p.deck, ranks);
     for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
     if (problems.empty())  // the prediction needs a valid layout
