@@ -346,12 +346,12 @@ void write_outputs(const Args& a, const plan::ModelInput& in, const plan::Cluste
                            "placement (drop map=cyclic to emit)");
   if (!a.deck_out.empty()) {
     write_to(a.deck_out, [&](std::ostream& os) { plan::write_deck(os, in, cl, best, a.scale_down); });
-    if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << a.deck_out << "\n";
+    if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << mini5d::printable_path(a.deck_out) << "\n";
   }
   if (!a.slurm_out.empty()) {
     const std::string deck = a.deck_out.empty() || a.deck_out == "-" ? "plan.yaml" : a.deck_out;
     write_to(a.slurm_out, [&](std::ostream& os) { plan::write_slurm(os, in.model, cl, best, deck); });
-    if (a.slurm_out != "-") std::cerr << "mini5d-plan: wrote Slurm script " << a.slurm_out << "\n";
+    if (a.slurm_out != "-") std::cerr << "mini5d-plan: wrote Slurm script " << mini5d::printable_path(a.slurm_out) << "\n";
   }
 }
 
