@@ -242,6 +242,36 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   return status;
 }
 
+// Starts Kokkos into `kokkos`. Kokkos sees the command line plus what placement chose:
+// the GPU and the host threads (Kokkos >= 3.7 spells the latter --kokkos-num-threads).
+// Kokkos throws on a malformed option of its own (--kokkos-threads=-1, one of `given`):
+// that is bad input (status 2, naming the command line), not a fatal error of the run.
+void start_kokkos(std::optional<Kokkos::ScopeGuard>& kokkos, std::vector<std::string>& kokkos_args,
+                  const std::vector<std::string>& given, const mini5d::topology::Placement& pl) {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
+  if (pl.device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(pl.device_id));
+#endif
+#if KOKKOS_VERSION >= 30700
+  if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-num-threads=" + std::to_string(pl.host_threads));
+#else
+  if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-threads=" + std::to_string(pl.host_threads));
+#endif
+  std::vector<char*> ptrs;
+  for (auto& s : kokkos_args) ptrs.push_back(s.data());
+  int n = int(ptrs.size());
+  ptrs.push_back(nullptr);
+  try {
+    (void)kokkos.emplace(n, ptrs.data());  // Kokkos 4's ScopeGuard is [[nodiscard]]; kept in `kokkos`
+  } catch (const std::exception& e) {
+    if (given.empty()) throw;
+    std::string opts;
+    for (const auto& o : given) opts += (opts.empty() ? "" : " ") + mini5d::printable(o);
+    const std::string why = e.what();
+    throw mini5d::InputError("command line: " + opts + ": Kokkos refused its options: " +
+                             mini5d::printable(why.substr(0, why.find('\n')), 200));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -289,36 +319,8 @@ int main(int argc, char** argv) {
     mini5d::prof::request_unfenced_counting();  // before Kokkos starts: its tools ask then
     std::optional<Kokkos::ScopeGuard> kokkos;
     std::vector<std::string> kokkos_args(argv, argv + argc);
-    // Kokkos sees the command line plus what placement chose: the GPU and the host
-    // threads (Kokkos >= 3.7 spells the latter --kokkos-num-threads).
-    auto start_kokkos = [&](const mini5d::topology::Placement& pl) {
-#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
-      if (pl.device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(pl.device_id));
-#endif
-#if KOKKOS_VERSION >= 30700
-      if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-num-threads=" + std::to_string(pl.host_threads));
-#else
-      if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-threads=" + std::to_string(pl.host_threads));
-#endif
-      std::vector<char*> ptrs;
-      for (auto& s : kokkos_args) ptrs.push_back(s.data());
-      int n = int(ptrs.size());
-      ptrs.push_back(nullptr);
-      (void)kokkos.emplace(n, ptrs.data());  // Kokkos 4's ScopeGuard is [[nodiscard]]; kept in `kokkos`
-    };
-    // Kokkos throws on a malformed option of its own (--kokkos-threads=-1): that is bad
-    // input (status 2, naming the command line), not a fatal error of the run.
     auto start_kokkos_for = [&](const std::vector<std::string>& given, const mini5d::topology::Placement& pl) {
-      try {
-        start_kokkos(pl);
-      } catch (const std::exception& e) {
-        if (given.empty()) throw;
-        std::string opts;
-        for (const auto& o : given) opts += (opts.empty() ? "" : " ") + mini5d::printable(o);
-        const std::string why = e.what();
-        throw mini5d::InputError("command line: " + opts + ": Kokkos refused its options: " +
-                                 mini5d::printable(why.substr(0, why.find('\n')), 200));
-      }
+      start_kokkos(kokkos, kokkos_args, given, pl);
     };
     try {
       if (argc >= 2 && std::string(argv[1]) == "ckpt") {  // ckpt takes paths, not a deck
