@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/checkpoint/commit.hpp"
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/comm/watchdog.hpp"
 #include "mini5d/comm/mpi_error_line.hpp"
@@ -63,6 +64,7 @@ constexpr const char* kUsage =
 struct Args {
   std::string command, deck;
   std::vector<std::string> overrides;
+  std::vector<std::string> kokkos;  // --kokkos-... options: Kokkos' own, read by Kokkos from argv
   mini5d::commands::CalibrateOptions calibrate;  // calibrate's --out, --base, --quick
 };
 
@@ -80,17 +82,21 @@ Args parse_args(int argc, char** argv) {
         continue;
       }
       if ((s != "--out" && s != "--base") || i + 1 >= argc)
-        throw mini5d::InputError("command line: calibrate: \"" + s +
+        throw mini5d::InputError("command line: calibrate: \"" + mini5d::printable(s) +
                                  "\" is not an option (valid: --out FILE, --base CLUSTER.yaml, --quick)");
       (s == "--out" ? a.calibrate.out : a.calibrate.base) = argv[++i];
       continue;
     }
-    if (s.find('=') != std::string::npos)
+    // Kokkos reads its own options from argv when it starts (--help advertises them):
+    // neither an override nor a deck. Kokkos judges their values (kokkos_refused).
+    if (s.rfind("--kokkos-", 0) == 0)
+      a.kokkos.push_back(s);
+    else if (s.find('=') != std::string::npos)
       a.overrides.push_back(s);
     else if (a.deck.empty())
       a.deck = s;
     else
-      throw mini5d::InputError("command line: unexpected argument \"" + s + "\" (one deck at most)\n" + kUsage);
+      throw mini5d::InputError("command line: unexpected argument \"" + mini5d::printable(s) + "\" (one deck at most)\n" + kUsage);
   }
   return a;
 }
@@ -117,6 +123,7 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
   // one node fails there only.
   comm::agreed(world, [&] {
     p.deck = resolve_deck(a);
+    (void)checkpoint::detail::fail_points_from_env();  // a test's misspelt fail point, before training
     // The deck's limit from here on (main started the watchdog with the default), and
     // the folder its heartbeats go to, to name a rank that stops answering.
     int rank = 0;
@@ -187,14 +194,14 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   }
   if (a.command == "ceilings") {
     if (!a.overrides.empty())
-      throw InputError("command line: ceilings takes \"refresh\" or a cluster file, not \"" + a.overrides[0] +
+      throw InputError("command line: ceilings takes \"refresh\" or a cluster file, not \"" + printable(a.overrides[0]) +
                        "\"\n" + kUsage);
     return rank == 0 ? commands::ceilings_command(a.deck, std::cout) : 0;
   }
   if (a.command == "calibrate") return commands::calibrate_command(world, prep.deck, a.calibrate, std::cout);
   if (a.command == "topo") return commands::topo_command(world, a.deck, a.overrides, std::cout);
   if (a.command != "train")
-    throw InputError("command line: unknown command \"" + a.command + "\"\n" + kUsage);
+    throw InputError("command line: unknown command \"" + printable(a.command) + "\"\n" + kUsage);
 
   const Deck& deck = prep.deck;
   if (const char* f = std::getenv("MINI5D_FAIL"); f && std::string(f) == "fatal")
@@ -219,7 +226,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
           report::print_step(std::cout, st, total);
       },
       checkpoint_line);
-  if (rank == 0 && tr.stopped_by())
+  if (rank == 0 && tr.stopped_by() && tr.halt_reason().empty())
     std::cout << "stopped by signal " << tr.stopped_by() << " at step " << tr.current_step()
               << " after saving a checkpoint; resume with resume=latest\n";
   std::string report_problem;
@@ -231,7 +238,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
     if (!deck.output.report.empty()) try {
         std::string note;
         const std::string path = train::report_destination(deck.output.report, prep.claim, tr.run_id(), note);
-        if (!note.empty()) write_stderr("mini5d: warning: " + note);
+        if (!note.empty()) write_stderr("mini5d: warning: " + printable_lines(note));
         report::write_report(path, pf, tr);
         std::cout << "report written to " << printable_path(path) << "\n";
       } catch (const std::exception& e) {
@@ -244,7 +251,7 @@ int run(const Args& a, const Prepared& prep, MPI_Comm world, int rank, int ranks
   int status = 0;
   for (const auto& why : {tr.halt_reason(), report_problem})
     if (!why.empty()) {
-      if (rank == 0) write_stderr("mini5d: error: " + why);
+      if (rank == 0) write_stderr("mini5d: error: " + printable_lines(why));
       status = 1;
     }
   return status;
@@ -257,6 +264,36 @@ void open_startup_phase(std::optional<mini5d::comm::watchdog::Scope>& starting, 
   static const std::string kWorldAxis = "world";
   mini5d::comm::watchdog::start(mini5d::default_deck().parallel.collective_timeout_s, rank);
   starting.emplace(kWorldAxis, "start-up", true);
+}
+
+// Starts Kokkos into `kokkos`. Kokkos sees the command line plus what placement chose:
+// the GPU and the host threads (Kokkos >= 3.7 spells the latter --kokkos-num-threads).
+// Kokkos throws on a malformed option of its own (--kokkos-threads=-1, one of `given`):
+// that is bad input (status 2, naming the command line), not a fatal error of the run.
+void start_kokkos(std::optional<Kokkos::ScopeGuard>& kokkos, std::vector<std::string>& kokkos_args,
+                  const std::vector<std::string>& given, const mini5d::topology::Placement& pl) {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
+  if (pl.device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(pl.device_id));
+#endif
+#if KOKKOS_VERSION >= 30700
+  if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-num-threads=" + std::to_string(pl.host_threads));
+#else
+  if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-threads=" + std::to_string(pl.host_threads));
+#endif
+  std::vector<char*> ptrs;
+  for (auto& s : kokkos_args) ptrs.push_back(s.data());
+  int n = int(ptrs.size());
+  ptrs.push_back(nullptr);
+  try {
+    (void)kokkos.emplace(n, ptrs.data());  // Kokkos 4's ScopeGuard is [[nodiscard]]; kept in `kokkos`
+  } catch (const std::exception& e) {
+    if (given.empty()) throw;
+    std::string opts;
+    for (const auto& o : given) opts += (opts.empty() ? "" : " ") + mini5d::printable(o);
+    const std::string why = e.what();
+    throw mini5d::InputError("command line: " + opts + ": Kokkos refused its options: " +
+                             mini5d::printable(why.substr(0, why.find('\n')), 200));
+  }
 }
 
 }  // namespace
@@ -308,49 +345,38 @@ int main(int argc, char** argv) {
     mini5d::prof::request_unfenced_counting();  // before Kokkos starts: its tools ask then
     std::optional<Kokkos::ScopeGuard> kokkos;
     std::vector<std::string> kokkos_args(argv, argv + argc);
-    // Kokkos sees the command line plus what placement chose: the GPU and the host
-    // threads (Kokkos >= 3.7 spells the latter --kokkos-num-threads).
-    auto start_kokkos = [&](const mini5d::topology::Placement& pl) {
-#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
-      if (pl.device_id >= 0) kokkos_args.push_back("--kokkos-device-id=" + std::to_string(pl.device_id));
-#endif
-#if KOKKOS_VERSION >= 30700
-      if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-num-threads=" + std::to_string(pl.host_threads));
-#else
-      if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-threads=" + std::to_string(pl.host_threads));
-#endif
-      std::vector<char*> ptrs;
-      for (auto& s : kokkos_args) ptrs.push_back(s.data());
-      int n = int(ptrs.size());
-      ptrs.push_back(nullptr);
-      (void)kokkos.emplace(n, ptrs.data());  // Kokkos 4's ScopeGuard is [[nodiscard]]; kept in `kokkos`
+    auto start_kokkos_for = [&](const std::vector<std::string>& given, const mini5d::topology::Placement& pl) {
+      start_kokkos(kokkos, kokkos_args, given, pl);
     };
     try {
       if (argc >= 2 && std::string(argv[1]) == "ckpt") {  // ckpt takes paths, not a deck
-        start_kokkos({});
-        status = mini5d::commands::ckpt_command(world, {argv + 2, argv + argc}, std::cout);
+        std::vector<std::string> paths, given;
+        for (int i = 2; i < argc; ++i)
+          (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? given : paths).push_back(argv[i]);
+        start_kokkos_for(given, {});
+        status = mini5d::commands::ckpt_command(world, paths, std::cout);
       } else {
         const Args a = parse_args(argc, argv);
         Prepared prep;
         if (a.command == "train") prep = prepare_train(a, world, ranks);
         if (a.command == "calibrate") prep = prepare_calibrate(a, world, ranks);
-        start_kokkos(prep.placement);
+        start_kokkos_for(a.kokkos, prep.placement);
         status = run(a, prep, world, rank, ranks, starting);
       }
     } catch (const mini5d::InputError& e) {
       // Every rank reads the same deck and command line, so every rank lands here
       // together; only rank 0 speaks.
       std::cout.flush();
-      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
+      if (rank == 0) mini5d::write_stderr("mini5d: error: " + mini5d::printable_lines(e.what()));
       status = 2;
     } catch (const mini5d::AgreedError& e) {
       // Found and thrown by every rank together (e.g. a checkpoint save on a full disk).
       std::cout.flush();
-      if (rank == 0) mini5d::write_stderr(std::string("mini5d: error: ") + e.what());
+      if (rank == 0) mini5d::write_stderr("mini5d: error: " + mini5d::printable_lines(e.what()));
       status = 1;
     } catch (const std::exception& e) {
       std::cout.flush();
-      const std::string line = "mini5d: rank " + std::to_string(rank) + ": fatal: " + e.what();
+      const std::string line = "mini5d: rank " + std::to_string(rank) + ": fatal: " + mini5d::printable_lines(e.what());
       status = 1;
       // Other ranks may be waiting in a collective this rank will never join: end the
       // whole job rather than leave it hanging until the batch system's time limit.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/core/printable.hpp"
 #include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/core/regular_file.hpp"
 #include "mini5d/plan/emit_deck.hpp"
@@ -93,7 +94,7 @@ struct Args {
 
 // One line saying what is wrong and a pointer to --help (not the whole usage).
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "mini5d-plan: " << msg << "\n"
+  std::cerr << "mini5d-plan: " << mini5d::printable_lines(msg) << "\n"
             << "usage: mini5d-plan --model FILE --cluster FILE [options]; "
                "mini5d-plan --help lists the options\n";
   std::exit(1);
@@ -345,12 +346,12 @@ void write_outputs(const Args& a, const plan::ModelInput& in, const plan::Cluste
                            "placement (drop map=cyclic to emit)");
   if (!a.deck_out.empty()) {
     write_to(a.deck_out, [&](std::ostream& os) { plan::write_deck(os, in, cl, best, a.scale_down); });
-    if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << a.deck_out << "\n";
+    if (a.deck_out != "-") std::cerr << "mini5d-plan: wrote deck " << mini5d::printable_path(a.deck_out) << "\n";
   }
   if (!a.slurm_out.empty()) {
     const std::string deck = a.deck_out.empty() || a.deck_out == "-" ? "plan.yaml" : a.deck_out;
     write_to(a.slurm_out, [&](std::ostream& os) { plan::write_slurm(os, in.model, cl, best, deck); });
-    if (a.slurm_out != "-") std::cerr << "mini5d-plan: wrote Slurm script " << a.slurm_out << "\n";
+    if (a.slurm_out != "-") std::cerr << "mini5d-plan: wrote Slurm script " << mini5d::printable_path(a.slurm_out) << "\n";
   }
 }
 
@@ -375,7 +376,7 @@ int main(int argc, char** argv) {
     if (a.tune.plans && !plan::print_tune(std::cout, plan::tune(in, cl, r, a.tune), a.tune)) return 4;
     write_outputs(a, in, cl, given ? *given : r.top.front());
   } catch (const plan::InputError& e) {
-    std::cerr << "mini5d-plan: " << e.what() << "\n";
+    std::cerr << "mini5d-plan: " << mini5d::printable_lines(e.what()) << "\n";
     return 2;
   }
   return 0;

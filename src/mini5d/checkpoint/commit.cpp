@@ -182,11 +182,22 @@ FailPoints fail_points_from_env() {
       {"pause_mid_write", FailPoint::PauseMidWrite}, {"small_reserve", FailPoint::SmallReserve},
       {"slow_write", FailPoint::SlowWrite},       {"stall_write", FailPoint::StallWrite}};
   const std::string s = v;
+  std::string valid;
+  for (const auto& [name, point] : names) valid += (valid.empty() ? "" : ", ") + std::string(name);
   for (std::size_t pos = 0; pos <= s.size();) {
     const auto comma = std::min(s.find(',', pos), s.size());
     const std::string item = s.substr(pos, comma - pos);
+    bool known = item.empty();  // MINI5D_CKPT_FAIL= (empty) or a stray comma: nothing
     for (const auto& [name, point] : names)
-      if (item == name) f.bits |= 1u << static_cast<unsigned>(point);
+      if (item == name) {
+        f.bits |= 1u << static_cast<unsigned>(point);
+        known = true;
+      }
+    // A misspelt fail point would let a crash-safety test pass without its failure ever
+    // happening: refused (train checks it at start-up, before it trains).
+    if (!known)
+      throw InputError("MINI5D_CKPT_FAIL: \"" + printable(item) + "\" is not a fail point (valid: " + valid +
+                       ", comma-separated)");
     pos = comma + 1;
   }
   return f;

@@ -19,6 +19,7 @@
 #include "mini5d/checkpoint/meta.hpp"
 #include "mini5d/comm/watchdog.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace mini5d::checkpoint {
 
@@ -49,19 +50,19 @@ Opened open_checkpoint(MPI_Comm comm, const std::string& path) {
   file = bcast_string(comm, file, 0);
   std::string detail;
   Opened o{file, open_file(comm, file, false, detail), {}};
-  if (!o.file.valid()) problems.push_back(file + ": not a readable HDF5 file (" + detail + ")");
+  if (!o.file.valid()) problems.push_back(printable_path(file) + ": not a readable HDF5 file (" + detail + ")");
   raise_if_any(comm, problems, ProblemKind::Input);
   std::int64_t version = 0;
   std::string why;
   if (!read_attr(o.file.get(), "format_version", version, &why))
-    problems.push_back(file + (why.empty() ? ": not a mini5d checkpoint (no format_version attribute)"
+    problems.push_back(printable_path(file) + (why.empty() ? ": not a mini5d checkpoint (no format_version attribute)"
                                            : ": root attribute format_version " + why + " (changed after the save)"));
   else if (version == 1)
-    problems.push_back(file + ": checkpoint format version 1 predates the metadata checksum and the dataset "
+    problems.push_back(printable_path(file) + ": checkpoint format version 1 predates the metadata checksum and the dataset "
                        "manifest, so its step, deck and completeness cannot be checked; this build reads version " +
                        std::to_string(kFormatVersion) + " (resume it with the mini5d that wrote it, or start afresh)");
   else if (version != kFormatVersion)
-    problems.push_back(file + ": checkpoint format version " + std::to_string(version) +
+    problems.push_back(printable_path(file) + ": checkpoint format version " + std::to_string(version) +
                        ", this build reads version " + std::to_string(kFormatVersion));
   raise_if_any(comm, problems, ProblemKind::Input);
   read_root_attributes(o.file.get(), file, o.meta, problems);
@@ -94,7 +95,7 @@ std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, con
     const auto runs = shard_runs(cover);
     scratch.resize(static_cast<std::size_t>(part.size()));
     if (!transfer(dset.get(), dxpl.get(), Direction::read, &cover, runs, nullptr, scratch.data()))
-      problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
+      problems.push_back(printable_path(o.path) + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
     else
       sums[i] = partial_checksum(runs, scratch.data());
     bytes += 4.0 * static_cast<double>(part.size());
@@ -158,23 +159,23 @@ std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requ
   for (const auto& e : o.meta.manifest) listed.insert(e.path);
   for (std::size_t i = 0; i < paths.size(); ++i) {
     if (!path_exists(o.file.get(), paths[i])) {
-      problems.push_back(o.path + ": missing dataset " + paths[i]);
+      problems.push_back(printable_path(o.path) + ": missing dataset " + paths[i]);
       continue;
     }
-    if (!listed.count(paths[i])) problems.push_back(o.path + ": dataset " + paths[i] + " is not in the manifest");
+    if (!listed.count(paths[i])) problems.push_back(printable_path(o.path) + ": dataset " + paths[i] + " is not in the manifest");
     H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
     if (!dset.valid()) {
-      problems.push_back(o.path + ": " + paths[i] + " is not a dataset");
+      problems.push_back(printable_path(o.path) + ": " + paths[i] + " is not a dataset");
       continue;
     }
     const auto shape = dataset_shape(dset.get());
     for (std::size_t s : q.mine[paths[i]])
       if (shards[s].desc.global_shape != shape)
-        problems.push_back(o.path + ": " + paths[i] + " has shape " + shape_string(shape) + ", the deck needs " +
+        problems.push_back(printable_path(o.path) + ": " + paths[i] + " has shape " + shape_string(shape) + ", the deck needs " +
                            shape_string(shards[s].desc.global_shape));
     std::string why;
     if (!read_attr(dset.get(), "checksum", stored[i], &why))
-      problems.push_back(o.path + ": dataset " + paths[i] +
+      problems.push_back(printable_path(o.path) + ": dataset " + paths[i] +
                          (why.empty() ? " has no checksum attribute" : ": its checksum attribute " + why));
   }
   raise_if_any(comm, problems, ProblemKind::Input);
@@ -207,7 +208,7 @@ std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Reques
       const TensorShardOut* s = r < static_cast<int>(idx.size()) ? &shards[idx[r]] : nullptr;
       if (!transfer(dset.get(), dxpl.get(), Direction::read, s ? &s->desc : nullptr, s ? q.runs[idx[r]] : none,
                     nullptr, s ? s->data : nullptr))
-        problems.push_back(o.path + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
+        problems.push_back(printable_path(o.path) + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
       else if (s)
         add_cover_sums(q.runs[idx[r]], s->data, sums);
       if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
@@ -247,7 +248,7 @@ void check_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::stri
   std::vector<std::string> problems;
   for (std::size_t i = 0; i < paths.size(); ++i)
     if (computed[i] != stored[i])
-      problems.push_back(o.path + ": checksum mismatch in dataset " + paths[i] + " (stored " + hex(stored[i]) +
+      problems.push_back(printable_path(o.path) + ": checksum mismatch in dataset " + paths[i] + " (stored " + hex(stored[i]) +
                          ", computed " + hex(computed[i]) + ")");
   raise_if_any(comm, problems, ProblemKind::Input);
 }
@@ -262,29 +263,29 @@ void check_manifest(MPI_Comm comm, const Opened& o, const std::vector<std::strin
   for (const auto& e : o.meta.manifest) {
     listed.insert(e.path);
     if (!path_exists(o.file.get(), e.path)) {
-      problems.push_back(o.path + ": missing dataset " + e.path + " (the manifest lists it)");
+      problems.push_back(printable_path(o.path) + ": missing dataset " + e.path + " (the manifest lists it)");
       continue;
     }
     H5Handle dset(H5Dopen2(o.file.get(), e.path.c_str(), H5P_DEFAULT), H5Dclose);
     if (!dset.valid()) {
-      problems.push_back(o.path + ": " + e.path + " is not a dataset");
+      problems.push_back(printable_path(o.path) + ": " + e.path + " is not a dataset");
       continue;
     }
     const auto shape = dataset_shape(dset.get());
     if (shape != e.shape)
-      problems.push_back(o.path + ": " + e.path + " has shape " + shape_string(shape) + ", the manifest says " +
+      problems.push_back(printable_path(o.path) + ": " + e.path + " has shape " + shape_string(shape) + ", the manifest says " +
                          shape_string(e.shape));
     H5Handle type(H5Dget_type(dset.get()), H5Tclose);
     if (H5Tequal(type.get(), H5T_IEEE_F32LE) <= 0)
-      problems.push_back(o.path + ": " + e.path + " is not float32 little-endian");
+      problems.push_back(printable_path(o.path) + ": " + e.path + " is not float32 little-endian");
     std::uint64_t sum = 0;
     std::string why;
     if (!read_attr(dset.get(), "checksum", sum, &why))
-      problems.push_back(o.path + ": dataset " + e.path +
+      problems.push_back(printable_path(o.path) + ": dataset " + e.path +
                          (why.empty() ? " has no checksum attribute" : ": its checksum attribute " + why));
   }
   for (const auto& p : present)
-    if (!listed.count(p)) problems.push_back(o.path + ": dataset " + p + " is not in the manifest");
+    if (!listed.count(p)) problems.push_back(printable_path(o.path) + ": dataset " + p + " is not in the manifest");
   raise_if_any(comm, problems, ProblemKind::Input);
 }
 
@@ -312,7 +313,7 @@ IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vecto
   std::vector<std::string> bad;
   for (std::size_t i = 0; i < q.paths.size(); ++i)
     if (nonfinite[i] > 0)
-      bad.push_back(o.path + ": dataset " + q.paths[i] + " holds " + std::to_string(nonfinite[i]) +
+      bad.push_back(printable_path(o.path) + ": dataset " + q.paths[i] + " holds " + std::to_string(nonfinite[i]) +
                     " NaN or infinite value(s): this checkpoint cannot be resumed");
   raise_if_any(comm, bad, ProblemKind::Input);
   return {summed(comm, bytes), slowest_seconds(comm, t0)};

@@ -11,6 +11,7 @@
 
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/core/fnv1a.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace mini5d::checkpoint::detail {
 
@@ -64,21 +65,21 @@ void name_changed_fields(const std::string& path, const CheckpointMeta& m, const
   for (const auto& [k, v] : fields_of(m)) {
     const auto it = stored.find(k);
     if (it == stored.end())
-      problems.push_back(path + ": root attribute " + k + " is not covered by meta_checksum (added after the save)");
+      problems.push_back(printable_path(path) + ": root attribute " + k + " is not covered by meta_checksum (added after the save)");
     else if (it->second != hex(fnv1a(field_line(k, v))))
-      problems.push_back(path + ": root attribute " + k + " fails its checksum (changed after the save)");
+      problems.push_back(printable_path(path) + ": root attribute " + k + " fails its checksum (changed after the save)");
     if (it != stored.end()) stored.erase(it);
   }
   for (const auto& [k, sum] : stored)
-    problems.push_back(path + ": root attribute " + k + " is missing (removed after the save)");
+    problems.push_back(printable_path(path) + ": root attribute " + k + " is missing (removed after the save)");
   if (problems.size() == before)
-    problems.push_back(path + ": meta_checksum does not match the root attributes (changed after the save)");
+    problems.push_back(printable_path(path) + ": meta_checksum does not match the root attributes (changed after the save)");
 }
 
 // The cross-checks of fields that follow from each other.
 void cross_check(const std::string& path, const CheckpointMeta& m, std::vector<std::string>& problems) {
   if (m.data_cursor != m.step)
-    problems.push_back(path + ": data_cursor is " + std::to_string(m.data_cursor) + ", step " +
+    problems.push_back(printable_path(path) + ": data_cursor is " + std::to_string(m.data_cursor) + ", step " +
                        std::to_string(m.step) + " (the sampler's next step is the checkpoint's step)");
   const auto tps = m.extra.find("tokens_per_step");
   if (tps != m.extra.end()) {
@@ -88,9 +89,9 @@ void cross_check(const std::string& path, const CheckpointMeta& m, std::vector<s
     } catch (const std::exception&) {
     }
     if (per < 0)
-      problems.push_back(path + ": extra.tokens_per_step is \"" + tps->second + "\", not a count");
+      problems.push_back(printable_path(path) + ": extra.tokens_per_step is \"" + tps->second + "\", not a count");
     else if (m.tokens_seen != m.step * per)
-      problems.push_back(path + ": tokens_seen is " + std::to_string(m.tokens_seen) + ", step " +
+      problems.push_back(printable_path(path) + ": tokens_seen is " + std::to_string(m.tokens_seen) + ", step " +
                          std::to_string(m.step) + " x extra.tokens_per_step " + std::to_string(per) + " is " +
                          std::to_string(m.step * per));
   }
@@ -103,7 +104,7 @@ void cross_check(const std::string& path, const CheckpointMeta& m, std::vector<s
     const std::string digits = base.substr(pre.size(), base.size() - pre.size() - suf.size());
     if (digits.find_first_not_of("0123456789") == std::string::npos && digits.size() <= 18 &&
         std::stoll(digits) != m.step)
-      problems.push_back(path + ": the file is named for step " + std::to_string(std::stoll(digits)) +
+      problems.push_back(printable_path(path) + ": the file is named for step " + std::to_string(std::stoll(digits)) +
                          ", its step attribute is " + std::to_string(m.step));
   }
 }
@@ -190,12 +191,12 @@ void read_root_attributes(hid_t f, const std::string& path, CheckpointMeta& m, s
   // or another type is named, never read into a scalar.
   std::string why;
   auto bad = [&](const std::string& name) {
-    problems.push_back(path + ": root attribute " + name + " " + why + " (changed after the save)");
+    problems.push_back(printable_path(path) + ": root attribute " + name + " " + why + " (changed after the save)");
     why.clear();
   };
   auto need = [&](bool ok, const std::string& name) {
     if (!why.empty()) bad(name);
-    else if (!ok) problems.push_back(path + ": missing root attribute " + name);
+    else if (!ok) problems.push_back(printable_path(path) + ": missing root attribute " + name);
   };
   need(read_attr(f, "format_version", version, &why), "format_version");
   need(read_attr(f, "step", step, &why), "step");
@@ -222,7 +223,7 @@ void read_root_attributes(hid_t f, const std::string& path, CheckpointMeta& m, s
   int i = 1;
   for (; read_attr(f, "manifest." + std::to_string(i), part, &why); ++i) manifest += part;
   if (!why.empty()) bad("manifest." + std::to_string(i));
-  if (!parse_manifest(manifest, m.manifest)) problems.push_back(path + ": root attribute manifest is malformed");
+  if (!parse_manifest(manifest, m.manifest)) problems.push_back(printable_path(path) + ": root attribute manifest is malformed");
   std::uint64_t stored = 0;
   std::string field_sums;
   need(read_attr(f, "meta_checksum", stored, &why), "meta_checksum");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mini5d/comm/agreement.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,7 +19,7 @@ RunLock::RunLock(MPI_Comm comm, const std::string& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (!fs::is_directory(dir)) {
-      problems.push_back(dir + ": checkpoint.dir is not a usable directory (" +
+      problems.push_back(printable_path(dir) + ": checkpoint.dir is not a usable directory (" +
                          (ec ? ec.message() : std::string("a file is in the way")) + ")");
     } else {
       const std::string path = (fs::path(dir) / kFileName).string();
@@ -27,12 +28,12 @@ RunLock::RunLock(MPI_Comm comm, const std::string& dir) {
         case FileLock::Result::locked:
           break;
         case FileLock::Result::busy:
-          problems.push_back(dir + ": another mini5d run is using this checkpoint directory (" +
+          problems.push_back(printable_path(dir) + ": another mini5d run is using this checkpoint directory (" +
                              (detail.empty() ? "lock " + path : detail) +
                              "); wait for it to end, or give this run another checkpoint.dir");
           break;
         case FileLock::Result::error:
-          problems.push_back(dir + ": checkpoint.dir is not writable (cannot lock " + path + ": " + detail + ")");
+          problems.push_back(printable_path(dir) + ": checkpoint.dir is not writable (cannot lock " + path + ": " + detail + ")");
           break;
       }
     }

@@ -20,6 +20,7 @@
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/checkpoint/meta.hpp"
 #include "mini5d/comm/watchdog.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace mini5d::checkpoint {
 
@@ -213,13 +214,13 @@ bool write_dataset(const FileWriter& w, const std::string& path, const Target& t
                  H5Sclose);
   H5Handle dset(H5Dcreate2(w.file, path.c_str(), H5T_IEEE_F32LE, space.get(), w.lcpl, w.dcpl, H5P_DEFAULT), H5Dclose);
   if (!dset.valid()) {
-    problems.push_back(w.tmp + ": cannot create dataset " + path + ": " + h5_error_detail());
+    problems.push_back(printable_path(w.tmp) + ": cannot create dataset " + path + ": " + h5_error_detail());
     return false;
   }
   try {
     write_attr(dset.get(), "checksum", checksum);
   } catch (const std::exception& e) {
-    problems.push_back(w.tmp + ": " + path + ": " + e.what());
+    problems.push_back(printable_path(w.tmp) + ": " + path + ": " + e.what());
   }
   // Contiguous and allocated at creation: the data's place in the file is known now.
   const haddr_t offset = H5Dget_offset(dset.get());
@@ -232,7 +233,7 @@ bool write_dataset(const FileWriter& w, const std::string& path, const Target& t
     std::string why;
     if (!transfer(dset.get(), w.dxpl, Direction::write, have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
                   have ? t.mine[r]->data : nullptr, nullptr, &why))
-      problems.push_back(w.tmp + ": writing " + path + " failed: " + why);
+      problems.push_back(printable_path(w.tmp) + ": writing " + path + " failed: " + why);
   }
   return true;
 }
@@ -250,7 +251,7 @@ bool write_contents(MPI_Comm comm, const std::string& tmp, hid_t file, std::int6
   try {
     write_meta(file, meta, targets);
   } catch (const std::exception& e) {
-    problems.push_back(tmp + ": " + e.what());
+    problems.push_back(printable_path(tmp) + ": " + e.what());
   }
   H5Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose), dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
@@ -269,7 +270,7 @@ bool write_contents(MPI_Comm comm, const std::string& tmp, hid_t file, std::int6
     if (fail.has(FailPoint::StallWrite) && i == (n + 1) / 2 && rank == size - 1)
       std::this_thread::sleep_for(std::chrono::seconds(120));
     if (fail.has(FailPoint::WriteError) && i == (n + 1) / 2 && rank == size - 1)
-      problems.push_back(tmp + ": writing " + path + " failed on rank " + std::to_string(rank) +
+      problems.push_back(printable_path(tmp) + ": writing " + path + " failed on rank " + std::to_string(rank) +
                          ": MINI5D_CKPT_FAIL=write_error (injected)");
     // The ranks agree after every dataset: a write that failed on one rank only (an I/O
     // error; not for want of room, see cover_layout) stops them all here together.
@@ -282,7 +283,7 @@ bool write_contents(MPI_Comm comm, const std::string& tmp, hid_t file, std::int6
     }
   }
   if (fail.has(FailPoint::FlushError) && rank == size - 1)
-    problems.push_back(tmp + ": flushing failed on rank " + std::to_string(rank) +
+    problems.push_back(printable_path(tmp) + ": flushing failed on rank " + std::to_string(rank) +
                        ": MINI5D_CKPT_FAIL=flush_error (injected)");
   // The flush writes the metadata: its room too, and every problem so far, agreed before it.
   return cover_layout(w, laid_out + 2 * kLayoutSlack, problems) && !any_rank(comm, !problems.empty());
@@ -298,7 +299,7 @@ void write_file(MPI_Comm comm, const std::string& tmp, std::int64_t reservation,
   MPI_Comm_rank(comm, &rank);
   std::string detail;
   H5Handle file = open_file(comm, tmp, true, detail);
-  if (!file.valid()) problems.push_back(tmp + ": cannot create checkpoint file: " + detail);
+  if (!file.valid()) problems.push_back(printable_path(tmp) + ": cannot create checkpoint file: " + detail);
   raise_if_any(comm, problems, ProblemKind::Runtime);
   // H5Fcreate truncated the file, which freed the room reserved before it: reserve it
   // again, in the file HDF5 now writes to (see reserve_space).
@@ -308,7 +309,7 @@ void write_file(MPI_Comm comm, const std::string& tmp, std::int64_t reservation,
   comm::watchdog::progress();
   if (ok) {
     // Flushing makes every rank's data durable (MPI_File_sync) before the rename.
-    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) problems.push_back(tmp + ": cannot flush: " + h5_error_detail());
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) problems.push_back(printable_path(tmp) + ": cannot flush: " + h5_error_detail());
     ok = !any_rank(comm, !problems.empty());
     comm::watchdog::progress();
   }
@@ -319,7 +320,7 @@ void write_file(MPI_Comm comm, const std::string& tmp, std::int64_t reservation,
     if (rank == 0) release_space(tmp);
     MPI_Barrier(comm);
   }
-  if (file.close() < 0) problems.push_back(tmp + ": cannot close: " + h5_error_detail());
+  if (file.close() < 0) problems.push_back(printable_path(tmp) + ": cannot close: " + h5_error_detail());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace mini5d::commands {
 
@@ -69,10 +70,10 @@ void verify(MPI_Comm comm, const std::string& path, bool print, std::ostream& ou
   std::vector<std::string> bad;
   for (const auto& r : results) {
     if (r.stored != r.computed)
-      bad.push_back(file + ": checksum mismatch in dataset " + r.path + " (stored " + hex(r.stored) +
+      bad.push_back(printable_path(file) + ": checksum mismatch in dataset " + r.path + " (stored " + hex(r.stored) +
                     ", computed " + hex(r.computed) + ")");
     if (r.nonfinite != 0)
-      bad.push_back(file + ": dataset " + r.path + " holds " + std::to_string(r.nonfinite) +
+      bad.push_back(printable_path(file) + ": dataset " + r.path + " holds " + std::to_string(r.nonfinite) +
                     " NaN or infinite values (a diverged state; resume from an earlier checkpoint)");
   }
   if (!bad.empty()) throw InputError::from_list(bad);

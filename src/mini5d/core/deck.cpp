@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -16,7 +17,9 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <utility>
 
+#include "mini5d/core/deck_blame.hpp"
 #include "mini5d/core/deck_schema.hpp"
 #include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/core/error.hpp"
@@ -36,11 +39,26 @@ using deck_schema::range_text;
 using deck_schema::schema;
 using deck_schema::sections_text;
 
+// Bounds on what a deck may hold, far above any real deck (the shipped ones are under
+// 3 KiB, a path under PATH_MAX, and stage_layers has at most model.layers <= 1024
+// entries) and low enough that a hostile deck (a million keys, a 50 MB number, a
+// 3M-item list) is refused in well under a second instead of being parsed into
+// hundreds of MB of YAML nodes and one message per key (issue 53 item 6).
+constexpr std::size_t kMaxDeckBytes = std::size_t{256} << 10;  // the deck file
+constexpr std::size_t kMaxValueBytes = 4096;                   // one value, deck or command line
+constexpr std::size_t kMaxListItems = 1024;                    // one YAML list (stage_layers)
+
 namespace {
 
 // Checks one scalar against its field; returns "" when valid, else what is wrong.
 std::string check_value(const Field& f, const std::string& v) {
   const std::string want = "expected " + range_text(f) + ", got \"" + printable(v) + "\"";
+  if (v.size() > kMaxValueBytes)
+    return want + " (a value of " + std::to_string(v.size()) + " bytes; at most " + std::to_string(kMaxValueBytes) + ")";
+  // A NUL (YAML's "\0" or "\x00") would end the value wherever it is read as a C string:
+  // "32\0junk" would read as 32 and a path would lose its tail.
+  if (const auto nul = v.find('\0'); nul != std::string::npos)
+    return want + " (a NUL byte at offset " + std::to_string(nul) + ")";
   if (f.kind == Kind::Text) return "";
   if (f.kind == Kind::Counts) {
     StageLayers counts;
@@ -136,16 +154,7 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
 
 std::vector<std::string> Provenance::named(const std::string& field, const std::string& what) const {
   std::vector<std::string> keys{field};
-  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
-  for (const auto& f : schema()) {
-    const std::string k = f.key();
-    // Whole names only: parallel.c is not named by parallel.collective_timeout_s.
-    for (auto at = what.find(k); at != std::string::npos; at = what.find(k, at + 1))
-      if ((at == 0 || !word(what[at - 1])) && (at + k.size() == what.size() || !word(what[at + k.size()]))) {
-        keys.push_back(k);
-        break;
-      }
-  }
+  for (auto& k : fields_named(what)) keys.push_back(std::move(k));
   return keys;
 }
 
@@ -175,6 +184,9 @@ struct Reading {
   Deck deck;
   std::vector<std::string> problems;
   Provenance from;
+  // Past the lines a message shows (InputError::from_list), a flood of unknown keys is
+  // only counted: an empty entry each, with no message composed.
+  bool counting_only() const { return problems.size() >= InputError::kShownProblems; }
 };
 
 // The fields of section `sname`, each checked and applied; `seen` catches a field given
@@ -190,6 +202,10 @@ void read_fields(const YAML::Node& fields, const std::string& sname, const std::
     }
     const std::string fname = kv.first.Scalar();
     const Field* f = find_field(sname, fname);
+    if (!f && r.counting_only()) {
+      r.problems.emplace_back();
+      continue;
+    }
     if (!f) {
       r.problems.push_back(fat + ": " + sname + "." + printable(fname) + ": unknown field (valid in " +
                            sname + ": " + fields_of(sname) + ")");
@@ -197,6 +213,12 @@ void read_fields(const YAML::Node& fields, const std::string& sname, const std::
     }
     if (!seen.insert(f->key()).second) {
       r.problems.push_back(fat + ": " + f->key() + ": given twice");
+      continue;
+    }
+    if (kv.second.IsSequence() && kv.second.size() > kMaxListItems) {
+      r.from.failed.insert(f->key());
+      r.problems.push_back(fat + ": " + f->key() + ": expected " + range_text(*f) + ", got a list of " +
+                           std::to_string(kv.second.size()) + " items (at most " + std::to_string(kMaxListItems) + ")");
       continue;
     }
     // A list field's YAML list reads as the command line's "3,5".
@@ -235,6 +257,10 @@ std::size_t read_sections(const YAML::Node& root, const std::string& origin, Rea
     }
     const std::string sname = sec.first.Scalar();
     if (!is_section(sname)) {
+      if (r.counting_only()) {
+        r.problems.emplace_back();
+        continue;
+      }
       r.problems.push_back(at + ": " + printable(sname) + ": unknown section (valid: " + sections_text() + ")");
       continue;
     }
@@ -300,6 +326,10 @@ Deck parse_deck_text(const std::string& text, const std::string& origin_given,
   Reading r;
   r.deck.origin = origin;
   r.deck.overrides = overrides;
+  // A raw NUL is not text; yaml-cpp would misreport it (as an unknown escape).
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(origin + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + nul, '\n')) +
+                     ": a NUL byte; a deck is text");
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -338,10 +368,6 @@ Deck parse_deck(const std::string& text, const std::string& origin,
   return parse_deck_text(text, origin, overrides, true);
 }
 
-// What the reader takes of a deck file: far above any real deck (a few KiB), low enough
-// that a runaway file is refused before it is parsed.
-constexpr std::size_t kMaxDeckBytes = std::size_t{64} << 20;
-
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
   const std::string shown = printable_path(path);
   // Only a regular file is a deck: a FIFO, device or socket would block the open or the
@@ -362,30 +388,6 @@ Deck load_deck(const std::string& path, const std::vector<std::string>& override
       throw InputError(shown + ": cannot read the deck file (" + r.why + ")");
   }
   return parse_deck_text(r.text, path, overrides, false);
-}
-
-std::vector<std::string> unsupported_features(const Deck& d) {
-  std::vector<std::string> out;
-  auto no = [&](const std::string& field, const std::string& value, const std::string& supported) {
-    out.push_back(d.origin + ": " + field + "=" + value + ": not implemented in this build (supported: " +
-                  supported + ")");
-  };
-  // A tied head sums its gradient with wte's on the whole gradient buffer, which ZeRO 2
-  // and 3 do not keep (docs/parallelism.md, tied embeddings).
-  if (d.model.tie_embeddings == "true" && d.parallel.zero >= 2)
-    no("model.tie_embeddings", "true with parallel.zero=" + std::to_string(d.parallel.zero),
-       "parallel.zero 0 or 1 with tied embeddings");
-  if (d.train.precision == "fp64") no("train.precision", "fp64", "fp32, bf16");
-  // bf16 (fp32 master weights) runs every axis with blockwise (or ring) attention
-  // (docs/precision.md); full attention has no bf16 path.
-  if (d.parallel.grad_reduce_dtype == "bf16" && d.train.precision != "bf16")
-    no("parallel.grad_reduce_dtype", "bf16 with train.precision=" + d.train.precision,
-       "fp32, or bf16 with train.precision=bf16");
-  if (d.train.precision == "bf16") {
-    if (d.model.attention != "blockwise")
-      no("model.attention", d.model.attention, "blockwise with train.precision=bf16");
-  }
-  return out;
 }
 
 }  // namespace mini5d

@@ -30,4 +30,24 @@ inline std::string printable(const std::string& v, std::size_t max = kShownValue
 
 inline std::string printable_path(const std::string& p) { return printable(p, kShownPath); }
 
+// A whole message as the programs print it (an error, a warning, a fatal line): its
+// lines kept, every other control byte as \xNN. The net under the quoting above: a value
+// some message forgot to quote can still not drive the terminal (ESC) or rewrite the
+// line (CR); each value a message names must still be quoted where it is put in, since
+// only there is a newline inside a value told from one between problems.
+inline std::string printable_lines(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n' || (c >= 0x20 && c != 0x7f)) {
+      out += ch;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
 }  // namespace mini5d

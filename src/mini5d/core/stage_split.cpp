@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/core/stage_split.hpp"
 
+#include "mini5d/core/printable.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -107,8 +109,8 @@ std::string parse_stage_layers(const std::string& text, StageLayers& out) {
   auto take = [&]() -> std::string {
     if (item.empty()) return "an empty entry";
     for (char ch : item)
-      if (!std::isdigit(static_cast<unsigned char>(ch))) return "\"" + item + "\" is not a positive integer";
-    if (item.size() > 9 || std::stoll(item) < 1) return "\"" + item + "\" is not a positive integer below 10^9";
+      if (!std::isdigit(static_cast<unsigned char>(ch))) return "\"" + printable(item) + "\" is not a positive integer";
+    if (item.size() > 9 || std::stoll(item) < 1) return "\"" + printable(item) + "\" is not a positive integer below 10^9";
     counts.push_back(std::stoll(item));
     item.clear();
     return "";

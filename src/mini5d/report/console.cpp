@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mini5d/comm/accounts.hpp"
+#include "mini5d/core/printable.hpp"
 #include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/memory_ledger.hpp"
@@ -150,7 +151,7 @@ void print_step(std::ostream& os, const StepStats& st, long total_steps) {
 }
 
 void print_checkpoint(std::ostream& os, const CheckpointEvent& e) {
-  os << (e.kind == "save" ? "checkpoint saved: " : "resumed from ") << e.path << " at step " << e.step << " ("
+  os << (e.kind == "save" ? "checkpoint saved: " : "resumed from ") << printable_path(e.path) << " at step " << e.step << " ("
      << e.reason << "), " << fmt("%.2f MB", e.bytes * 1e-6) << " in " << fmt("%.3f s", e.seconds) << ", "
      << fmt("%.1f MB/s", e.seconds > 0 ? e.bytes * 1e-6 / e.seconds : 0.0) << "\n";
   for (const auto& c : e.changes) os << c << "\n";

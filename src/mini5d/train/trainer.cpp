@@ -13,6 +13,7 @@
 #include "mini5d/comm/agreement.hpp"
 #include "mini5d/checkpoint/run_identity.hpp"
 #include "mini5d/core/error.hpp"
+#include "mini5d/core/deck_blame.hpp"
 #include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/kernels/profile.hpp"
@@ -161,8 +162,11 @@ std::unique_ptr<data::Source> Trainer::build_source() const {
               << " GiB on every rank); progress every 10 s" << std::endl;
   auto source = data::make_source(deck_, hooks);
   if (source->vocab() > deck_.model.vocab)
-    throw InputError(deck_.origin + ": model.vocab=" + std::to_string(deck_.model.vocab) +
-                     " is smaller than the data's vocabulary " + std::to_string(source->vocab()));
+  {
+    const std::string what = "model.vocab=" + std::to_string(deck_.model.vocab) +
+                             " is smaller than the data's vocabulary " + std::to_string(source->vocab());
+    throw InputError(blamed_origin(deck_, what + " data.path") + ": " + what);
+  }
   return source;
 }
 
@@ -347,7 +351,16 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
                 "(the previous checkpoint stays latest; lower train.lr)";
       return false;
     }
-    saved(save(reason));
+    // A failed save (a full disk) is found by every rank together (AgreedError): the run
+    // stops there, but the steps it did train still get their summary, FOM line and
+    // report, marked invalid with the reason (halt_reason), rather than being lost.
+    try {
+      saved(save(reason));
+    } catch (const AgreedError& e) {
+      halted_ = std::string(e.what()) + " (the save after step " + std::to_string(next_step_) +
+                " failed: the run stops, the previous checkpoint stays latest)";
+      return false;
+    }
     last_saved = next_step_;
     return true;
   };

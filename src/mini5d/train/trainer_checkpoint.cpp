@@ -10,6 +10,7 @@
 #include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "mini5d/train/training_state.hpp"
+#include "mini5d/core/printable.hpp"
 
 namespace mini5d::train {
 
@@ -74,7 +75,7 @@ CheckpointEvent Trainer::resume(const std::string& where) {
     comm::watchdog::maybe_injected_stop("load", world_rank);
   }
   if (meta.step > deck_.train.steps)
-    throw InputError(path + ": checkpoint is at step " + std::to_string(meta.step) + ", beyond train.steps=" +
+    throw InputError(printable_path(path) + ": checkpoint is at step " + std::to_string(meta.step) + ", beyond train.steps=" +
                      std::to_string(deck_.train.steps));
   // The stored deck decides what the weights mean: the model, the data and the
   // arithmetic must be the same (core/deck_resume.cpp classifies every field).
@@ -83,18 +84,18 @@ CheckpointEvent Trainer::resume(const std::string& where) {
   if (!diff.refused.empty()) {
     std::vector<std::string> lines;
     for (const auto& r : diff.refused)
-      lines.push_back(path + ": " + r + " (a resume keeps the model and the data; start a fresh run to change it)");
+      lines.push_back(printable_path(path) + ": " + r + " (a resume keeps the model and the data; start a fresh run to change it)");
     throw InputError::from_list(lines);
   }
   const auto gs = meta.extra.find("global_sequences_per_step");
   if (gs != meta.extra.end() && gs->second != std::to_string(global_sequences_per_step()))
-    throw InputError(path + ": written with a global batch of " + gs->second +
+    throw InputError(printable_path(path) + ": written with a global batch of " + gs->second +
                      " sequences per step, the deck gives " + std::to_string(global_sequences_per_step()) +
                      " (micro_batch x accumulation x d x e must match to resume exactly)");
   // Implied by the step and the (matching) global batch: a file whose counters
   // disagree was edited or written by something else.
   if (meta.tokens_seen != meta.step * tokens_per_step())
-    throw InputError(path + ": tokens_seen is " + std::to_string(meta.tokens_seen) + ", step " +
+    throw InputError(printable_path(path) + ": tokens_seen is " + std::to_string(meta.tokens_seen) + ", step " +
                      std::to_string(meta.step) + " x " + std::to_string(tokens_per_step()) +
                      " tokens per step is " + std::to_string(meta.step * tokens_per_step()) +
                      " (the checkpoint's counters disagree)");
