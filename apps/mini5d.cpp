@@ -130,7 +130,7 @@ Prepared prepare_train(const Args& a, MPI_Comm world, int ranks) {
     MPI_Comm_rank(world, &rank);
     comm::watchdog::start(p.deck.parallel.collective_timeout_s, rank);
     comm::watchdog::name_silent_ranks(p.deck.checkpoint.dir + "/.mini5d-watchdog", ranks);
-    comm::watchdog::maybe_injected_stop("start-up", rank);
+    comm::watchdog::maybe_injected_stop("start-up");
     auto problems = grid::layout_problems(p.deck, ranks);
     for (const auto& u : unsupported_features(p.deck)) problems.push_back(u);
     if (problems.empty())  // the prediction needs a valid layout

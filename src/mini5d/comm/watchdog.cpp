@@ -160,10 +160,10 @@ Scope::~Scope() {
   if (!stale.empty()) remove_heartbeat(stale, s.rank);
 }
 
-void maybe_injected_stop(const char* point, int world_rank) {
+void maybe_injected_stop(const char* point) {
   const char* v = std::getenv("MINI5D_FAULT_STOP");
   if (!v) return;
-  const std::string spec = v, want = "rank=" + std::to_string(world_rank) + ",at=" + point;
+  const std::string spec = v, want = "rank=" + std::to_string(state().rank) + ",at=" + point;
   if (spec == want) std::raise(SIGSTOP);
 }
 

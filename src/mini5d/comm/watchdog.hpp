@@ -68,6 +68,6 @@ void maybe_injected_sleep(long step);
 // SIGSTOP (as `kill -STOP` would) when it reaches POINT: start-up (after reading the
 // deck, before its first agreement), load (a resume, after reading the checkpoint's
 // metadata), end (after the last step, before the end of the run's gathers).
-void maybe_injected_stop(const char* point, int world_rank);
+void maybe_injected_stop(const char* point);  // the world rank start() was given
 
 }  // namespace mini5d::comm::watchdog

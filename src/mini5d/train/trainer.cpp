@@ -387,11 +387,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   // step must not leave the others waiting in them).
   static const std::string kWorldAxis = "world";
   comm::watchdog::Scope finishing(kWorldAxis, "end of the run", true);
-  {
-    int world_rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    comm::watchdog::maybe_injected_stop("end", world_rank);
-  }
+  comm::watchdog::maybe_injected_stop("end");
   zero_->settle();
   total_seconds_ = timer.seconds();
   if (pipeline()) summarise_pipeline();

@@ -69,11 +69,7 @@ CheckpointEvent Trainer::resume(const std::string& where) {
       checkpoint::resolve_checkpoint(where == "latest" ? deck_.checkpoint.dir : where);
   const MPI_Comm comm = grid_->cart().get();
   const auto meta = checkpoint::read_checkpoint_meta(comm, path);
-  {
-    int world_rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    comm::watchdog::maybe_injected_stop("load", world_rank);
-  }
+  comm::watchdog::maybe_injected_stop("load");
   if (meta.step > deck_.train.steps)
     throw InputError(printable_path(path) + ": checkpoint is at step " + std::to_string(meta.step) + ", beyond train.steps=" +
                      std::to_string(deck_.train.steps));
