@@ -73,10 +73,10 @@ endif()
 set(mini5d_openmp_threads 2)
 set(mini5d_openmp_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=${mini5d_openmp_threads};OMP_PROC_BIND=false")
 
-# mini5d_openmp_variants(<test> <ranks> <teams> <timeout> <command>...): <test>_omp_team<n>
-# for each n in <teams> (a list), label `openmp` (and `mpi` when ranks > 1); <timeout>:
-# the one-thread test's.
-function(mini5d_openmp_variants test ranks teams timeout)
+# mini5d_openmp_variants(<test> <ranks> <teams> <hang_limit> <command>...): <test>_omp_team<n>
+# for each n in <teams> (a list), label `openmp` (and `mpi` when ranks > 1); <hang_limit>:
+# the one-thread test's CTest TIMEOUT, the guard that turns a hang into a failure.
+function(mini5d_openmp_variants test ranks teams hang_limit)
   mini5d_skips_are_skips()
   if(NOT mini5d_openmp)
     return()
@@ -90,7 +90,7 @@ function(mini5d_openmp_variants test ranks teams timeout)
   math(EXPR cores "${ranks} * ${mini5d_openmp_threads}")
   # Threads contend for the same cores as the other tests' ranks (CI has 2): the base
   # test's limit, times the threads per rank, so a loaded machine slows it, never fails it.
-  math(EXPR timeout "${timeout} * ${mini5d_openmp_threads}")
+  math(EXPR timeout "${hang_limit} * ${mini5d_openmp_threads}")
   foreach(team IN LISTS teams)
     add_test(NAME ${test}_omp_team${team} COMMAND ${ARGN})
     set_tests_properties(${test}_omp_team${team} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${cores} LABELS "${labels}"
@@ -132,7 +132,7 @@ function(mini5d_unit_test)
 endfunction()
 
 # mini5d_mpi_test(NAME <binary> RANKS <np>... TIMEOUT <s> [ARGS <arg>...] [LABELS <label>...]
-#                 [SUFFIX <s>] [PROPERTIES <prop> <value>...] [OPENMP_TEAMS <team size>...]
+#                 [SUFFIX <suffix>] [PROPERTIES <prop> <value>...] [OPENMP_TEAMS <team size>...]
 #                 [OPENMP_ONLY])
 # Registers <binary> under mpiexec once per rank count: test <binary>_np<np> (SUFFIX
 # replaces "np") with PROCESSORS np, so that ctest -j counts the cores the ranks take,

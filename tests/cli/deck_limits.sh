@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Hostile decks get a quick answer (issue 53 item 6): a deck over 256 KiB (a million
+# Hostile decks get a quick answer (docs/inputs.md, "Input decks"): a deck over 256 KiB (a million
 # unknown keys, a 50 MB number), a value over 4096 bytes (in the deck and on the command
 # line) and a list over 1024 items are each refused in one line, status 2; a deck at the
 # size limit full of unknown keys gives the first 20 problems and a count. Each run is

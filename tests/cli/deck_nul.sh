@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# A NUL in a deck value is refused, not read up to the NUL (issue 53 item 10): YAML's
+# A NUL in a deck value is refused, not read up to the NUL: YAML's
 # "\x00" and "\0" escapes in a number and in a path, and a raw NUL byte in the file.
 # usage: deck_nul.sh WORKDIR MINI5D_APP
 set -u

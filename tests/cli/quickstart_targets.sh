@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The quick start's train command builds only the two apps, not the ~200 test targets
-# (issue 53 item 16), and build.sh without TARGET still builds everything. The scripts
+#, and build.sh without TARGET still builds everything. The scripts
 # run on a copy of scripts/ whose set-up is a stub, with cmake and mpiexec stubs first on
 # PATH that log their arguments: nothing is installed, built or trained.
 # usage: quickstart_targets.sh WORKDIR SOURCE_DIR

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# A newline or ESC inside a path value never reaches the terminal raw (issue 53 item 11):
+# A newline or ESC inside a path value never reaches the terminal raw:
 # each message that names checkpoint.dir, data.path, output.report, output.trace or
 # checkpoint.resume is one line with the value quoted (\x0a, \x1b), whether the run is
 # refused or trains and saves into such a directory.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# A failed save keeps the run's record (issue 53 item 9): on a tmpfs with room for the
+# A failed save keeps the run's record (docs/checkpoints.md): on a tmpfs with room for the
 # step-4 checkpoint only, the step-8 save fails; the 8 steps that trained still get the
 # closing summary, the FOM line with valid=0 and the JSON report (written elsewhere),
 # whose "halted" gives the reason; the status is 1 with one error line. At -n 2, and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The smaller refusals of issue 53 item 15, each one line naming what is wrong, status 2:
+# Smaller refusals, each one line naming what is wrong, status 2:
 # a misspelt MINI5D_CKPT_FAIL (a crash-safety test that would pass without its failure
 # ever happening) is refused before training; and, already refused on the base (kept as
 # regressions), `latest` as a directory, `mini5d-plan --model` given a directory, and

@@ -43,7 +43,7 @@ using deck_schema::sections_text;
 // 3 KiB, a path under PATH_MAX, and stage_layers has at most model.layers <= 1024
 // entries) and low enough that a hostile deck (a million keys, a 50 MB number, a
 // 3M-item list) is refused in well under a second instead of being parsed into
-// hundreds of MB of YAML nodes and one message per key (issue 53 item 6).
+// hundreds of MB of YAML nodes and one message per key (docs/inputs.md, "Input decks").
 constexpr std::size_t kMaxDeckBytes = std::size_t{256} << 10;  // the deck file
 constexpr std::size_t kMaxValueBytes = 4096;                   // one value, deck or command line
 constexpr std::size_t kMaxListItems = 1024;                    // one YAML list (stage_layers)

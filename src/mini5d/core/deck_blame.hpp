@@ -4,7 +4,7 @@
 // and the command line are merged, so its message must say which of the two set the
 // fields it names: "command line" when any of them was overridden there, else the deck
 // file. Otherwise `parallel.stage_layers=[1,1]` typed on the command line reads as a
-// fault in the deck (issue 53 item 13).
+// fault in the deck (docs/inputs.md).
 #pragma once
 #include <string>
 #include <vector>
