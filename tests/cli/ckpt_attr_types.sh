@@ -13,19 +13,12 @@ work=$1 expect=$2 app=$3 deck=$4
 source "$(dirname "$0")/lib.sh"
 need_h5py
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
-common=(checkpoint.dir=ck output.report=)
-"$app" train "$deck" train.steps=2 checkpoint.at_end=true "${common[@]}" > first.out 2>&1 || { cat first.out; exit 1; }
-f=ck/step-00000002.h5
-cp $f pristine.h5
+tamper_setup "$app" "$deck"
 # case ATTRIBUTE-EXPRESSION MESSAGE [no-info]: sets it on a fresh copy with h5py, then
 # verify, info (unless no-info: info lists a dataset's checksum without trusting it) and
 # a resume must each refuse with MESSAGE.
 case_() {
-  cp pristine.h5 $f
-  "$py" -c "
-import h5py, numpy as np
-with h5py.File('$f', 'r+') as f:
-    $1" || { echo "FAIL: h5py could not edit: $1"; exit 1; }
+  tamper "$1"
   "$expect" "$f: $2" "$app" ckpt verify ck || exit 1
   [[ ${3:-} == no-info ]] || "$expect" "$f: $2" "$app" ckpt info $f || exit 1
   "$expect" "$f: $2" "$app" train "$deck" train.steps=4 "${common[@]}" resume=latest || exit 1

@@ -11,6 +11,24 @@ need_h5py() {
   [[ -n $py ]] || { echo "SKIP: no python3 with h5py"; exit 77; }
 }
 
+# tamper_setup APP DECK: trains DECK 2 steps into ck/ (common: the run's overrides) and
+# keeps a copy of its checkpoint, $f, as pristine.h5.
+# tamper EDIT: puts the pristine checkpoint back at $f, then applies EDIT, Python run
+# with h5py and numpy imported and the file open for writing as `f`.
+tamper_setup() {
+  common=(checkpoint.dir=ck output.report=)
+  "$1" train "$2" train.steps=2 checkpoint.at_end=true "${common[@]}" > first.out 2>&1 || { cat first.out; exit 1; }
+  f=ck/step-00000002.h5
+  cp "$f" pristine.h5
+}
+tamper() {
+  cp pristine.h5 "$f"
+  "$py" -c "
+import h5py, numpy as np
+with h5py.File('$f', 'r+') as f:
+    $1" || { echo "FAIL: h5py could not edit: $1"; exit 1; }
+}
+
 # in_mount_namespace SCRIPT ARGS...: runs the calling script again inside a private mount
 # namespace (unshare -m; -rm when not root), where it can mount a small tmpfs that
 # nothing outside sees; returns only inside the namespace (MINI5D_IN_NS=1).
