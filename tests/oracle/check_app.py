@@ -36,25 +36,11 @@ import sys
 
 import h5py
 import numpy as np
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_model import Reference, learning_rate  # noqa: E402
+from replay import Checks, Replay  # noqa: E402
 
 LOSS_REL, NORM_REL, STEP_REL = 1e-6, 2e-6, 2e-3
-failures = []
-
-
-def check(what, err, bound):
-    ok = math.isfinite(err) and err <= bound  # a NaN never passes
-    if not ok:
-        failures.append(f"{what}: {err:.3e} > {bound:.1e}")
-
-
-def rel(a, b):
-    if a is None or not (math.isfinite(a) and math.isfinite(b)):
-        return math.inf
-    return abs(a - b) / max(abs(b), 1e-300)
 
 
 def main():
@@ -64,88 +50,60 @@ def main():
     ap.add_argument("report")
     ap.add_argument("--label", default="")
     a = ap.parse_args()
-    torch.set_num_threads(1)
-    with open(os.path.join(a.dump, "meta.json")) as f:
-        meta = json.load(f)
+    r, c = Replay(a.dump), Checks()
+    meta, rel, start = r.meta, c.rel, r.initial
     with open(a.report) as f:
         report = json.load(f)
-    ref = Reference(meta)
-    tensors = meta["tensors"]
-    init = np.fromfile(os.path.join(a.dump, "init.f64"), dtype="<f8")
-    start = {t["name"]: init[t["offset"]:t["offset"] + int(np.prod(t["shape"]))].reshape(t["shape"]) for t in tensors}
 
     def saved(step):
         path = os.path.join(a.ckpt, f"step-{step:08d}.h5")
         with h5py.File(path, "r") as f:
-            return {t["name"]: np.asarray(f["model/" + t["name"].replace(".", "/")], dtype=np.float64) for t in tensors}
+            return {t["name"]: np.asarray(f["model/" + t["name"].replace(".", "/")], dtype=np.float64)
+                    for t in r.tensors}
 
-    params = {n: torch.tensor(v, dtype=torch.float64, requires_grad=True) for n, v in start.items()}
-    groups = [{"params": [params[t["name"]]], "weight_decay": meta["weight_decay"] if t["decay"] else 0.0}
-              for t in tensors]
-    opt = torch.optim.AdamW(groups, lr=meta["lr"], betas=(meta["beta1"], meta["beta2"]), eps=meta["eps"])
-    G, T = meta["sequences"], meta["seq"]
     steps = report["steps"]
     if len(steps) != len(meta["steps_run"]):
-        failures.append(f"the app ran {len(steps)} steps, the deck asks {len(meta['steps_run'])}")
+        c.failures.append(f"the app ran {len(steps)} steps, the deck asks {len(meta['steps_run'])}")
     worst = {"loss": 0.0, "norm": 0.0, "step": 0.0}
     lr_sum = 0.0
+    after = None
     for s, mine in enumerate(steps):
-        before = start if s == 0 else saved(s)
-        with torch.no_grad():
-            for name, p in params.items():
-                p.copy_(torch.from_numpy(before[name]))
-        toks = np.fromfile(os.path.join(a.dump, f"tokens-{s}.i32"), dtype="<i4").reshape(2, G, T)
-        inputs, targets = torch.from_numpy(toks[0].astype(np.int64)), torch.from_numpy(toks[1].astype(np.int64))
-        opt.zero_grad(set_to_none=True)
-        ce, aux = ref.loss(params, inputs, targets)
-        (ce + aux).backward()
-        norm = math.sqrt(sum(float((p.grad ** 2).sum()) for p in params.values()))
-        e = rel(mine.get("loss"), float(ce))
+        before = start if s == 0 else after  # the checkpoint after step s, read last round
+        r.start_from(before)
+        ce, aux, norm = r.forward_backward(s)
+        e = rel(mine.get("loss"), ce)
         worst["loss"] = max(worst["loss"], e)
-        check(f"step {s + 1} loss (app {mine.get('loss')}, torch {float(ce):.9g})", e, LOSS_REL)
+        c.check(f"step {s + 1} loss (app {mine.get('loss')}, torch {ce:.9g})", e, LOSS_REL)
         if meta["experts"] > 0:
-            e = rel(mine.get("moe", {}).get("aux_loss"), float(aux))
+            e = rel(mine.get("moe", {}).get("aux_loss"), aux)
             worst["loss"] = max(worst["loss"], e)
-            check(f"step {s + 1} load-balancing loss (torch {float(aux):.9g})", e, LOSS_REL)
+            c.check(f"step {s + 1} load-balancing loss (torch {aux:.9g})", e, LOSS_REL)
         e = rel(mine.get("grad_norm"), norm)
         worst["norm"] = max(worst["norm"], e)
-        check(f"step {s + 1} gradient norm (app {mine.get('grad_norm')}, torch {norm:.9g})", e, NORM_REL)
-        lr = learning_rate(meta, s)
-        check(f"step {s + 1} learning rate", rel(mine.get("lr"), lr), 1e-7)
-        clip = meta["grad_clip"]
-        factor = clip / norm if clip > 0 and norm > clip else 1.0
-        with torch.no_grad():
-            for p in params.values():
-                p.grad.mul_(factor)
-        for gr in opt.param_groups:
-            gr["lr"] = lr
-        opt.step()
+        c.check(f"step {s + 1} gradient norm (app {mine.get('grad_norm')}, torch {norm:.9g})", e, NORM_REL)
+        lr, _ = r.update(s, norm)
+        c.check(f"step {s + 1} learning rate", rel(mine.get("lr"), lr), 1e-7)
         after = saved(s + 1)
         lr_sum += lr
-        for name, p in params.items():
+        for name, p in r.params.items():
             torch_step = p.detach().numpy() - before[name]
             app_step = after[name] - before[name]
             if name.endswith("attn.qkv.bias"):
                 keys = slice(meta["d_model"], meta["d_model"] + meta["kv_heads"] * (meta["d_model"] // meta["heads"]))
                 moved = float(np.max(np.abs(after[name][keys] - start[name][keys])))
-                check(f"step {s + 1} key bias moved {moved:.2e} (lr so far {lr_sum:.2e})",
-                      moved / lr_sum if math.isfinite(moved) else math.inf, 1.0)
+                c.check(f"step {s + 1} key bias moved {moved:.2e} (lr so far {lr_sum:.2e})",
+                        moved / lr_sum if math.isfinite(moved) else math.inf, 1.0)
                 torch_step, app_step = np.delete(torch_step, keys), np.delete(app_step, keys)
             size = float(np.linalg.norm(torch_step))
             e = float(np.linalg.norm(app_step - torch_step)) / max(size, 1e-300)
             if not np.all(np.isfinite(after[name])):
                 e = math.inf
             worst["step"] = max(worst["step"], e)
-            check(f"step {s + 1} update of {name} (||torch step|| {size:.2e})", e, STEP_REL)
-    print(f"oracle app {a.label}: {len(steps)} steps, {len(tensors)} tensors; worst: loss rel {worst['loss']:.2e} "
-          f"(bound {LOSS_REL:.0e}), gradient norm rel {worst['norm']:.2e} (bound {NORM_REL:.0e}), "
-          f"update rel {worst['step']:.2e} (bound {STEP_REL:.0e})")
-    if failures:
-        print(f"FAILED: {len(failures)} checks, first ones:")
-        for f_ in failures[:20]:
-            print("  " + f_)
-        return 1
-    return 0
+            c.check(f"step {s + 1} update of {name} (||torch step|| {size:.2e})", e, STEP_REL)
+    return c.verdict(
+        f"oracle app {a.label}: {len(steps)} steps, {len(r.tensors)} tensors; worst: loss rel {worst['loss']:.2e} "
+        f"(bound {LOSS_REL:.0e}), gradient norm rel {worst['norm']:.2e} (bound {NORM_REL:.0e}), "
+        f"update rel {worst['step']:.2e} (bound {STEP_REL:.0e})")
 
 
 if __name__ == "__main__":

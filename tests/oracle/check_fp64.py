@@ -24,36 +24,18 @@ Every check fails on a non-finite value on either side.
 usage: check_fp64.py DUMPDIR [--label NAME]
 """
 import argparse
-import json
 import math
 import os
 import sys
 
 import numpy as np
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_model import Reference, learning_rate  # noqa: E402
+from replay import Checks, Replay  # noqa: E402
 
 LOSS_REL = 1e-12
 GRAD_REL, GRAD_ABS = 1e-12, 1e-16
 PARAM_PER_LR = 1e-6
-
-failures = []
-
-
-def check(what, err, bound):
-    """err <= bound, false for a NaN on either side (a NaN err never compares true)."""
-    ok = math.isfinite(err) and err <= bound
-    if not ok:
-        failures.append(f"{what}: {err:.3e} > {bound:.1e}")
-    return ok
-
-
-def rel(a, b):
-    if not (math.isfinite(a) and math.isfinite(b)):
-        return math.inf
-    return abs(a - b) / max(abs(b), 1e-300)
 
 
 def main():
@@ -61,84 +43,50 @@ def main():
     ap.add_argument("dump")
     ap.add_argument("--label", default="")
     a = ap.parse_args()
-    torch.set_num_threads(1)
-    with open(os.path.join(a.dump, "meta.json")) as f:
-        meta = json.load(f)
-    ref = Reference(meta)
-    flat = np.fromfile(os.path.join(a.dump, "init.f64"), dtype="<f8")
-    assert flat.size == meta["numel"], (flat.size, meta["numel"])
-    tensors = meta["tensors"]
-
-    def views(buf):
-        return {t["name"]: buf[t["offset"]:t["offset"] + int(np.prod(t["shape"]))].reshape(t["shape"]) for t in tensors}
-
-    params = {n: torch.tensor(v, dtype=torch.float64, requires_grad=True) for n, v in views(flat).items()}
-    groups = [{"params": [params[t["name"]]], "weight_decay": meta["weight_decay"] if t["decay"] else 0.0}
-              for t in tensors]
-    opt = torch.optim.AdamW(groups, lr=meta["lr"], betas=(meta["beta1"], meta["beta2"]), eps=meta["eps"])
-    G, T = meta["sequences"], meta["seq"]
+    r, c = Replay(a.dump), Checks()
+    meta, rel = r.meta, c.rel
     worst = {"loss": 0.0, "grad": 0.0, "param": 0.0}
     clipped = 0
     for s, mine in enumerate(meta["steps_run"]):
-        toks = np.fromfile(os.path.join(a.dump, f"tokens-{s}.i32"), dtype="<i4").reshape(2, G, T)
-        inputs, targets = torch.from_numpy(toks[0].astype(np.int64)), torch.from_numpy(toks[1].astype(np.int64))
         if s > 0:  # start the step where mini5d started it
-            with torch.no_grad():
-                for name, p in params.items():
-                    p.copy_(torch.from_numpy(p5[name]))
-        opt.zero_grad(set_to_none=True)
-        ce, aux = ref.loss(params, inputs, targets)
-        (ce + aux).backward()
-        norm = math.sqrt(sum(float((p.grad ** 2).sum()) for p in params.values()))
-        for what, m5, th in (("loss", mine["loss"], float(ce)), ("grad_norm", mine["grad_norm"], norm)):
-            e = rel(m5 if m5 is not None else math.nan, th)
+            r.start_from(p5)
+        ce, aux, norm = r.forward_backward(s)
+        for what, m5, th in (("loss", mine["loss"], ce), ("grad_norm", mine["grad_norm"], norm)):
+            e = rel(m5, th)
             worst["loss"] = max(worst["loss"], e)
-            check(f"step {s} {what}", e, LOSS_REL)
+            c.check(f"step {s} {what}", e, LOSS_REL)
         if meta["experts"] > 0:
-            e = rel(mine["aux_loss"] if mine["aux_loss"] is not None else math.nan, float(aux))
+            e = rel(mine["aux_loss"], aux)
             worst["loss"] = max(worst["loss"], e)
-            check(f"step {s} aux_loss", e, LOSS_REL)
-        g5 = views(np.fromfile(os.path.join(a.dump, f"grads-{s}.f64"), dtype="<f8"))
-        for name, p in params.items():
+            c.check(f"step {s} aux_loss", e, LOSS_REL)
+        g5 = r.views(r.read(f"grads-{s}.f64"))
+        for name, p in r.params.items():
             gt = p.grad.numpy()
             big = float(np.max(np.abs(gt))) if gt.size else 0.0
             diff = float(np.max(np.abs(g5[name] - gt))) if np.all(np.isfinite(g5[name])) else math.inf
             e = diff / (GRAD_REL * big + GRAD_ABS) * GRAD_REL  # in units of the relative bound
             worst["grad"] = max(worst["grad"], e)
-            check(f"step {s} gradient {name} (max |torch| {big:.2e})", e, GRAD_REL)
-        lr = learning_rate(meta, s)
-        check(f"step {s} learning rate", rel(mine["lr"], lr), 1e-15)
-        clip = meta["grad_clip"]
-        factor = clip / norm if clip > 0 and norm > clip else 1.0
+            c.check(f"step {s} gradient {name} (max |torch| {big:.2e})", e, GRAD_REL)
+        lr, factor = r.update(s, norm)
+        c.check(f"step {s} learning rate", rel(mine["lr"], lr), 1e-15)
         clipped += factor < 1.0
-        check(f"step {s} clipping factor", rel(mine["clip_factor"], factor), LOSS_REL)
-        with torch.no_grad():
-            for p in params.values():
-                p.grad.mul_(factor)
-        for gr in opt.param_groups:
-            gr["lr"] = lr
-        opt.step()
-        p5 = views(np.fromfile(os.path.join(a.dump, f"params-{s}.f64"), dtype="<f8"))
-        for name, p in params.items():
+        c.check(f"step {s} clipping factor", rel(mine["clip_factor"], factor), LOSS_REL)
+        p5 = r.views(r.read(f"params-{s}.f64"))
+        for name, p in r.params.items():
             pt = p.detach().numpy()
             diff = float(np.max(np.abs(p5[name] - pt))) if np.all(np.isfinite(p5[name])) else math.inf
             e = diff / lr
             worst["param"] = max(worst["param"], e)
-            check(f"step {s} parameters {name} (after the update; lr {lr:.3e})", e, PARAM_PER_LR)
+            c.check(f"step {s} parameters {name} (after the update; lr {lr:.3e})", e, PARAM_PER_LR)
     steps = len(meta["steps_run"])
     # The deck's threshold must be crossed on some steps and not on others, so that both
     # the clipped and the unclipped update are compared.
     if not 0 < clipped < steps:
-        failures.append(f"clipping happened on {clipped} of {steps} steps: set train.grad_clip between the norms")
-    print(f"oracle fp64 {a.label}: {steps} steps, {len(tensors)} tensors, clipped on {clipped} of {steps} steps; "
-          f"worst: loss/norm rel {worst['loss']:.2e} (bound {LOSS_REL:.0e}), gradient rel {worst['grad']:.2e} "
-          f"(bound {GRAD_REL:.0e}), parameters {worst['param']:.2e} x lr (bound {PARAM_PER_LR:.0e})")
-    if failures:
-        print(f"FAILED: {len(failures)} checks, first ones:")
-        for f_ in failures[:20]:
-            print("  " + f_)
-        return 1
-    return 0
+        c.failures.append(f"clipping happened on {clipped} of {steps} steps: set train.grad_clip between the norms")
+    return c.verdict(
+        f"oracle fp64 {a.label}: {steps} steps, {len(r.tensors)} tensors, clipped on {clipped} of {steps} steps; "
+        f"worst: loss/norm rel {worst['loss']:.2e} (bound {LOSS_REL:.0e}), gradient rel {worst['grad']:.2e} "
+        f"(bound {GRAD_REL:.0e}), parameters {worst['param']:.2e} x lr (bound {PARAM_PER_LR:.0e})")
 
 
 if __name__ == "__main__":
