@@ -174,8 +174,8 @@ ValidationSet load_validation_file(const std::string& path) {
 
 namespace {
 
-// The first layout rule every knob set of the run's degrees breaks; empty when one is
-// valid. (for_each_knob_set yields nothing for a batch that d x e does not divide, or a
+// The first layout rule every knob set of the run's degrees breaks (called when none
+// is valid). (for_each_knob_set yields nothing for a batch that d x e does not divide, or a
 // pipeline deeper than the layers: those are named here first.)
 std::string rule_broken(const ValidationRun& r, const ClusterDesc& cl, const SearchOptions& o) {
   const Degrees& g = r.degrees;
@@ -195,7 +195,7 @@ std::string rule_broken(const ValidationRun& r, const ClusterDesc& cl, const Sea
     for (const auto& s : problems)
       if (why.empty() && s.rfind("redundant", 0) != 0) why = s;  // a redundant spelling is no reason
   });
-  if (valid) return "";
+  if (valid) return "a valid knob set that the search could not cost";  // not reached: the caller found none
   if (!visited) return "no micro-batch, virtual-stage and schedule setting is possible for these degrees";
   return why.empty() ? "every knob set is redundant" : why;
 }
@@ -210,21 +210,24 @@ ValidationResult evaluate_run(const ValidationRun& r, const ClusterDesc& cluster
   cl.nodes = (r.gpus + cl.devices_per_node - 1) / cl.devices_per_node;
   const SearchOptions pinned = r.options(o);
   res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned);
-  // A run whose knobs are published ran with them: if the planner's memory model says
-  // they do not fit, cost them anyway (Plan::fits says so; memory is not validated).
-  if (!res.plan && r.pinned()) res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned, false);
-  if (!res.plan) {
+  // No fitting plan: the one needing the least memory. A run whose knobs are published
+  // ran with them, so within kNotRunMemoryFactor it is costed anyway (Plan::fits says
+  // it does not fit; memory is not validated); a run with knobs searched is not.
+  if (!res.plan) res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned, false);
+  if (!res.plan) {  // no valid knob set at all
     res.why = rule_broken(r, cl, pinned);
-    res.broken_rule = !res.why.empty();
-    // Valid but nothing fits (knobs searched): the least memory any knob set needs.
-    if (!res.broken_rule) res.plan = best_for_degrees(r.model, r.train, cl, r.degrees, pinned, false);
+    res.broken_rule = true;
+    return res;
   }
-  if (res.plan && !res.plan->fits && res.plan->memory.total() > kNotRunMemoryFactor * cl.device.usable_memory())
-    res.why = "does not fit: needs " + gib(res.plan->memory.total()) + " per device of " + gib(cl.device.usable_memory()) +
-              " usable, more than " + fixed(kNotRunMemoryFactor, 1) + "x";
-  else if (res.plan && !res.plan->fits && !r.pinned())
-    res.why = "does not fit: the least memory a knob set needs is " + gib(res.plan->memory.total()) + " per device of " +
-              gib(cl.device.usable_memory()) + " usable";
+  if (!res.plan->fits) {
+    const double need = res.plan->memory.total(), have = cl.device.usable_memory();
+    if (need > kNotRunMemoryFactor * have)
+      res.why = "does not fit: needs " + gib(need) + " per device of " + gib(have) + " usable, more than " +
+                fixed(kNotRunMemoryFactor, 1) + "x";
+    else if (!r.pinned())
+      res.why = "does not fit: the least memory a knob set needs is " + gib(need) + " per device of " + gib(have) +
+                " usable";
+  }
   if (res.costed()) {
     res.predicted_step = res.plan->time.step;
     res.error = r.published_step / res.predicted_step - 1;
