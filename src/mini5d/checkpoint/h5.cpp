@@ -69,9 +69,9 @@ H5Handle open_file(MPI_Comm comm, const std::string& path_given, bool create, st
   return H5Handle(f, H5Fclose);
 }
 
-H5Handle collective_transfer() {
+H5Handle transfer_for(bool all_one_range) {
   H5Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE);
+  H5Pset_dxpl_mpio(dxpl.get(), all_one_range ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE);
   return dxpl;
 }
 

@@ -83,7 +83,7 @@ std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, con
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
-  H5Handle dxpl = collective_transfer();
+  H5Handle dxpl = transfer_for(true);  // an even part is one range of the file
   std::vector<std::uint64_t> sums(paths.size(), 0);
   std::vector<std::string> problems;
   std::vector<float> scratch;
@@ -182,20 +182,25 @@ std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requ
   return stored;
 }
 
-// The requested blocks: one collective read per dataset and round. Returns, per
+// The requested blocks: one read per dataset and round, collective unless every rank's
+// part is one range of the file (transfer_for). Returns, per
 // dataset, the count, cover, checksum and target of the blocks read, summed over ranks;
 // `nonfinite` gets each dataset's NaN and infinite elements among what this rank read.
 std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Requests& q,
                                           const std::vector<TensorShardOut>& shards, double& bytes,
                                           std::vector<std::uint64_t>& nonfinite) {
   const auto& paths = q.paths;
-  std::vector<int> rounds(paths.size());
-  for (std::size_t i = 0; i < paths.size(); ++i) rounds[i] = static_cast<int>(q.mine[paths[i]].size());
+  const std::size_t n = paths.size();
+  std::vector<int> rounds(2 * n, 0);  // per dataset the most shards one rank reads, then 1 if strided
+  for (std::size_t i = 0; i < n; ++i) {
+    rounds[i] = static_cast<int>(q.mine[paths[i]].size());
+    for (std::size_t s : q.mine[paths[i]]) rounds[n + i] |= runs_are_one_range(q.runs[s]) ? 0 : 1;
+  }
   MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(rounds.size()), MPI_INT, MPI_MAX, comm);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
-  H5Handle dxpl = collective_transfer();
+  H5Handle collective = transfer_for(false), independent = transfer_for(true);
   std::vector<std::string> problems;
   std::vector<std::uint64_t> cover(4 * paths.size(), 0);  // per dataset: count, cover, checksum, target
   nonfinite.assign(paths.size(), 0);
@@ -206,7 +211,8 @@ std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Reques
     for (int r = 0; r < rounds[i]; ++r) {
       static const std::vector<Run> none;
       const TensorShardOut* s = r < static_cast<int>(idx.size()) ? &shards[idx[r]] : nullptr;
-      if (!transfer(dset.get(), dxpl.get(), Direction::read, s ? &s->desc : nullptr, s ? q.runs[idx[r]] : none,
+      const hid_t dxpl = rounds[n + i] ? collective.get() : independent.get();
+      if (!transfer(dset.get(), dxpl, Direction::read, s ? &s->desc : nullptr, s ? q.runs[idx[r]] : none,
                     nullptr, s ? s->data : nullptr))
         problems.push_back(printable_path(o.path) + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
       else if (s)

@@ -101,6 +101,15 @@ inline bool runs_are_packed(const std::vector<Run>& runs) {
   return true;
 }
 
+// True when the runs are one range of the file (each starts where the one before it
+// ends, in the dataset's row-major order); an empty shard is one too. Such a shard is
+// written and read independently (see transfer_for), not through two-phase I/O.
+inline bool runs_are_one_range(const std::vector<Run>& runs) {
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    if (runs[i].global != runs[i - 1].global + runs[i - 1].length) return false;
+  return true;
+}
+
 inline std::uint64_t element_hash(std::uint64_t index_hash, float x) {
   std::uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);

@@ -5,8 +5,9 @@
 // they hold, so a pipeline stage may leave out layers it does not own), check the
 // blocks, and reduce element counts and checksums in one allreduce: a dataset the
 // ranks do not cover exactly once is refused before any byte is written. Then each
-// dataset is created collectively and written with one collective H5Dwrite per "round"
-// (one round unless a rank passes several shards of the same dataset).
+// dataset is created collectively and written with one H5Dwrite per "round" (one round
+// unless a rank passes several shards of the same dataset): independent where every
+// rank's part is one range of the file, collective where some rank's part is strided.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -117,16 +118,19 @@ std::int64_t file_size_bound(const CheckpointMeta& meta, const std::map<std::str
 }
 
 // Per dataset, in the order of `targets`, summed over ranks: [count, checksum,
-// non-finite] in `sums`, and the most shards one rank holds in `rounds`.
+// non-finite] in `sums`; the most shards one rank holds in `rounds`; and in `strided`,
+// 1 if some rank's part of it is not one range of the file (see transfer_for).
 struct Coverage {
   std::vector<std::uint64_t> sums;
-  std::vector<int> rounds;
+  std::vector<int> rounds, strided;
 };
 
-// Coverage, checksums and non-finite elements, all datasets in one allreduce.
+// Coverage, checksums and non-finite elements, all datasets in one allreduce; rounds
+// and strided parts in another.
 Coverage reduce_coverage(MPI_Comm comm, const std::map<std::string, Target>& targets) {
   const std::size_t n = targets.size();
-  Coverage cov{std::vector<std::uint64_t>(3 * n, 0), std::vector<int>(n, 0)};
+  Coverage cov{std::vector<std::uint64_t>(3 * n, 0), {}, {}};
+  std::vector<int> most(2 * n, 0);  // rounds, then strided
   std::vector<std::uint64_t>& sums = cov.sums;
   std::size_t i = 0;
   for (const auto& [path, t] : targets) {
@@ -137,10 +141,14 @@ Coverage reduce_coverage(MPI_Comm comm, const std::map<std::string, Target>& tar
         for (std::int64_t k = 0; k < r.length; ++k)
           sums[3 * i + 2] += std::isfinite(t.mine[s]->data[r.local + k]) ? 0 : 1;
     }
-    cov.rounds[i++] = static_cast<int>(t.mine.size());
+    most[i] = static_cast<int>(t.mine.size());
+    for (const auto& runs : t.runs) most[n + i] |= runs_are_one_range(runs) ? 0 : 1;
+    ++i;
   }
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_UINT64_T, MPI_SUM, comm);
-  MPI_Allreduce(MPI_IN_PLACE, cov.rounds.data(), static_cast<int>(n), MPI_INT, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, most.data(), static_cast<int>(most.size()), MPI_INT, MPI_MAX, comm);
+  cov.rounds.assign(most.begin(), most.begin() + static_cast<std::ptrdiff_t>(n));
+  cov.strided.assign(most.begin() + static_cast<std::ptrdiff_t>(n), most.end());
   return cov;
 }
 
@@ -173,7 +181,8 @@ double check_coverage(MPI_Comm comm, const std::string& dir, const std::string& 
 struct FileWriter {
   MPI_Comm comm;
   std::string tmp;
-  hid_t file, lcpl, dcpl, dxpl;
+  hid_t file, lcpl, dcpl;
+  hid_t collective, independent;  // transfer_for(false), transfer_for(true)
   std::int64_t* allocated;
   std::int64_t* laid_out;  // the end of the last dataset's data
 };
@@ -203,12 +212,12 @@ bool cover_layout(const FileWriter& w, std::int64_t end, std::vector<std::string
   return true;
 }
 
-// Creates one dataset collectively and writes every rank's blocks of it, one collective
-// write per round. False when the dataset could not be created (creation is collective
+// Creates one dataset collectively and writes every rank's blocks of it, one write per
+// round: collective unless every rank's part is one range of the file. False when the dataset could not be created (creation is collective
 // and deterministic, so every rank fails here together and none waits in the writes) or
 // its room could not be allocated (agreed by every rank).
 bool write_dataset(const FileWriter& w, const std::string& path, const Target& t, std::uint64_t checksum, int rounds,
-                   std::vector<std::string>& problems) {
+                   bool strided, std::vector<std::string>& problems) {
   const std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
   H5Handle space(t.shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                  H5Sclose);
@@ -231,7 +240,7 @@ bool write_dataset(const FileWriter& w, const std::string& path, const Target& t
     const bool have = r < static_cast<int>(t.mine.size());
     static const std::vector<Run> none;
     std::string why;
-    if (!transfer(dset.get(), w.dxpl, Direction::write, have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
+    if (!transfer(dset.get(), strided ? w.collective : w.independent, Direction::write, have ? &t.mine[r]->desc : nullptr, have ? t.runs[r] : none,
                   have ? t.mine[r]->data : nullptr, nullptr, &why))
       problems.push_back(printable_path(w.tmp) + ": writing " + path + " failed: " + why);
   }
@@ -259,22 +268,25 @@ bool write_contents(MPI_Comm comm, const std::string& tmp, hid_t file, std::int6
   // parallel HDF5 needs for contiguous datasets anyway.
   H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
   H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
-  H5Handle dxpl = collective_transfer();
+  H5Handle collective = transfer_for(false), independent = transfer_for(true);
   std::int64_t laid_out = 0;
-  const FileWriter w{comm, tmp, file, lcpl.get(), dcpl.get(), dxpl.get(), &allocated, &laid_out};
+  const FileWriter w{comm, tmp, file, lcpl.get(), dcpl.get(), collective.get(), independent.get(), &allocated, &laid_out};
   std::size_t i = 0;
   for (const auto& [path, t] : targets) {
     if (fail.has(FailPoint::SlowWrite)) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (!write_dataset(w, path, t, cov.sums[3 * i + 1], cov.rounds[i], problems)) break;
+    const bool strided = cov.strided[i] != 0;
+    if (!write_dataset(w, path, t, cov.sums[3 * i + 1], cov.rounds[i], strided, problems)) break;
     ++i;
     if (fail.has(FailPoint::StallWrite) && i == (n + 1) / 2 && rank == size - 1)
       std::this_thread::sleep_for(std::chrono::seconds(120));
     if (fail.has(FailPoint::WriteError) && i == (n + 1) / 2 && rank == size - 1)
       problems.push_back(printable_path(tmp) + ": writing " + path + " failed on rank " + std::to_string(rank) +
                          ": MINI5D_CKPT_FAIL=write_error (injected)");
-    // The ranks agree after every dataset: a write that failed on one rank only (an I/O
-    // error; not for want of room, see cover_layout) stops them all here together.
-    if (any_rank(comm, !problems.empty())) return false;
+    // The ranks agree after every collective write: one that failed on one rank only (an
+    // I/O error; not for want of room, see cover_layout) stops them all here together.
+    // An independent write waits in nobody's collective: its failure is agreed on at the
+    // next collective write, or once all are written.
+    if (strided && any_rank(comm, !problems.empty())) return false;
     comm::watchdog::progress();
     if (fail.has(FailPoint::MidWrite) && i == (n + 1) / 2) inject_failure(comm, "in the middle of writing datasets");
     if (fail.has(FailPoint::PauseMidWrite) && i == (n + 1) / 2) {
