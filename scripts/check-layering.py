@@ -1,52 +1,119 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Checks the folder layering of src/mini5d (docs/architecture.md): no include cycle
-between folders, and the few edges the architecture forbids outright. Exit 1 with one
-line per problem (the cycle, or the edge, and a file that makes it), 0 when clean.
+"""Holds the includes between the folders of src/mini5d and apps/ to the layering stated
+once in scripts/layering.txt: each folder, the folders it may include and why, and the
+edges no list may allow. Exit 1 with one line per problem, 0 when clean. A problem is an
+include edge the list does not allow or forbids (the edge, and a file that makes it), an
+include cycle between folders, an allowed edge no file makes any more (the list is stale),
+a folder with sources the list does not name, or a listed folder with none.
 
-A folder is a top-level folder of src/mini5d, or parallel/<axis>; train/startup counts
-as train. usage: check-layering.py [SRC_DIR]"""
-import collections
+A folder is a top-level folder of src/mini5d, or parallel/<axis>; a deeper one counts as
+its parent (train/startup is train), and the files right in parallel/ are the folder
+"parallel". The files of the apps folder are the folder "apps".
+
+usage: check-layering.py [--list FILE] [--apps DIR] [SRC_DIR]   check the code
+       check-layering.py [--list FILE] --table                 print the doc's table
+       check-layering.py [--list FILE] --check-docs DOC        DOC's table is the list's
+       check-layering.py [--list FILE] [--apps DIR] [SRC_DIR] --suggest
+                          print a list with the edges the code has (a starting point
+                          after moving files; the reasons of the folders kept)
+SRC_DIR is src/mini5d of this checkout unless given, and then --apps is its apps/."""
+import argparse
+import difflib
 import os
 import re
 import sys
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "mini5d")
-# Edges that would break a promise of the architecture even without a cycle.
-FORBIDDEN = {("train", "report"): "the trainer knows nothing of the report",
-             ("train", "measure"): "the trainer does not measure the machine",
-             ("parallel/pp", "model"): "the pipeline executor drives an abstract stage",
-             ("plan", "comm"): "the planner is pure (no MPI)", ("plan", "kernels"): "the planner is pure (no Kokkos)",
-             ("kernels", "comm"): "kernels never communicate", ("kernels", "model"): "kernels sit below the model"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+BEGIN = ("<!-- The layering table, generated from scripts/layering.txt by "
+         "scripts/check-layering.py --table: edit the list, not the table. -->")
+END = "<!-- End of the generated layering table. -->"
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]mini5d/([^">]+)[">]', re.M)
 
 
-def folder(path):
-    rel = os.path.relpath(path, ROOT).split(os.sep)
-    if rel[0] == "parallel" and len(rel) > 2:
-        return "parallel/" + rel[1]
-    return rel[0] if len(rel) > 1 else "."
+class Layering:
+    """The list: folder -> the folders it may include (in the list's order), folder -> why,
+    (folder, folder) -> why never; and the comment lines above its first record."""
+
+    def __init__(self):
+        self.allowed, self.why, self.never, self.preamble = {}, {}, {}, []
 
 
-def main():
-    graph, why = collections.defaultdict(set), {}
-    for d, _, files in os.walk(ROOT):
-        for f in sorted(files):
-            if not f.endswith((".hpp", ".cpp")):
-                continue
-            p = os.path.join(d, f)
-            a = folder(p)
-            for m in re.finditer(r'#include "mini5d/([^"]+)"', open(p, encoding="utf-8").read()):
-                b = folder(os.path.join(ROOT, m.group(1)))
-                if a != b:
-                    graph[a].add(b)
-                    why.setdefault((a, b), os.path.relpath(p, ROOT) + " includes " + m.group(1))
-    problems = [f"{a} -> {b}: {reason} ({why[(a, b)]})" for (a, b), reason in FORBIDDEN.items() if (a, b) in why]
-    # Strongly connected components (Tarjan): any with two folders or more is a cycle.
-    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+def read_list(path):
+    """The list and the problems of its own text (a bad line, a folder twice, no reason)."""
+    lay, problems, current, seen_record = Layering(), [], None, False
+    name = os.path.basename(path)
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for n, text in enumerate(lines, 1):
+        where = f"{name}:{n}"
+        if not text.strip() or text.lstrip().startswith("#"):
+            if not seen_record:
+                lay.preamble.append(text)
+            continue
+        seen_record = True
+        if text[0].isspace():
+            if current is None or current in lay.why:
+                problems.append(f"{where}: a reason line with no folder line right above it")
+            else:
+                lay.why[current] = text.strip()
+            continue
+        current = None
+        never = re.fullmatch(r"never (\S+) -> (\S+): (.+)", text.rstrip())
+        record = re.fullmatch(r"([^\s:]+):((?:[ \t]+\S+)*)", text.rstrip())
+        if never:
+            lay.never[(never[1], never[2])] = never[3]
+        elif record and record[1] in lay.allowed:
+            problems.append(f"{where}: {record[1]} is in the list twice")
+        elif record:
+            current = record[1]
+            lay.allowed[current] = record[2].split()
+        else:
+            problems.append(f"{where}: neither 'FOLDER: FOLDERS...' nor 'never A -> B: why': {text.strip()}")
+    problems += [f"{name}: {a} has no reason line under it" for a in lay.allowed if a not in lay.why]
+    return lay, problems
+
+
+def folder_of(rel):
+    parts = rel.split("/")
+    if parts[0] == "parallel" and len(parts) > 2:
+        return "parallel/" + parts[1]
+    return parts[0] if len(parts) > 1 else "."
+
+
+def scan(src, apps):
+    """The include edges between folders, each with the first 'file includes header' that
+    makes it, and each folder with sources, with its first file."""
+    edges, folders = {}, {}
+    for root, fixed in [(src, None)] + ([(apps, "apps")] if apps else []):
+        for d, dirs, files in os.walk(root):
+            dirs.sort()
+            for f in sorted(files):
+                if not f.endswith((".hpp", ".cpp")):
+                    continue
+                path = os.path.join(d, f)
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                a, label = (fixed, fixed + "/" + rel) if fixed else (folder_of(rel), rel)
+                folders.setdefault(a, label)
+                with open(path, encoding="utf-8") as text:
+                    for m in INCLUDE.finditer(text.read()):
+                        b = folder_of(m[1])
+                        if a != b:
+                            edges.setdefault((a, b), f"{label} includes {m[1]}")
+    return edges, folders
+
+
+def cycles(edges):
+    """The strongly connected components of two folders or more (Tarjan), each sorted."""
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index, low, stack, on, comps = {}, {}, [], set(), []
 
     def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
+        index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
         for w in sorted(graph[v]):
@@ -57,25 +124,119 @@ def main():
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
             comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
+            while not comp or comp[-1] != v:
+                comp.append(stack.pop())
+                on.discard(comp[-1])
             comps.append(sorted(comp))
 
     for v in sorted(graph):
         if v not in index:
             visit(v)
-    for comp in comps:
-        if len(comp) > 1:
-            edges = [why[(a, b)] for a in comp for b in comp if (a, b) in why]
-            problems.append("include cycle between " + ", ".join(comp) + ": " + "; ".join(edges))
+    return [c for c in comps if len(c) > 1]
+
+
+def check(lay, edges, folders):
+    """One line per way the code and the list disagree, and per include cycle."""
+    problems = [f"folder {a} is not in the list: add it, with the folders it may include ({f})"
+                for a, f in sorted(folders.items()) if a not in lay.allowed]
+    problems += [f"folder {a} is in the list but has no sources: drop it" for a in lay.allowed if a not in folders]
+    for (a, b), why in sorted(edges.items()):
+        if (a, b) in lay.never:
+            problems.append(f"{a} -> {b}: never: {lay.never[(a, b)]} ({why})")
+        elif a in lay.allowed and b not in lay.allowed[a]:
+            problems.append(f"{a} -> {b}: not in the list ({why})")
+    for a, uses in lay.allowed.items():
+        for b in uses:
+            if (a, b) in lay.never:
+                problems.append(f"{a} -> {b}: the list allows an edge it forbids ({lay.never[(a, b)]})")
+            elif b not in lay.allowed:
+                problems.append(f"{a} -> {b}: allowed, but {b} is not a folder of the list")
+            elif a in folders and (a, b) not in edges:
+                problems.append(f"{a} -> {b}: allowed, but no file makes it any more: drop it from the list")
+    for comp in cycles(edges):
+        made = [edges[(a, b)] for a in comp for b in comp if (a, b) in edges]
+        problems.append("include cycle between " + ", ".join(comp) + ": " + "; ".join(made))
+    return problems
+
+
+def shown(folder, lay):
+    """A folder as the doc names it; one with listed sub-folders is its own files only."""
+    own = any(f.startswith(folder + "/") for f in lay.allowed)
+    return f"`{folder}/` (its own files)" if own else f"`{folder}/`"
+
+
+def table(lay):
+    """The markdown of the doc's layering table, markers included, as a list of lines."""
+    lines = [BEGIN, "", "| code | may include | why |", "|---|---|---|"]
+    for a, uses in lay.allowed.items():
+        lines.append(f"| {shown(a, lay)} | {', '.join(shown(b, lay) for b in uses) or 'nothing of mini5d'} | {lay.why.get(a, '')} |")
+    if lay.never:
+        lines += ["", "And never, whatever the list says:", ""]
+        lines += [f"* {shown(a, lay)} → {shown(b, lay)}: {why}" for (a, b), why in lay.never.items()]
+    return lines + ["", END]
+
+
+def check_docs(lay, doc, list_path):
+    """One line per difference between DOC's generated table and the list's."""
+    with open(doc, encoding="utf-8") as f:
+        text = f.read().splitlines()
+    if BEGIN not in text or END not in text[text.index(BEGIN):]:
+        return [f"{doc}: no generated layering table (the two marker lines of --table)"]
+    start = text.index(BEGIN)
+    stop = text.index(END, start)
+    diff = difflib.unified_diff(text[start:stop + 1], table(lay), f"{doc}", "check-layering.py --table",
+                                lineterm="", n=0)
+    return [f"{doc}: the layering table is not {list_path}'s (print it with --table): {line}"
+            for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def suggest(lay, edges, folders):
+    """The list rewritten with the edges the code has: the known folders in the list's
+    order, new ones after, each keeping its reason; forbidden edges left out, on stderr."""
+    out = list(lay.preamble)
+    for a in [f for f in lay.allowed if f in folders] + sorted(f for f in folders if f not in lay.allowed):
+        uses = []
+        for (x, b), why in sorted(edges.items()):
+            if x != a:
+                continue
+            if (a, b) in lay.never:
+                print(f"check-layering: left out {a} -> {b}, which the list forbids ({why})", file=sys.stderr)
+            else:
+                uses.append(b)
+        out += [(a + ": " + " ".join(uses)).rstrip(), "    " + lay.why.get(a, "TODO: why this folder, in one line")]
+    out += [""] + [f"never {a} -> {b}: {why}" for (a, b), why in lay.never.items()]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("src", nargs="?", help="src/mini5d (default: this checkout's)")
+    ap.add_argument("--apps", help="the drivers' folder (default: this checkout's apps/ when SRC_DIR is not given)")
+    ap.add_argument("--list", default=os.path.join(HERE, "layering.txt"), help="the allow-list")
+    ap.add_argument("--table", action="store_true", help="print the doc's table, markers included")
+    ap.add_argument("--check-docs", metavar="DOC", help="fail when DOC's table is not the list's")
+    ap.add_argument("--suggest", action="store_true", help="print a list with the edges the code has")
+    args = ap.parse_args()
+    lay, problems = read_list(args.list)
+    if args.table:
+        print("\n".join(table(lay)))
+        return 0
+    if args.check_docs:
+        problems += check_docs(lay, args.check_docs, os.path.relpath(args.list))
+        done = f"{args.check_docs}'s layering table is the list's"
+    else:
+        src = args.src or os.path.join(REPO, "src", "mini5d")
+        apps = args.apps or (None if args.src else os.path.join(REPO, "apps"))
+        edges, folders = scan(src, apps)
+        if args.suggest:
+            print("\n".join(suggest(lay, edges, folders)))
+            return 0
+        problems += check(lay, edges, folders)
+        done = f"{len(folders)} folders, {len(edges)} edges, each allowed and used, no include cycle"
     for p in problems:
         print("check-layering: " + p)
     if not problems:
-        print(f"check-layering: {len(graph)} folders, no include cycle, no forbidden edge")
+        print("check-layering: " + done)
     return 1 if problems else 0
 
 

@@ -9,11 +9,8 @@
 //   experts/(e*t) experts; rank = e-coordinate * t + t-coordinate).
 // The grid owns every communicator (RAII handles, each freed once) and duplicates
 // what it is given; parallel/axis_comms.hpp wraps them for accounting. Below main,
-// MPI_COMM_WORLD is read only where a whole-job view is the point: the collective
-// watchdog's rank (train/trainer.cpp), the platform facts (measure/platform.cpp) and
-// the error agreement's choice between a job-wide and a partial failure
-// (comm/agreement.cpp), and MPI_Abort on a fatal error (core/diag.cpp).
-// docs/parallelism.md.
+// MPI_COMM_WORLD is read only where a whole-job view is the point: the few readers are
+// listed in docs/architecture.md ("Who owns which communicator"). docs/parallelism.md.
 #pragma once
 #include <mpi.h>
 
