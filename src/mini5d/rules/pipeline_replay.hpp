@@ -11,7 +11,7 @@
 #pragma once
 #include <vector>
 
-#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 namespace mini5d::pp {
 

@@ -16,7 +16,7 @@
 //            one of two unit-sized buffers for its forward and again for its backward,
 //            and dropped after. While a unit computes, the next unit's gather is in
 //            flight in the other buffer (prefetch). Which unit goes where, and when
-//            the buffers are dropped, is the rule of core/zero3_buffers.hpp: with one
+//            the buffers are dropped, is the rule of rules/zero3_buffers.hpp: with one
 //            pipeline stage the head and the last block are still there for their
 //            backward; the embeddings' backward reads no weights.
 // The memory of each buffer is charged to its category in the ledger.
@@ -31,7 +31,7 @@
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/adamw.hpp"
 #include "mini5d/parallel/dp/dp_comm.hpp"
-#include "mini5d/core/zero3_buffers.hpp"
+#include "mini5d/rules/zero3_buffers.hpp"
 #include "mini5d/parallel/dp/zero_partition.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/replicated_grads.hpp"
