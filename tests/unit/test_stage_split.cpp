@@ -9,10 +9,10 @@
 #include <functional>
 #include <numeric>
 
-#include "mini5d/rules/layout_shape_rules.hpp"
 #include "mini5d/core/stage_layers_text.hpp"
-#include "mini5d/rules/stage_split.hpp"
+#include "mini5d/rules/layout_shape_rules.hpp"
 #include "mini5d/rules/pipeline_schedule.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 using namespace mini5d;
 

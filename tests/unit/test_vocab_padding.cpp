@@ -10,9 +10,9 @@
 #include "grad_check.hpp"
 #include "input_error.hpp"
 #include "mini5d/core/deck.hpp"
-#include "mini5d/rules/vocab_padding.hpp"
 #include "mini5d/kernels/cross_entropy.hpp"
 #include "mini5d/kernels/vocab_cross_entropy.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 #include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
 

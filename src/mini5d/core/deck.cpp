@@ -21,11 +21,11 @@
 
 #include "mini5d/core/deck_blame.hpp"
 #include "mini5d/core/deck_schema.hpp"
-#include "mini5d/rules/vocab_padding.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/printable.hpp"
 #include "mini5d/core/regular_file.hpp"
 #include "mini5d/core/stage_layers_text.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 
 namespace mini5d {
 

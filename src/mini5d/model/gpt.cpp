@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "mini5d/rules/vocab_padding.hpp"
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/model/param_views.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 
 namespace mini5d::model {
 

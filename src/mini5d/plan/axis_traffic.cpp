@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "mini5d/core/shard.hpp"
+#include "mini5d/plan/precision.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 #include "mini5d/rules/stage_split.hpp"
 #include "mini5d/rules/zero3_buffers.hpp"
-#include "mini5d/rules/pipeline_schedule.hpp"
-#include "mini5d/plan/precision.hpp"
 
 namespace mini5d::plan {
 

@@ -47,9 +47,9 @@
 #pragma once
 #include <vector>
 
-#include "mini5d/rules/pipeline_schedule.hpp"
 #include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/model_desc.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 namespace mini5d::plan {
 

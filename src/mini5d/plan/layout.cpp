@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <sstream>
 
-#include "mini5d/rules/layout_shape_rules.hpp"
 #include "mini5d/core/stage_layers_text.hpp"
-#include "mini5d/rules/stage_split.hpp"
 #include "mini5d/plan/comm_model.hpp"
+#include "mini5d/rules/layout_shape_rules.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d::plan {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/rules/stage_split.hpp"
 #include "mini5d/plan/cluster_desc.hpp"
-#include "mini5d/rules/pipeline_schedule.hpp"
 #include "mini5d/plan/model_desc.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d::plan {
 

@@ -13,9 +13,9 @@
 
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/parallel/pp/pp_comm.hpp"
-#include "mini5d/rules/pipeline_schedule.hpp"
 #include "mini5d/parallel/pp/stage.hpp"
 #include "mini5d/parallel/pp/timeline.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 namespace mini5d::pp {
 
