@@ -17,7 +17,11 @@ FORBIDDEN = {("train", "report"): "the trainer knows nothing of the report",
              ("train", "measure"): "the trainer does not measure the machine",
              ("parallel/pp", "model"): "the pipeline executor drives an abstract stage",
              ("plan", "comm"): "the planner is pure (no MPI)", ("plan", "kernels"): "the planner is pure (no Kokkos)",
-             ("kernels", "comm"): "kernels never communicate", ("kernels", "model"): "kernels sit below the model"}
+             ("kernels", "comm"): "kernels never communicate", ("kernels", "model"): "kernels sit below the model",
+             ("model", "plan"): "the model shares rules with the planner through rules/, not the planner itself",
+             ("plan", "parallel/pp"): "the planner shares the schedules through rules/, not the executor's folder"}
+# The rules both programs share sit below everything: they include nothing of mini5d.
+BOTTOM = "rules"
 
 
 def folder(path):
@@ -41,6 +45,8 @@ def main():
                     graph[a].add(b)
                     why.setdefault((a, b), os.path.relpath(p, ROOT) + " includes " + m.group(1))
     problems = [f"{a} -> {b}: {reason} ({why[(a, b)]})" for (a, b), reason in FORBIDDEN.items() if (a, b) in why]
+    problems += [f"{BOTTOM} -> {b}: the shared rules include nothing of mini5d ({why[(BOTTOM, b)]})"
+                 for b in sorted(graph.get(BOTTOM, ()))]
     # Strongly connected components (Tarjan): any with two folders or more is a cycle.
     index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
 
