@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Runs one pipeline rank's schedule (schedule.hpp) for a step against a Stage. Every
+// Runs one pipeline rank's schedule (rules/pipeline_schedule) for a step against a Stage. Every
 // receive of the step is posted before the first action, into its own buffer, so a
 // rank never waits on a peer that is itself waiting to post: no schedule can
 // deadlock, whatever m is against p. Sends are non-blocking, from a copy the stage
