@@ -13,7 +13,7 @@ set(MINI5D_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/mini5d)
 
 # Link-only helpers of the static libraries must be in the export set too; they carry
 # no usage requirements to consumers (PRIVATE), only their names.
-set(mini5d_export_targets mini5d_plan mini5d_deck mini5d_warnings)
+set(mini5d_export_targets mini5d_plan mini5d_deck mini5d_rules mini5d_warnings)
 foreach(exe mini5d-app mini5d-plan)
   if(TARGET ${exe})
     # Keep the paths of libraries outside the system's (Debian's MPICH HDF5, Spack's

@@ -23,11 +23,12 @@ printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned lon
 read -ra extra <<< "${MINI5D_FUZZ_CXXFLAGS:-}"
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$src/src" "${includes[@]}"
        "${extra[@]}")
-# The deck parser's sources: what mini5d_deck links for load_deck and parse_deck
-# (src/mini5d/core/CMakeLists.txt); a new one there belongs here too.
+# The deck parser's sources: what mini5d_deck (src/mini5d/core/CMakeLists.txt) and the
+# rules below it (src/mini5d/rules/CMakeLists.txt) link for load_deck and parse_deck; a
+# new one there belongs here too.
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_deck.cpp" "$src/src/mini5d/core/deck.cpp" "$src/src/mini5d/core/deck_schema.cpp" \
-  "$src/src/mini5d/core/deck_output.cpp" "$src/src/mini5d/core/stage_split.cpp" "$src/src/mini5d/core/deck_blame.cpp" \
-  "$src/src/mini5d/core/regular_file.cpp" -lyaml-cpp -o fuzz_deck ||
+  "$src/src/mini5d/core/deck_output.cpp" "$src/src/mini5d/rules/stage_split.cpp" "$src/src/mini5d/core/deck_blame.cpp" \
+  "$src/src/mini5d/core/stage_layers_text.cpp" "$src/src/mini5d/core/regular_file.cpp" -lyaml-cpp -o fuzz_deck ||
   { echo "FAIL: building fuzz_deck"; exit 1; }
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_token_file.cpp" "$src/src/mini5d/data/file_sources.cpp" \
   "$src/src/mini5d/core/regular_file.cpp" -o fuzz_token_file ||

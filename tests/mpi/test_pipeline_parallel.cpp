@@ -19,7 +19,7 @@
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
-#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"

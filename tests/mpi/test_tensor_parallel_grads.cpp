@@ -22,6 +22,7 @@
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
+#include "mini5d/train/zero_model.hpp"
 #include "fd_harness.hpp"
 #include "mpi_util.hpp"
 
@@ -135,8 +136,8 @@ TEST_CASE("t = 2 with SP: the trainer's sum of replicated gradients gives the si
   whole.backward();
   auto whole_g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.grads);
 
-  model::Gpt<float> part(cfg, kBatch, dp::model_ownership(0), {&tpc, true, model::Recompute::none});
-  auto zero = dp::make_zero_optimizer<float>(part, dp_group, 0, {}, seed, std::int64_t(1) << 62, &tpc);
+  model::Gpt<float> part(cfg, kBatch, train::model_ownership(0), {&tpc, true, model::Recompute::none});
+  auto zero = dp::make_zero_optimizer<float>(train::zero_model(part), dp_group, 0, {}, seed, std::int64_t(1) << 62, &tpc);
   zero->begin_step();
   zero->begin_microbatch(true);
   loss_of(part, batch);

@@ -6,6 +6,7 @@
 #include "mini5d/plan/compute_model.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/memory_model.hpp"
+#include "mini5d/rules/attention_tiles.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;
@@ -162,7 +163,7 @@ TEST_CASE("blockwise attention: no seq x seq term in the activations or the work
   ActShape s;
   s.micro_batch = 1, s.seq = 32768, s.d_model = 4096, s.heads = 32, s.ffn = 16384, s.vocab = 50257;
   s.elem_bytes = 2;
-  const double BH = 32, T = 32768, a = 2, st = 4, tile = kAttentionTile, panel = kAttentionKeyPanel;
+  const double BH = 32, T = 32768, a = 2, st = 4, tile = mini5d::rules::kAttentionTile, panel = mini5d::rules::kAttentionKeyPanel;
   ActShape full = s;
   full.blockwise = false;
   // What the core keeps besides q, k, v, y: B*H*T*T probabilities, or B*H*T lse.

@@ -26,7 +26,7 @@ TEST_CASE("each layout rule names its field, value and what it must divide", "[g
         "l.yaml: parallel.t=2: must divide model.heads=3");
   CHECK(only_problem("model:\n  vocab: 16\n  ffn: 250\n  seq: 32\nparallel:\n  t: 4\n", 4) ==
         "l.yaml: parallel.t=4: must divide model.ffn=250");
-  // A vocabulary t does not divide is padded (core/vocab_padding.hpp), not refused.
+  // A vocabulary t does not divide is padded (rules/vocab_padding.hpp), not refused.
   CHECK(grid::layout_problems(parse_deck("model:\n  vocab: 18\n  seq: 32\nparallel:\n  t: 4\n", "l.yaml"), 4).empty());
   CHECK(only_problem("model:\n  vocab: 16\n  seq: 30\nparallel:\n  t: 4\n", 4) ==
         "l.yaml: parallel.t=4: must divide model.seq=30 with parallel.sp=true (sequence parallelism splits "

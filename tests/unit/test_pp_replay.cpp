@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The pipeline replay (parallel/pp/simulate.hpp): with equal stage costs it gives the
+// The pipeline replay (rules/pipeline_replay.hpp): with equal stage costs it gives the
 // textbook bubble of each schedule; with uneven ones, a timeline worked out by hand.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
-#include "mini5d/parallel/pp/simulate.hpp"
+#include "mini5d/rules/pipeline_replay.hpp"
 
 using namespace mini5d;
 

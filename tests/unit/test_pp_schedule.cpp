@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The pipeline schedule generator without MPI (parallel/pp/schedule.hpp): for each
+// The pipeline schedule generator without MPI (rules/pipeline_schedule.hpp): for each
 // kind and several (p, v, m), every rank's list runs each micro-batch's forward and
 // backward once per chunk, forward first; every send has its receive on the peer;
 // and executing all the lists with unit costs (sends never block, a receive waits for
@@ -11,7 +11,7 @@
 #include <set>
 #include <tuple>
 
-#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 using namespace mini5d::pp;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The pipeline's stage split (core/stage_split.hpp), shared by the runtime and the
+// The pipeline's stage split (rules/stage_split.hpp), shared by the runtime and the
 // planner: auto is the even split where p*v divides the layers, else the balanced one;
 // the balanced split against a brute force over every split (the least largest stage
 // cost, then the least sum of squares); a heavy head gets its stage fewer blocks; the
@@ -9,9 +9,10 @@
 #include <functional>
 #include <numeric>
 
-#include "mini5d/core/layout_shape_rules.hpp"
-#include "mini5d/core/stage_split.hpp"
-#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/core/stage_layers_text.hpp"
+#include "mini5d/rules/layout_shape_rules.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 using namespace mini5d;
 

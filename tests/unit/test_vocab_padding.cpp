@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Vocabulary padding (core/vocab_padding.hpp, docs/parallelism.md): the rule; the two
+// Vocabulary padding (rules/vocab_padding.hpp, docs/parallelism.md): the rule; the two
 // loss kernels ignore padding columns (same loss as without them, zero gradient); and a
 // padded model at t = 1 starts from the unpadded one's parameter checksum (the padding
 // rows are not in it) and trains as it does, to rounding.
@@ -10,9 +10,9 @@
 #include "grad_check.hpp"
 #include "input_error.hpp"
 #include "mini5d/core/deck.hpp"
-#include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/kernels/cross_entropy.hpp"
 #include "mini5d/kernels/vocab_cross_entropy.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 #include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"
 

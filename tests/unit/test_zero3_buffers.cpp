@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// ZeRO 3's two gather buffers (core/zero3_buffers.hpp), the rule the runtime
+// ZeRO 3's two gather buffers (rules/zero3_buffers.hpp), the rule the runtime
 // follows and the planner replays: gathers per unit for one step, computed by hand
 // here, on one stage and on the last of two; a prefetch never leaves its chunk nor
 // fetches the embedding for a backward.
 #include <catch2/catch.hpp>
 
-#include "mini5d/core/zero3_buffers.hpp"
+#include "mini5d/rules/zero3_buffers.hpp"
 
 using namespace mini5d;
 

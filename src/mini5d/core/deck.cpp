@@ -21,11 +21,11 @@
 
 #include "mini5d/core/deck_blame.hpp"
 #include "mini5d/core/deck_schema.hpp"
-#include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/printable.hpp"
 #include "mini5d/core/regular_file.hpp"
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/core/stage_layers_text.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 
 namespace mini5d {
 
@@ -126,7 +126,7 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
                             fmt_real(d.train.min_lr));
   if (d.data.source != "markov" && d.data.path.empty())
     bad("data.path", "required when data.source=" + d.data.source);
-  // The padded vocabulary (core/vocab_padding.hpp) is indexed with 32-bit integers.
+  // The padded vocabulary (rules/vocab_padding.hpp) is indexed with 32-bit integers.
   if (const long long vp = padded_vocab(d.model.vocab, d.model.vocab_pad_to, d.parallel.t);
       vp > std::numeric_limits<int>::max())
     bad("model.vocab_pad_to", "model.vocab padded to a multiple of vocab_pad_to x parallel.t must be at most 2^31-1 "

@@ -9,14 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d {
 
 struct ModelConfig {
   int vocab = 256;
   // Pad the vocabulary to a multiple of vocab_pad_to x t (0: 128 x t, Megatron's
-  // default); 1 pads only when t does not divide vocab (core/vocab_padding.hpp).
+  // default); 1 pads only when t does not divide vocab (rules/vocab_padding.hpp).
   int vocab_pad_to = 1;
   int d_model = 128;
   int layers = 4;
@@ -47,7 +47,7 @@ struct ParallelConfig {
   int d = 1, t = 1, p = 1, c = 1, e = 1;
   int zero = 0;
   int virtual_stages = 1;  // interleaved pipeline chunks per stage
-  StageLayers stage_layers;  // auto | balanced | blocks per virtual stage (core/stage_split.hpp)
+  StageLayers stage_layers;  // auto | balanced | blocks per virtual stage (rules/stage_split.hpp)
   int ranks_per_node = 0;  // 0: detect with MPI_COMM_TYPE_SHARED; > 0: virtual nodes
   std::string gpu_aware_mpi = "auto";     // pass device pointers to MPI: auto|true|false (comm/device_mpi.hpp)
   std::string force_placement = "false";  // allow tensor groups that cross nodes

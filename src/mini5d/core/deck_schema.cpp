@@ -3,7 +3,7 @@
 // parsing, range checks, overrides, to_yaml/to_json and `deck-help` are all generated
 // from it, so a new field is one line here.
 #include "mini5d/core/deck_schema.hpp"
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/core/stage_layers_text.hpp"
 
 #include <cstdlib>
 #include <set>

@@ -2,7 +2,7 @@
 #include "mini5d/grid/layout_rules.hpp"
 
 #include "mini5d/core/deck_blame.hpp"
-#include "mini5d/core/layout_shape_rules.hpp"
+#include "mini5d/rules/layout_shape_rules.hpp"
 
 namespace mini5d::grid {
 

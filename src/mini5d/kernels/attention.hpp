@@ -38,10 +38,11 @@
 #include "mini5d/kernels/rope.hpp"
 #include "mini5d/kernels/team_reduce.hpp"
 #include "mini5d/kernels/views.hpp"
+#include "mini5d/rules/attention_tiles.hpp"
 
 namespace mini5d::kernels {
 
-constexpr int kAttBlock = 64;  // queries per causal block
+constexpr int kAttBlock = rules::kAttentionTile;  // queries per causal block
 
 struct AttentionShape {
   int batch, seq, heads, head_dim;

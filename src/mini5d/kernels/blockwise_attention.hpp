@@ -26,10 +26,11 @@
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/online_softmax.hpp"
+#include "mini5d/rules/attention_tiles.hpp"
 
 namespace mini5d::kernels {
 
-constexpr int kAttKeyPanel = 512;  // keys per panel (columns of the work buffers)
+constexpr int kAttKeyPanel = rules::kAttentionKeyPanel;  // keys per panel (columns of the work buffers)
 
 // Rows of a query tile: the causal block, or T when the sequence is shorter.
 inline int blockwise_tile(int T, int block = kAttBlock) { return T < block ? T : block; }

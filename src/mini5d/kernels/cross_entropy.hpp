@@ -21,7 +21,7 @@ namespace mini5d::kernels {
 
 // Returns the sum (not the mean) of the row losses, accumulated in double. Only the
 // first `valid` columns are the model's (all when negative): the rest are vocabulary
-// padding (core/vocab_padding.hpp), left out of the softmax, their gradient set to 0.
+// padding (rules/vocab_padding.hpp), left out of the softmax, their gradient set to 0.
 template <class S>
 double cross_entropy_forward_backward(MatU<S> logits, CTokU targets, acc_t<S> grad_scale, int valid = -1) {
   using A = acc_t<S>;  // bf16 logits: the softmax, its sums and the gradient in fp32

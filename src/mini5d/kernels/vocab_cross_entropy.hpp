@@ -7,7 +7,7 @@
 // so that bf16 logits are rounded once (the gradient), not twice. Row maxima and sums
 // are in acc_t<S> (fp32 for bf16 logits).
 //
-// Vocabulary padding (core/vocab_padding.hpp): only a rank's first `valid` columns are
+// Vocabulary padding (rules/vocab_padding.hpp): only a rank's first `valid` columns are
 // the model's. The others never enter the maximum or the sums, and are set to zero, so
 // they change no loss and get no gradient; a rank that holds padding only contributes
 // the lowest number as its maximum and nothing to the sums.

@@ -7,11 +7,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "mini5d/core/vocab_padding.hpp"
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/model/param_views.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 
 namespace mini5d::model {
 
@@ -44,7 +43,7 @@ Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp:
   // Whole key/value heads; with t > kv_heads the one its query heads read (replicated).
   d.kv_heads = std::max(1, cfg.kv_head_count() / t);
   d.ffn = cfg.ffn / t;
-  // Rows of the padded vocabulary (core/vocab_padding.hpp); padding comes last, so only
+  // Rows of the padded vocabulary (rules/vocab_padding.hpp); padding comes last, so only
   // the last ranks hold any.
   d.vocab = int(padded_vocab(cfg.vocab, cfg.vocab_pad_to, t) / t);
   d.vocab_begin = r * d.vocab;
@@ -71,10 +70,7 @@ Workspace<S> make_workspace(Alloc& a, const Dims& d, bool split, Recompute rc) {
   // attention has its own).
   if (d.keeps_probs()) w.dp = a.ten<S>("mini5d::model::dp", BH, T, T);
   if (d.cp == 1 && d.blockwise) {
-    // The planner sizes these buffers with its own copy of the tile (no Kokkos there).
-    static_assert(plan::kAttentionTile == kernels::kAttBlock, "plan::kAttentionTile follows kernels::kAttBlock");
-    static_assert(plan::kAttentionKeyPanel == kernels::kAttKeyPanel,
-                  "plan::kAttentionKeyPanel follows kernels::kAttKeyPanel");
+    // The planner sizes these buffers from the same tile sizes (rules/attention_tiles.hpp).
     const int tile = kernels::blockwise_tile(T), panel = kernels::blockwise_panel(T);
     using A = acc_t<S>;  // a bf16 model's core runs in fp32 (kernels/widened_attention.hpp)
     w.tiles.s = a.ten<A>("mini5d::model::tile_scores", BH, tile, panel);

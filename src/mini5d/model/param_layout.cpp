@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "mini5d/core/vocab_padding.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 
 namespace mini5d::model {
 
@@ -16,7 +16,7 @@ bool is_moe_block(const ModelConfig& m, int layer) {
 ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned, int ep_size,
                          int ep_rank)
     : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank), tied_(m.tie_embeddings == "true") {
-  // The embedding and the LM head hold the padded vocabulary (core/vocab_padding.hpp).
+  // The embedding and the LM head hold the padded vocabulary (rules/vocab_padding.hpp).
   const std::int64_t V = padded_vocab(m.vocab, m.vocab_pad_to, tp_size), D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
   // residual stream scaled by 1/sqrt(2 * layers) so its variance does not grow with

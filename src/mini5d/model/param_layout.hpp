@@ -55,7 +55,7 @@ struct TensorSpec {
   bool expert = false;                     // an [E, ...] expert tensor: split over the e x t
                                            // group, its gradients reduced over d x c only
   // Rows of the leading dimension that are the model's; -1: all. The token embedding
-  // and LM head hold the padded vocabulary (core/vocab_padding.hpp): rows from
+  // and LM head hold the padded vocabulary (rules/vocab_padding.hpp): rows from
   // stored_rows on are padding, zero, outside checkpoints and the parameter checksum.
   std::int64_t stored_rows = -1;
   // Grouped-query attention with t > kv_heads: the fused QKV's K/V rows (global rows

@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "mini5d/core/shard.hpp"
-#include "mini5d/core/stage_split.hpp"
-#include "mini5d/core/zero3_buffers.hpp"
-#include "mini5d/parallel/pp/schedule.hpp"
 #include "mini5d/plan/precision.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
+#include "mini5d/rules/stage_split.hpp"
+#include "mini5d/rules/zero3_buffers.hpp"
 
 namespace mini5d::plan {
 
@@ -169,7 +169,7 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   // ZeRO's gradient and weight traffic over a group (nothing over a group of one):
   // gradients once a step (ZeRO 0-1) or every micro-batch (2-3); weights none (0), the
   // updated shard gathered once (1-2), or each unit as often as ZeRO 3's two buffers
-  // gather it in this stage's schedule (core/zero3_buffers.hpp, replayed here).
+  // gather it in this stage's schedule (rules/zero3_buffers.hpp, replayed here).
   std::vector<long long> gathers;
   if (l.zero == 3) {
     std::vector<int> chunk_of;

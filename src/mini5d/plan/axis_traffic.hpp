@@ -43,13 +43,13 @@
 //       none (ZeRO 0), the updated shard gathered, P*a per step (ZeRO 1-2: the working
 //       copy, bf16 in a bf16 run), or, for ZeRO 3, each unit's a-byte elements
 //       times the number of times its two gather buffers fetch it in the stage's
-//       schedule (core/zero3_buffers.hpp, the runtime's own rule, replayed here).
+//       schedule (rules/zero3_buffers.hpp, the runtime's own rule, replayed here).
 #pragma once
 #include <vector>
 
-#include "mini5d/parallel/pp/schedule.hpp"
 #include "mini5d/plan/layout.hpp"
 #include "mini5d/plan/model_desc.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 namespace mini5d::plan {
 
@@ -89,7 +89,7 @@ struct StageUnit {
 };
 // Times each of pipeline rank `stage`'s local units is gathered in one optimizer step
 // with ZeRO 3: its schedule replayed through the runtime's two-buffer rule
-// (core/zero3_buffers.hpp), dropping the buffers where the runtime does: before every
+// (rules/zero3_buffers.hpp), dropping the buffers where the runtime does: before every
 // micro-batch with one stage; at the step's start and before every backward with more.
 std::vector<long long> zero3_gathers_per_step(const pp::Spec& s, int stage, const std::vector<int>& chunk_of,
                                               bool first_is_embedding);

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/format.hpp"
 
 namespace mini5d::plan {

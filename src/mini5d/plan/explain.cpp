@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/format.hpp"
 #include "mini5d/plan/search.hpp"
@@ -169,7 +170,7 @@ void explain_t(std::ostream& os, const Ctx& c) {
          << ms(alt.top.front().time.step) << "/step.";
     os << "\n";
   }
-  // A vocabulary t does not divide is padded (core/vocab_padding.hpp): rows that cost
+  // A vocabulary t does not divide is padded (rules/vocab_padding.hpp): rows that cost
   // memory and FLOPs, never a loss.
   if (const long long vp = c.m.padded_vocab(l.t); vp != c.m.vocab)
     os << "    the vocabulary of " << c.m.vocab << " is padded to " << vp << " rows ("

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/explain.hpp"
 #include "mini5d/plan/format.hpp"
 #include "mini5d/plan/input_files.hpp"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/input_schema.hpp"
 #include "mini5d/plan/yaml_fields.hpp"
 
@@ -94,7 +94,7 @@ void read_deck_layout(const Fields& f, ModelInput& in) {
   l.zero = int(f.integer("parallel.zero", 0, 3, "ZeRO stage", false, 0));
   l.virtual_stages = int(f.integer("parallel.virtual_stages", 1, 1024, "virtual pipeline stages", false, 1));
   if (const YAML::Node n = f.at("parallel.stage_layers"); n && !n.IsNull()) {
-    // A YAML list, or the command line's "3,5" (the runtime's syntax, core/stage_split).
+    // A YAML list, or the command line's "3,5" (the runtime's syntax, rules/stage_split).
     std::string text;
     if (n.IsSequence())
       for (const auto& item : n) text += (text.empty() ? "" : ",") + (item.IsScalar() ? item.Scalar() : "?");

@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <sstream>
 
-#include "mini5d/core/layout_shape_rules.hpp"
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/comm_model.hpp"
+#include "mini5d/rules/layout_shape_rules.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d::plan {
 
@@ -100,7 +101,7 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
   if (l.ranks() != cl.devices())
     why("d*t*p*c*e = " + std::to_string(l.ranks()) + " but the cluster has " +
         std::to_string(cl.devices()) + " devices");
-  // The shape rules are the runtime's own (core/layout_shape_rules), so every plan
+  // The shape rules are the runtime's own (rules/layout_shape_rules), so every plan
   // printed is one mini5d accepts; a model with one expert is dense here.
   const LayoutShape shape{l.d, l.t, l.p, l.c, l.e, l.virtual_stages, l.sp,
                           l.schedule == Schedule::interleaved, l.accumulation, l.stage_layers};

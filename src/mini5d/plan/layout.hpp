@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/core/stage_split.hpp"
 #include "mini5d/plan/cluster_desc.hpp"
-#include "mini5d/parallel/pp/schedule.hpp"
 #include "mini5d/plan/model_desc.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d::plan {
 
@@ -41,7 +41,7 @@ struct Layout {
   int virtual_stages = 1;  // > 1: interleaved 1F1B
   bool sp = false;         // sequence parallelism inside the tensor group
   Schedule schedule = Schedule::one_f_one_b;
-  // How the blocks are cut into stages (core/stage_split.hpp, the runtime's rule).
+  // How the blocks are cut into stages (rules/stage_split.hpp, the runtime's rule).
   StageLayers stage_layers;
   Mapping mapping = Mapping::block;  // only --layout map=cyclic sets cyclic
   long long ranks() const { return 1LL * d * t * p * c * e; }
@@ -50,7 +50,7 @@ struct Layout {
   int expert_group() const { return d * c; }
 };
 
-// The runtime's pipeline schedule kind for the layout's schedule (parallel/pp/schedule.hpp).
+// The runtime's pipeline schedule kind for the layout's schedule (rules/pipeline_schedule.hpp).
 pp::Kind pp_kind(const Layout& l);
 
 enum class Axis { d, p, c, e, t };
@@ -70,7 +70,7 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
                                       const RuleOptions& opt = {});
 
 // Blocks per virtual stage (p * virtual_stages entries): l.stage_layers, or the
-// balanced split (core/stage_split.hpp) the runtime computes the same way. moe_every:
+// balanced split (rules/stage_split.hpp) the runtime computes the same way. moe_every:
 // the runtime's MoE spacing (planner model files have every block MoE).
 std::vector<long long> layout_split(const ModelDesc& m, const Layout& l, int moe_every = 1);
 // Blocks pipeline stage `stage` holds: its v chunks of layout_split.

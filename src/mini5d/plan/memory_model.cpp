@@ -9,7 +9,8 @@
 #include <numeric>
 #include <tuple>
 
-#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/rules/attention_tiles.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 namespace mini5d::plan {
 
@@ -110,7 +111,9 @@ double core_work_bytes(const ActShape& s) {
   const double bh = s.micro_batch * (s.heads / s.t);
   if (keeps_probs(s)) return s.elem_bytes * bh * s.seq * s.seq;
   if (s.c == 1) {
-    const double tile = std::min(kAttentionTile, s.seq), panel = std::min(kAttentionKeyPanel, s.seq);
+    // The kernels' own tile sizes (rules/attention_tiles.hpp), each T when shorter.
+    const double tile = std::min(double(rules::kAttentionTile), s.seq);
+    const double panel = std::min(double(rules::kAttentionKeyPanel), s.seq);
     return s.stat_bytes * (2 * bh * tile * panel + bh * s.seq);
   }
   const double chunk = s.seq / (2.0 * s.c);

@@ -77,11 +77,6 @@ struct ActShape {
   // needs, one byte per element (dropout_bytes below). Off in mini5d's own runtime.
   bool hidden_dropout = false, attention_dropout = false;
 };
-// Rows of blockwise attention's query tiles (kernels::kAttBlock) and columns of its key
-// panels (kernels::kAttKeyPanel), each T when the sequence is shorter; the runtime
-// checks they agree.
-constexpr double kAttentionTile = 64;
-constexpr double kAttentionKeyPanel = 512;
 ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double imbalance = 1);
 
 // Stored by one block for one micro-batch until its backward.
@@ -120,7 +115,7 @@ double workspace_bytes(const ActShape& s, Recompute r);
 // 1F1B with v chunks (2(p-stage-1) + (v-1)p + 1) chunks of 1/v of the stage.
 double in_flight_microbatches(Schedule s, int p, int m, int v, int stage);
 // The activation sets a stage holds at its peak, as the runtime sizes them
-// (train/pipeline.cpp) from the same schedule (parallel/pp/schedule.hpp):
+// (train/pipeline.cpp) from the same schedule (rules/pipeline_schedule.hpp):
 //   blocks     the peak of blocks in flight (each (micro-batch, chunk) pair counted with
 //              its chunk's blocks) over the stage's blocks: in_flight_microbatches above
 //              when the stage's chunks are equal;

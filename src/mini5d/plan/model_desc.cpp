@@ -3,7 +3,7 @@
 // that the planner's byte counts equal the runtime's flat buffers.
 #include "mini5d/plan/model_desc.hpp"
 
-#include "mini5d/core/vocab_padding.hpp"
+#include "mini5d/rules/vocab_padding.hpp"
 
 namespace mini5d::plan {
 

@@ -28,7 +28,7 @@ struct ModelDesc {
   std::string source;  // file it came from (for messages)
   long long vocab = 0, d_model = 0, layers = 0, heads = 0, seq = 0, ffn = 0;
   long long kv_heads = 0;  // model.kv_heads (grouped-query attention); 0: heads
-  long long vocab_pad_to = 1;  // model.vocab_pad_to (core/vocab_padding.hpp): 0 = 128
+  long long vocab_pad_to = 1;  // model.vocab_pad_to (rules/vocab_padding.hpp): 0 = 128
   long long experts = 0;  // 0 or 1: dense
   long long top_k = 1;
   bool tie_embeddings = false;

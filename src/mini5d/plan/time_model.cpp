@@ -11,7 +11,7 @@
 #include "mini5d/plan/comm_model.hpp"
 #include "mini5d/plan/compute_model.hpp"
 #include "mini5d/plan/precision.hpp"
-#include "mini5d/parallel/pp/simulate.hpp"
+#include "mini5d/rules/pipeline_replay.hpp"
 
 namespace mini5d::plan {
 
@@ -272,7 +272,7 @@ void virtual_stage_times(const Layout& l, const std::vector<long long>& split, c
 // C_r the per-micro-batch time of stage r,
 //   span = m max C + (sum C - max C) / v,
 // the formula (m + (p-1)/v) t_mb when the stages are equal; it equals the schedule's
-// replay (parallel/pp/simulate.hpp) whenever only the last virtual stage differs
+// replay (rules/pipeline_replay.hpp) whenever only the last virtual stage differs
 // (tests/unit/test_pp_replay.cpp). An uneven split has none (1F1B's bounded warm-up
 // makes a slow early stage stall the others): it is replayed, unless the replay's lower
 // bound already makes the step at least `exact_below` (then `*bounded` is set and the

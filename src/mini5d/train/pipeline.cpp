@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 
 namespace mini5d::train {

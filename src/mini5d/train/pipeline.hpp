@@ -23,7 +23,7 @@ namespace mini5d::train {
 
 // The schedule of the deck (parallel.schedule, p, virtual_stages, accumulation).
 pp::Spec pipeline_spec(const Deck& deck);
-// Blocks per virtual stage, as parallel.stage_layers says (core/stage_split.hpp, the
+// Blocks per virtual stage, as parallel.stage_layers says (rules/stage_split.hpp, the
 // planner's rule too).
 std::vector<long long> pipeline_split(const Deck& deck);
 // The model's shape as the split (and the replayed bubble) costs it.

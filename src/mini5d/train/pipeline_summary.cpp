@@ -13,9 +13,9 @@
 
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/regular_file.hpp"
-#include "mini5d/core/stage_split.hpp"
-#include "mini5d/parallel/pp/simulate.hpp"
 #include "mini5d/plan/memory_model.hpp"
+#include "mini5d/rules/pipeline_replay.hpp"
+#include "mini5d/rules/stage_split.hpp"
 #include "mini5d/train/trainer.hpp"
 
 namespace mini5d::train {

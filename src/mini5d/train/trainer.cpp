@@ -25,6 +25,7 @@
 #include "mini5d/train/startup/memory_fit.hpp"
 #include "mini5d/train/step_scalars.hpp"
 #include "mini5d/train/stop_signal.hpp"
+#include "mini5d/train/zero_model.hpp"
 
 namespace mini5d::train {
 
@@ -109,9 +110,9 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   // the same code.
   auto build = [&](auto& model, auto tag) {
     using S = decltype(tag);
-    model = std::make_unique<model::Gpt<S>>(deck_.model, deck_.train.micro_batch, dp::model_ownership(stage), mp);
+    model = std::make_unique<model::Gpt<S>>(deck_.model, deck_.train.micro_batch, model_ownership(stage), mp);
     base_ = model.get();
-    zero_ = dp::make_zero_optimizer<S>(*model, comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
+    zero_ = dp::make_zero_optimizer<S>(zero_model(*model), comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
                                        &comms_->dp_expert(), &comms_->experts(),
                                        deck_.parallel.grad_reduce_dtype == "bf16");
     chunks = std::make_unique<GptChunks<S>>(*model);

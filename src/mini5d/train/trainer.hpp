@@ -104,7 +104,7 @@ struct AxisTrafficSummary {
 
 // One rank's pipeline figures at the end of a run: the bubble measured (mean over the
 // steps after the first), predicted (the schedule replayed with each virtual stage's
-// modelled cost, parallel/pp/simulate.hpp) and the even-stage formula's; the most micro-batches in flight (in units
+// modelled cost, rules/pipeline_replay.hpp) and the even-stage formula's; the most micro-batches in flight (in units
 // of all the stage's layers: (micro-batch, chunk) pairs / v) measured and as the
 // planner predicts; the activation bytes the stage holds and the planner's prediction.
 struct PipelineRankSummary {

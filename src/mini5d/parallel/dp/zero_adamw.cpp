@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "mini5d/kernels/accumulate.hpp"
 #include "mini5d/kernels/convert.hpp"
@@ -19,12 +20,6 @@ using detail::test_all;
 using detail::wait_all;
 using optim::Segment;
 using optim::segment;
-
-model::Owns model_ownership(int zero_stage) {
-  if (zero_stage >= 3) return model::Owns::nothing;
-  if (zero_stage == 2) return model::Owns::params;
-  return model::Owns::params_and_grads;
-}
 
 namespace {
 // Each unit's replicated runs: its slice of the flat buffer (stage 0-1) or of the shard.
@@ -42,13 +37,13 @@ std::vector<tp::ReplicatedGrads::Runs> replicated_by_unit(const std::vector<Span
 }
 
 // This rank's part of every chunk's weights, from the counter RNG, into a shard buffer.
-void init_shard(const model::ParamLayout& layout, const ZeroPartition& part, std::uint64_t seed, Vec<float> shard) {
-  const auto& units = layout.units();
+template <class S>
+void init_shard(const ZeroModel<S>& model, const ZeroPartition& part, std::uint64_t seed, Vec<float> shard) {
+  const auto& units = model.layout->units();
   for (int c = 0; c < int(part.chunks().size()); ++c) {
     const Span p = part.my_part(c);
     const auto& u = units[part.chunks()[c].unit];
-    model::init_param_range<float>(layout, seed, slice(shard, part.shard_offset(c), p.size()), u.offset + p.begin,
-                                   u.offset + p.end);
+    model.init_range(seed, slice(shard, part.shard_offset(c), p.size()), u.offset + p.begin, u.offset + p.end);
   }
 }
 
@@ -60,14 +55,14 @@ std::vector<std::pair<std::int64_t, std::int64_t>> runs(const std::vector<Span>&
 }  // namespace
 
 template <class S>
-ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int stage, AdamWConfig cfg,
+ZeroAdamW<S>::ZeroAdamW(ZeroModel<S> model, comm::Communicator& group, int stage, AdamWConfig cfg,
                         std::uint64_t seed, std::int64_t bucket_elements, tp::TpComm* tp,
                         comm::Communicator* expert_group, ep::EpComm* ep, bool reduce_in_bf16)
-    : model_(model),
+    : model_(std::move(model)),
       stage_(stage),
       tp_(tp),
       ep_(ep),
-      part_(model.layout(), group.size(), group.rank(), expert_group ? expert_group->size() : 0,
+      part_(param_layout(), group.size(), group.rank(), expert_group ? expert_group->size() : 0,
             expert_group ? expert_group->rank() : 0),
       dp_(group, part_, expert_group),
       bucket_(std::max<std::int64_t>(1, bucket_elements)) {
@@ -75,7 +70,7 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
     throw std::logic_error("mini5d: a bf16 gradient reduction needs a bf16 model (parallel.grad_reduce_dtype)");
   // Over a group of one nothing is sent: no rounding either.
   reduce_bf16_ = reduce_in_bf16 && (group.size() > 1 || (expert_group && expert_group->size() > 1));
-  const auto& layout = model.layout();
+  const auto& layout = param_layout();
   replicated_ = part_.replicated_spans(stage_ <= 1);
   experts_ = part_.expert_spans(stage_ <= 1);
   // Who counts what in the global norm (norm_share). Stages 0-1 leave the reduced sums
@@ -135,16 +130,8 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
       comm_mem_.grow(mem::view_bytes(g.data));
     }
     // The rule for the two buffers (zero3_buffers.hpp): each local unit's chunk.
-    std::vector<int> chunk_of(std::size_t(part_.units()), 0);
-    const auto& chunks = model_.chunks();
-    for (int j = 0; j < int(chunks.size()); ++j) {
-      const model::ChunkSpec& c = chunks[std::size_t(j)];
-      const int first = c.embedding ? 0 : c.first_block + 1, last = c.head ? c.first_block + c.blocks + 1 : c.first_block + c.blocks;
-      for (int g = first; g <= last; ++g)
-        if (const int u = layout.local_unit(g); u >= 0) chunk_of[std::size_t(u)] = j;
-    }
-    buffers_ = zero3::GatherBuffers(std::move(chunk_of), layout.units().front().global == 0);
-    init_shard(layout, part_, seed, weight_shard_);
+    buffers_ = zero3::GatherBuffers(model_.chunk_of, layout.units().front().global == 0);
+    init_shard(model_, part_, seed, weight_shard_);
     if constexpr (is_bf16_v<S>) kernels::convert("mini5d::optim::working_shard", working_shard_, weight_shard_);
   } else if constexpr (is_bf16_v<S>) {
     // The fp32 master weights, from the same counter RNG: whole at stage 0, this rank's
@@ -154,18 +141,18 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
     master_ = Vec<float>("mini5d::optim::master_weights", stage_ == 0 ? layout.total() : part_.shard_size());
     master_mem_ = mem::Charge(mem::Category::optimizer, mem::view_bytes(master_));
     if (stage_ == 0) {
-      model::init_param_range<float>(layout, seed, master_, 0, layout.total());
-      kernels::convert("mini5d::optim::working_copy", model_.params, master_);
+      model_.init_range(seed, master_, 0, layout.total());
+      kernels::convert("mini5d::optim::working_copy", model_params(), master_);
       fence("mini5d::optim::working_copy_initialised");  // read next by MPI or a checksum
     } else {
-      init_shard(layout, part_, seed, master_);
+      init_shard(model_, part_, seed, master_);
       model_.init_params(seed);
     }
   } else {
     model_.init_params(seed);
   }
   build_norm_pieces();
-  if (tp_ && tp_->size() > 1 && model_.sequence_parallel() && !replicated_.empty())
+  if (tp_ && tp_->size() > 1 && model_.sequence_parallel && !replicated_.empty())
     tp_grads_ = tp::ReplicatedGrads(*tp_, replicated_by_unit(replicated_, part_, layout, stage_ <= 1));
   model_.set_hooks(this);
 }
@@ -174,7 +161,7 @@ ZeroAdamW<S>::ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int sta
 // shared key/value rows, a tied copy) for the fused norm.
 template <class S>
 void ZeroAdamW<S>::build_norm_pieces() {
-  const std::int64_t grad_elements = stage_ <= 1 ? model_.layout().total() : part_.shard_size();
+  const std::int64_t grad_elements = stage_ <= 1 ? param_layout().total() : part_.shard_size();
   const auto pieces =
       kernels::norm_pieces(grad_elements, {{}, runs(replicated_), runs(experts_), runs(kv_shared_),
                                            runs(part_.tied_copy_spans(stage_ <= 1))});
@@ -188,7 +175,7 @@ void ZeroAdamW<S>::build_norm_pieces() {
 template <class S>
 void ZeroAdamW<S>::sum_kv_shared_over(tp::TpComm& kv) {
   if (kv.size() > 1 && !kv_shared_.empty())
-    kv_grads_ = tp::ReplicatedGrads(kv, replicated_by_unit(kv_shared_, part_, model_.layout(), stage_ <= 1));
+    kv_grads_ = tp::ReplicatedGrads(kv, replicated_by_unit(kv_shared_, part_, param_layout(), stage_ <= 1));
 }
 
 template <class S>
@@ -233,7 +220,7 @@ void ZeroAdamW<S>::before_backward(int unit) {
   if (stage_ >= 2) {
     Slot& s = slots_[next_slot_];
     drain(s);
-    const std::int64_t size = model_.layout().units()[unit].size;
+    const std::int64_t size = param_layout().units()[unit].size;
     kernels::fill("mini5d::dp::zero_unit_grads", slice(s.grads, 0, size), 0.0f);
     model_.bind_unit(unit, nullptr, s.grads.data());
     s.unit = unit;
@@ -254,7 +241,7 @@ void ZeroAdamW<S>::progress() {
 
 template <class S>
 VecU<float> ZeroAdamW<S>::grad_buffer() const {
-  return stage_ <= 1 ? VecU<float>(model_.grads) : VecU<float>(grad_shard_);
+  return stage_ <= 1 ? VecU<float>(model_grads()) : VecU<float>(grad_shard_);
 }
 
 template <class S>
@@ -276,20 +263,20 @@ ZeroOptimizer::NormShare ZeroAdamW<S>::norm_share() const {
 }
 
 template <class S>
-std::unique_ptr<ZeroOptimizer> make_zero_optimizer(model::Gpt<S>& model, comm::Communicator& group, int stage,
+std::unique_ptr<ZeroOptimizer> make_zero_optimizer(ZeroModel<S> model, comm::Communicator& group, int stage,
                                                    AdamWConfig cfg, std::uint64_t seed, std::int64_t bucket_elements,
                                                    tp::TpComm* tp, comm::Communicator* expert_group, ep::EpComm* ep,
                                                    bool reduce_in_bf16) {
-  return std::make_unique<ZeroAdamW<S>>(model, group, stage, cfg, seed, bucket_elements, tp, expert_group, ep,
+  return std::make_unique<ZeroAdamW<S>>(std::move(model), group, stage, cfg, seed, bucket_elements, tp, expert_group, ep,
                                         reduce_in_bf16);
 }
 
 template class ZeroAdamW<float>;
 template class ZeroAdamW<bf16>;
-template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<float>(model::Gpt<float>&, comm::Communicator&, int,
+template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<float>(ZeroModel<float>, comm::Communicator&, int,
                                                                    AdamWConfig, std::uint64_t, std::int64_t,
                                                                    tp::TpComm*, comm::Communicator*, ep::EpComm*, bool);
-template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<bf16>(model::Gpt<bf16>&, comm::Communicator&, int,
+template std::unique_ptr<ZeroOptimizer> make_zero_optimizer<bf16>(ZeroModel<bf16>, comm::Communicator&, int,
                                                                   AdamWConfig, std::uint64_t, std::int64_t,
                                                                   tp::TpComm*, comm::Communicator*, ep::EpComm*, bool);
 

@@ -14,7 +14,7 @@ namespace mini5d::dp {
 template <class S>
 class ZeroAdamW final : public ZeroOptimizer {
  public:
-  ZeroAdamW(model::Gpt<S>& model, comm::Communicator& group, int stage, AdamWConfig cfg, std::uint64_t seed,
+  ZeroAdamW(ZeroModel<S> model, comm::Communicator& group, int stage, AdamWConfig cfg, std::uint64_t seed,
             std::int64_t bucket_elements, tp::TpComm* tp, comm::Communicator* expert_group, ep::EpComm* ep,
             bool reduce_in_bf16);
   ~ZeroAdamW() override;
@@ -58,7 +58,7 @@ class ZeroAdamW final : public ZeroOptimizer {
   void start_gather(int buffer, int unit);
   void start_replicated_sums();         // stage 0-1: for each unit whose reduction is done
   void refresh_working_copy();          // bf16: params from the master weights (and gathers, stages 1-2)
-  void post_weight_gathers();           // stages 1-2: every chunk's all-gather of model_.params
+  void post_weight_gathers();           // stages 1-2: every chunk's all-gather of the model's weights
   bool widen_reduced(std::size_t from, std::size_t to);  // bf16 reduction, stages 0-1
   void build_norm_pieces();             // the fused norm's table (norm_pieces_)
 
@@ -71,7 +71,11 @@ class ZeroAdamW final : public ZeroOptimizer {
       return weight_shard_;
   }
 
-  model::Gpt<S>& model_;
+  const model::ParamLayout& param_layout() const { return *model_.layout; }
+  Vec<S>& model_params() const { return *model_.params; }
+  Vec<float>& model_grads() const { return *model_.grads; }
+
+  ZeroModel<S> model_;
   int stage_;
   tp::TpComm* tp_;
   std::vector<Span> replicated_;  // replicated tensors in grad_buffer() (tensor parallelism)

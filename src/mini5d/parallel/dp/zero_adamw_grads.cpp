@@ -18,7 +18,7 @@ using detail::wait_all;
 
 template <class S>
 void ZeroAdamW<S>::after_backward(int unit) {
-  const auto& u = model_.layout().units()[unit];
+  const auto& u = param_layout().units()[unit];
   if (stage_ <= 1 && !last_) return;  // gradients keep accumulating locally
   fence("mini5d::optim::unit_grads_ready");  // MPI reads the unit's gradients next
   if (stage_ <= 1) {
@@ -36,7 +36,7 @@ void ZeroAdamW<S>::after_backward(int unit) {
     if (reduce_bf16_) {
       // The fp32 main gradients rounded to bf16 for the wire; widened back once summed.
       for (const Bucket& b : buckets)
-        kernels::convert("mini5d::dp::grads_to_bf16", part_of(wire_, b.offset, b.size), slice(model_.grads, b.offset, b.size));
+        kernels::convert("mini5d::dp::grads_to_bf16", part_of(wire_, b.offset, b.size), slice(model_grads(), b.offset, b.size));
       fence("mini5d::dp::bf16_grads_ready");
     }
     for (const Bucket& b : buckets) {
@@ -44,7 +44,7 @@ void ZeroAdamW<S>::after_backward(int unit) {
         inflight_.push_back(dp_.start_allreduce<bf16>(b.chunk, part_of(wire_, b.offset, b.size)));
         wire_buckets_.push_back({b.offset, b.size, false});
       } else {
-        inflight_.push_back(dp_.start_allreduce<float>(b.chunk, slice(model_.grads, b.offset, b.size)));
+        inflight_.push_back(dp_.start_allreduce<float>(b.chunk, slice(model_grads(), b.offset, b.size)));
       }
     }
     if (tp_grads_.active() || kv_grads_.active()) {
@@ -106,7 +106,7 @@ bool ZeroAdamW<S>::widen_reduced(std::size_t from, std::size_t to) {
   for (std::size_t i = from; i < to && i < wire_buckets_.size(); ++i) {
     WireBucket& b = wire_buckets_[i];
     if (b.widened) continue;
-    kernels::convert("mini5d::dp::reduced_grads_to_fp32", slice(model_.grads, b.offset, b.size),
+    kernels::convert("mini5d::dp::reduced_grads_to_fp32", slice(model_grads(), b.offset, b.size),
                      part_of(wire_, b.offset, b.size));
     b.widened = any = true;
   }

@@ -52,14 +52,14 @@ void ZeroAdamW<S>::need_weights(int unit, bool forward) {
 
 template <class S>
 void ZeroAdamW<S>::update(double lr, long step, double grad_factor) {
-  VecU<float> grads = stage_ >= 2 ? VecU<float>(grad_shard_) : VecU<float>(model_.grads);
+  VecU<float> grads = stage_ >= 2 ? VecU<float>(grad_shard_) : VecU<float>(model_grads());
   VecU<float> params;
   if (stage_ >= 3)
     params = weight_shard_;
   else if constexpr (is_bf16_v<S>)
     params = master_;
   else
-    params = model_.params;
+    params = model_params();
   adamw_->update(params, grads, lr, step, grad_factor);
   refresh_working_copy();
 }
@@ -67,16 +67,16 @@ void ZeroAdamW<S>::update(double lr, long step, double grad_factor) {
 template <class S>
 void ZeroAdamW<S>::refresh_working_copy() {
   if constexpr (is_bf16_v<S>) {
-    if (stage_ == 0) kernels::convert("mini5d::optim::working_copy", model_.params, master_);
+    if (stage_ == 0) kernels::convert("mini5d::optim::working_copy", model_params(), master_);
     if (stage_ >= 3) kernels::convert("mini5d::optim::working_shard", working_shard_, weight_shard_);
     if (stage_ == 1 || stage_ == 2) {
       // This rank's part of every unit, rounded into its place; the rest is gathered.
-      const auto& units = model_.layout().units();
+      const auto& units = param_layout().units();
       for (int c = 0; c < int(part_.chunks().size()); ++c) {
         const auto& ch = part_.chunks()[c];
         const Span p = part_.my_part(c);
         kernels::convert("mini5d::optim::working_copy_part",
-                         part_of(model_.params, units[ch.unit].offset + p.begin, p.size()),
+                         part_of(model_params(), units[ch.unit].offset + p.begin, p.size()),
                          slice(master_, part_.shard_offset(c), p.size()));
       }
     }
@@ -89,13 +89,13 @@ void ZeroAdamW<S>::post_weight_gathers() {
   fence("mini5d::optim::updated_part_ready");  // MPI reads the updated parts next
   // Each rank updated its part of every unit; the rest arrives while the next forward
   // runs, in the order it needs the units.
-  const auto& units = model_.layout().units();
+  const auto& units = param_layout().units();
   for (auto& r : weight_gathers_) r.wait();
   weight_gathers_.resize(part_.chunks().size());
   for (int c = 0; c < int(part_.chunks().size()); ++c) {
     const auto& ch = part_.chunks()[c];
     weight_gathers_[c] =
-        dp_.start_gather<S>(c, part_of(model_.params, units[ch.unit].offset + ch.span.begin, ch.span.size()));
+        dp_.start_gather<S>(c, part_of(model_params(), units[ch.unit].offset + ch.span.begin, ch.span.size()));
   }
 }
 
@@ -118,7 +118,7 @@ ZeroOptimizer::StateBuffer ZeroAdamW<S>::weights() const {
   if constexpr (is_bf16_v<S>)
     return {master_, stage_ == 0};
   else
-    return {model_.params, true};
+    return {model_params(), true};
 }
 template <class S>
 ZeroOptimizer::StateBuffer ZeroAdamW<S>::exp_avg() const { return {adamw_->m, stage_ == 0}; }

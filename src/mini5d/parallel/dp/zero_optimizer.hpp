@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ZeRO stages 0-3 around AdamW, on the flat buffers and the per-unit partition of
-// dp/zero_partition.hpp (docs/parallelism.md). It plugs into the model as its UnitHooks:
+// dp/zero_partition.hpp (docs/parallelism.md), of a model it sees only through
+// ZeroModel (zero_model.hpp). It plugs into the model as its UnitHooks:
 //   stage 0: gradients all-reduced unit by unit, each started as soon as the unit's
 //            backward of the last micro-batch is done and progressed from the backward
 //            loop (a unit above the bucket size goes in several buckets); replicated
@@ -16,7 +17,7 @@
 //            one of two unit-sized buffers for its forward and again for its backward,
 //            and dropped after. While a unit computes, the next unit's gather is in
 //            flight in the other buffer (prefetch). Which unit goes where, and when
-//            the buffers are dropped, is the rule of core/zero3_buffers.hpp: with one
+//            the buffers are dropped, is the rule of rules/zero3_buffers.hpp: with one
 //            pipeline stage the head and the last block are still there for their
 //            backward; the embeddings' backward reads no weights.
 // The memory of each buffer is charged to its category in the ledger.
@@ -28,22 +29,19 @@
 #include "mini5d/comm/communicator.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/kernels/grad_norm.hpp"
-#include "mini5d/model/gpt.hpp"
 #include "mini5d/optim/adamw.hpp"
 #include "mini5d/parallel/dp/dp_comm.hpp"
-#include "mini5d/core/zero3_buffers.hpp"
+#include "mini5d/parallel/dp/zero_model.hpp"
 #include "mini5d/parallel/dp/zero_partition.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/replicated_grads.hpp"
 #include "mini5d/parallel/tp/tp_comm.hpp"
+#include "mini5d/rules/zero3_buffers.hpp"
 
 namespace mini5d::dp {
 
 using optim::AdamW;
 using optim::AdamWConfig;
-
-// What the Gpt must own for a ZeRO stage (construct it with this before the optimizer).
-model::Owns model_ownership(int zero_stage);
 
 // The optimizer as the trainer drives it, whatever the model's storage type: fp32, or
 // bf16 with fp32 master weights (zero_adamw.hpp). Gradients are fp32 either way.
@@ -108,7 +106,8 @@ class ZeroOptimizer : public model::UnitHooks {
 
 // Collective over `group` (the dense-gradient group). Initialises the parameters
 // from `seed` (this rank's shard of them under stage 3) and installs itself as the
-// model's hooks.
+// model's hooks. `model`: the model's parts ZeRO works on (train/zero_model.hpp makes
+// them from a Gpt built with train::model_ownership(stage)).
 // bucket_elements: the largest all-reduce at stages 0-1 (MPICH allocates a temporary
 // per call, and large calls run slower: docs/building.md).
 // tp: the model's tensor-parallel group (nullptr: none). Each rank of it runs its own
@@ -123,7 +122,7 @@ class ZeroOptimizer : public model::UnitHooks {
 // grad_reduce_dtype=bf16; a bf16 model only), half the bytes, the sums widened back
 // into the fp32 main gradients.
 template <class S>
-std::unique_ptr<ZeroOptimizer> make_zero_optimizer(model::Gpt<S>& model, comm::Communicator& group, int stage,
+std::unique_ptr<ZeroOptimizer> make_zero_optimizer(ZeroModel<S> model, comm::Communicator& group, int stage,
                                                    AdamWConfig cfg, std::uint64_t seed,
                                                    std::int64_t bucket_elements = std::int64_t(1) << 62,
                                                    tp::TpComm* tp = nullptr, comm::Communicator* expert_group = nullptr,

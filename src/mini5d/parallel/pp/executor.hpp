@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Runs one pipeline rank's schedule (schedule.hpp) for a step against a Stage. Every
+// Runs one pipeline rank's schedule (rules/pipeline_schedule) for a step against a Stage. Every
 // receive of the step is posted before the first action, into its own buffer, so a
 // rank never waits on a peer that is itself waiting to post: no schedule can
 // deadlock, whatever m is against p. Sends are non-blocking, from a copy the stage
@@ -13,9 +13,9 @@
 
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/parallel/pp/pp_comm.hpp"
-#include "mini5d/parallel/pp/schedule.hpp"
 #include "mini5d/parallel/pp/stage.hpp"
 #include "mini5d/parallel/pp/timeline.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 namespace mini5d::pp {
 

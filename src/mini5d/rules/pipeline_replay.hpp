@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A pipeline step replayed on paper: every pipeline rank runs its schedule (schedule.hpp)
+// A pipeline step replayed on paper: every pipeline rank runs its schedule (pipeline_schedule.hpp)
 // in order, each forward and backward taking the time its virtual stage costs, and a
 // compute action starts once the rank is free and its input exists (the forward of the
 // previous virtual stage, the backward of the next). Messages cost nothing here: what
@@ -11,7 +11,7 @@
 #pragma once
 #include <vector>
 
-#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 namespace mini5d::pp {
 

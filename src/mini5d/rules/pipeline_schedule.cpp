@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/parallel/pp/schedule.hpp"
+#include "mini5d/rules/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <stdexcept>

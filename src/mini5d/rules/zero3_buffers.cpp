@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/core/zero3_buffers.hpp"
+#include "mini5d/rules/zero3_buffers.hpp"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/parallel/pp/simulate.hpp"
+#include "mini5d/rules/pipeline_replay.hpp"
 
 #include <algorithm>
 #include <map>

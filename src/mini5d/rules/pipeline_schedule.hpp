@@ -2,7 +2,7 @@
 // Pipeline schedules as data (docs/architecture.md): a pure function of (kind, p, v, m, stage)
 // gives the ordered actions one pipeline rank executes in a step: forward or backward
 // of micro-batch i on its local chunk j, and the receives and sends of the boundary
-// tensors they need. No MPI, no model: the executor (executor.hpp) runs the list
+// tensors they need. No MPI, no model: the executor (parallel/pp/executor.hpp) runs the list
 // against an abstract Stage, and the unit tests check the lists alone.
 //
 // Chunks are assigned round-robin, as in Megatron's interleaving: local chunk j of

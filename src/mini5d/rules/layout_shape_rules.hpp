@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/core/stage_split.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d {
 
@@ -19,7 +19,7 @@ struct LayoutShape {
   bool sp = false;           // sequence parallelism
   bool interleaved = false;  // the interleaved 1F1B schedule
   long long accumulation = 1;  // micro-batches per step
-  StageLayers stage_layers;  // how the blocks are cut into stages (core/stage_split.hpp)
+  StageLayers stage_layers;  // how the blocks are cut into stages (rules/stage_split.hpp)
 };
 
 struct ModelShape {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/core/layout_shape_rules.hpp"
+#include "mini5d/rules/layout_shape_rules.hpp"
 
 namespace mini5d {
 
@@ -17,7 +17,7 @@ std::vector<std::string> layout_shape_problems(const ModelShape& m, const Layout
   };
   // Tensor parallelism splits heads, the MLP width and the vocabulary (vocab-parallel
   // embedding and cross-entropy); sequence parallelism splits the sequence over t. The
-  // vocabulary is padded to a multiple of t (core/vocab_padding.hpp), so it needs no rule.
+  // vocabulary is padded to a multiple of t (rules/vocab_padding.hpp), so it needs no rule.
   must_divide("t", l.t, "model.heads", m.heads);
   // Grouped-query attention splits the key/value heads over t too (each rank holds
   // whole ones), or with t > kv_heads replicates each over t/kv_heads ranks.

@@ -32,7 +32,8 @@ double block_split_cost(const SplitShape& m, long long block);
 double embedding_split_cost(const SplitShape& m);
 double head_split_cost(const SplitShape& m);
 
-// parallel.stage_layers: given counts, or auto / balanced when there are none.
+// parallel.stage_layers: given counts, or auto / balanced when there are none (its
+// spelling in a deck or on a command line: core/stage_layers_text.hpp).
 struct StageLayers {
   std::vector<long long> counts;  // blocks per virtual stage, given
   bool balanced = false;          // no counts: balanced rather than auto
@@ -46,12 +47,6 @@ std::vector<long long> stage_split(const SplitShape& m, long long S, const Stage
 // The balanced split alone.
 std::vector<long long> balanced_split(const SplitShape& m, long long S);
 
-// parallel.stage_layers as text: "auto", "balanced", or positive integers separated by
-// commas, "3,5". Returns "" on success, else why (for the caller's one-line message).
-std::string parse_stage_layers(const std::string& text, StageLayers& out);
-std::string format_stage_layers(const StageLayers& how);      // "auto", "balanced" or "3,5"
-std::string format_counts(const std::vector<long long>& split);  // "3,5"
-
 // The blocks of each of pipeline rank `stage`'s chunks (local chunk j is virtual stage
 // j*p + stage), and their sum.
 std::vector<long long> chunk_blocks(const std::vector<long long>& split, int p, int stage);
@@ -60,7 +55,7 @@ long long stage_block_count(const std::vector<long long>& split, int p, int stag
 long long first_block_of(const std::vector<long long>& split, int vs);
 // Each virtual stage's modelled forward cost per token (the balanced split's measure:
 // its blocks, the embeddings on the first, the head on the last), for the pipeline
-// replay's predicted bubble (parallel/pp/simulate.hpp).
+// replay's predicted bubble (rules/pipeline_replay.hpp).
 std::vector<double> virtual_stage_costs(const SplitShape& m, const std::vector<long long>& split);
 
 }  // namespace mini5d
