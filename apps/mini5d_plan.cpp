@@ -15,20 +15,20 @@
 #include <vector>
 
 #include "mini5d/core/printable.hpp"
-#include "mini5d/plan/axis_traffic.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
 #include "mini5d/core/regular_file.hpp"
-#include "mini5d/plan/emit_deck.hpp"
-#include "mini5d/plan/emit_slurm.hpp"
-#include "mini5d/plan/explain.hpp"
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/given_layout.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/json.hpp"
-#include "mini5d/plan/report.hpp"
-#include "mini5d/plan/sanity_notes.hpp"
-#include "mini5d/plan/search.hpp"
-#include "mini5d/plan/tune.hpp"
-#include "mini5d/plan/validation_cli.hpp"
+#include "mini5d/plan/output/emit_deck.hpp"
+#include "mini5d/plan/output/emit_slurm.hpp"
+#include "mini5d/plan/output/explain.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/search/given_layout.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/output/json.hpp"
+#include "mini5d/plan/output/report.hpp"
+#include "mini5d/plan/validation/sanity_notes.hpp"
+#include "mini5d/plan/search/search.hpp"
+#include "mini5d/plan/validation/tune.hpp"
+#include "mini5d/plan/validation/validation_cli.hpp"
 
 namespace plan = mini5d::plan;
 
@@ -216,7 +216,7 @@ void write_to(const std::string& path, W&& write) {
 }  // namespace
 
 // The given layout's memory per rank and payload bytes per step by axis, per pipeline
-// stage, in the runtime's accounting (plan/axis_traffic.hpp): what `mini5d train` prints
+// stage, in the runtime's accounting (plan/cost/axis_traffic.hpp): what `mini5d train` prints
 // beside its measurements for the same deck. Every block is MoE when the model has
 // experts (the planner's model).
 static void print_stage_bytes(std::ostream& os, const plan::ModelDesc& m, const plan::TrainDesc& tr,

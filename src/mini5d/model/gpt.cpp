@@ -11,7 +11,7 @@
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/model/param_views.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 
 namespace mini5d::model {
 

@@ -15,7 +15,7 @@
 #include "mini5d/core/regular_file.hpp"
 #include "mini5d/core/stage_split.hpp"
 #include "mini5d/parallel/pp/simulate.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/trainer.hpp"
 
 namespace mini5d::train {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/plan/axis_traffic.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "mini5d/core/stage_split.hpp"
 #include "mini5d/core/zero3_buffers.hpp"
 #include "mini5d/parallel/pp/schedule.hpp"
-#include "mini5d/plan/precision.hpp"
+#include "mini5d/plan/cost/precision.hpp"
 
 namespace mini5d::plan {
 

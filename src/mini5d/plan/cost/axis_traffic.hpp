@@ -48,8 +48,8 @@
 #include <vector>
 
 #include "mini5d/parallel/pp/schedule.hpp"
-#include "mini5d/plan/layout.hpp"
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/layout.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::plan {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Bandwidth lookup on a link tier's measured curve.
-#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
 
 #include <cmath>
 

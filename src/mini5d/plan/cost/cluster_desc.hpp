@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "mini5d/plan/precision.hpp"
+#include "mini5d/plan/cost/precision.hpp"
 
 namespace mini5d::plan {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Collective cost formulas and tier placement (see comm_model.hpp).
-#include "mini5d/plan/comm_model.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -14,8 +14,8 @@
 // nodes of 8: intra-node; d=16 with stride 32: across nodes). A layout given with
 // map=cyclic deals ranks round-robin instead (cyclic_group_tier).
 #pragma once
-#include "mini5d/plan/cluster_desc.hpp"
-#include "mini5d/plan/layout.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
+#include "mini5d/plan/cost/layout.hpp"
 
 #include <initializer_list>
 #include <optional>

@@ -11,7 +11,7 @@
 // [0, (i+1) b) only, forward and backward).
 // MoE: router N x D . D x E, and E/(e t) whole experts per rank, each taking
 // N k imb / (t E/(e t)) of the rank's dispatched tokens.
-#include "mini5d/plan/compute_model.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -26,9 +26,9 @@
 #pragma once
 #include <vector>
 
-#include "mini5d/plan/cluster_desc.hpp"
-#include "mini5d/plan/layout.hpp"
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
+#include "mini5d/plan/cost/layout.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::plan {
 

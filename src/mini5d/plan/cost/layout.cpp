@@ -2,14 +2,14 @@
 // Validity rules of a layout: the runtime's shape rules, and what only a search needs
 // (the cluster, the global batch); the redundancy rules only keep the search from
 // listing the same plan twice under different names.
-#include "mini5d/plan/layout.hpp"
+#include "mini5d/plan/cost/layout.hpp"
 
 #include <algorithm>
 #include <sstream>
 
 #include "mini5d/core/layout_shape_rules.hpp"
 #include "mini5d/core/stage_split.hpp"
-#include "mini5d/plan/comm_model.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
 
 namespace mini5d::plan {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "mini5d/core/stage_split.hpp"
-#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
 #include "mini5d/parallel/pp/schedule.hpp"
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::plan {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Memory formulas; see memory_model.hpp for the summary and docs/planner.md for the
 // derivation. The activation tensor list mirrors Gpt::allocate_activations().
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 
 #include <algorithm>
 #include <map>

@@ -28,9 +28,9 @@
 //                full attention only): hidden_dropout_bytes, attention_dropout_bytes
 //     full:      a*N*d*r                          (the block's output = next input)
 #pragma once
-#include "mini5d/plan/cluster_desc.hpp"
-#include "mini5d/plan/layout.hpp"
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
+#include "mini5d/plan/cost/layout.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::plan {
 

@@ -19,7 +19,7 @@
 #pragma once
 #include <string>
 
-#include "mini5d/plan/precision.hpp"
+#include "mini5d/plan/cost/precision.hpp"
 
 namespace mini5d::plan {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The spine tier of an oversubscribed inter-node network (see oversubscription.hpp).
-#include "mini5d/plan/oversubscription.hpp"
+#include "mini5d/plan/cost/oversubscription.hpp"
 
 #include <string>
 

@@ -18,7 +18,7 @@
 // outermost tier, as cyclic_group_tier says). Default: no oversubscription (1:1), the
 // tiers unchanged.
 #pragma once
-#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
 
 namespace mini5d::plan {
 

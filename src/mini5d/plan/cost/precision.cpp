@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Per-precision byte counts (see precision.hpp for the table and its sources).
-#include "mini5d/plan/precision.hpp"
+#include "mini5d/plan/cost/precision.hpp"
 
 namespace mini5d::plan {
 

@@ -4,13 +4,13 @@
 //   attention core 4*N*T*d/t (QK^T and PV over all T keys for the N local queries),
 //   backward twice the forward; recomputation adds the attention core (selective) or
 //   the whole block forward (full).
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 
 #include <algorithm>
 
-#include "mini5d/plan/comm_model.hpp"
-#include "mini5d/plan/compute_model.hpp"
-#include "mini5d/plan/precision.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
+#include "mini5d/plan/cost/precision.hpp"
 #include "mini5d/parallel/pp/simulate.hpp"
 
 namespace mini5d::plan {

@@ -17,10 +17,10 @@
 #include <limits>
 #include <vector>
 
-#include "mini5d/plan/cluster_desc.hpp"
-#include "mini5d/plan/layout.hpp"
-#include "mini5d/plan/memory_model.hpp"
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
+#include "mini5d/plan/cost/layout.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::plan {
 

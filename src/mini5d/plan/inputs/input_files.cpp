@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The model reader: a model file, or a mini5d deck read as a model with its layout.
 // The cluster file reader is cluster_file.cpp; both check through yaml_fields.hpp.
-#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 
 #include <string>
 
 #include "mini5d/core/stage_split.hpp"
-#include "mini5d/plan/input_schema.hpp"
-#include "mini5d/plan/yaml_fields.hpp"
+#include "mini5d/plan/inputs/input_schema.hpp"
+#include "mini5d/plan/inputs/yaml_fields.hpp"
 
 namespace mini5d::plan {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Field lists of the planner's inputs (see input_schema.hpp).
-#include "mini5d/plan/input_schema.hpp"
+#include "mini5d/plan/inputs/input_schema.hpp"
 
 #include "mini5d/core/deck.hpp"
 

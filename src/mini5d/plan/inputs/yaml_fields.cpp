@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The free helpers of yaml_fields.hpp: number text, YAML parsing with the syntax error
 // located, and reading a whole file (through core/regular_file.hpp).
-#include "mini5d/plan/yaml_fields.hpp"
+#include "mini5d/plan/inputs/yaml_fields.hpp"
 
 #include <sstream>
 

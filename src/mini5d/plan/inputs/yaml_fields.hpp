@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/input_schema.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/inputs/input_schema.hpp"
 
 namespace mini5d::plan::yaml_input {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Deck writer. Field order and comments follow inputs/tiny.yaml so a diff against a
 // hand-written deck reads naturally.
-#include "mini5d/plan/emit_deck.hpp"
+#include "mini5d/plan/output/emit_deck.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "mini5d/core/stage_split.hpp"
-#include "mini5d/plan/format.hpp"
+#include "mini5d/plan/output/format.hpp"
 
 namespace mini5d::plan {
 

@@ -8,8 +8,8 @@
 #pragma once
 #include <ostream>
 
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 namespace mini5d::plan {
 

@@ -3,15 +3,15 @@
 // report) is an environment variable with a default, so the script runs as written;
 // site values (partition, account, MPI plugin, GPU-aware MPI switch) come from the
 // cluster description and are checked before they reach the script.
-#include "mini5d/plan/emit_slurm.hpp"
+#include "mini5d/plan/output/emit_slurm.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <regex>
 
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/signal_margin.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/output/signal_margin.hpp"
 
 namespace mini5d::plan {
 

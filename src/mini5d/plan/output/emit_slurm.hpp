@@ -10,7 +10,7 @@
 #include <ostream>
 #include <string>
 
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 namespace mini5d::plan {
 

@@ -2,7 +2,7 @@
 // The explanation is computed, not canned: every alternative quoted is re-planned
 // (best knobs for those degrees) with the same models that ranked the winner, so
 // "+X ms/step" is what the planner would have predicted had it chosen that.
-#include "mini5d/plan/explain.hpp"
+#include "mini5d/plan/output/explain.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "mini5d/plan/comm_model.hpp"
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 namespace mini5d::plan {
 

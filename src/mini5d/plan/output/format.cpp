@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Formatting helpers (see format.hpp).
-#include "mini5d/plan/format.hpp"
+#include "mini5d/plan/output/format.hpp"
 
 #include <cmath>
 #include <cstdio>

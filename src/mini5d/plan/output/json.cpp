@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A small streaming JSON writer: the record is flat enough that a library would add
 // a dependency for nothing.
-#include "mini5d/plan/json.hpp"
+#include "mini5d/plan/output/json.hpp"
 
 #include <cmath>
 #include <cstdio>

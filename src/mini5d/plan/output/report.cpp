@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Table and detail printing. Columns are fixed-width so the table diffs cleanly.
-#include "mini5d/plan/report.hpp"
+#include "mini5d/plan/output/report.hpp"
 
 #include <cstdio>
 #include <string>
 
-#include "mini5d/plan/comm_model.hpp"
-#include "mini5d/plan/format.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
+#include "mini5d/plan/output/format.hpp"
 
 namespace mini5d::plan {
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/plan/signal_margin.hpp"
+#include "mini5d/plan/output/signal_margin.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 
 namespace mini5d::plan {
 

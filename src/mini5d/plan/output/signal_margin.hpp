@@ -6,8 +6,8 @@
 #pragma once
 #include <string>
 
-#include "mini5d/plan/cluster_desc.hpp"
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::plan {
 

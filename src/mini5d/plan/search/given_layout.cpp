@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // --layout / --deck: parse, complete, rank (see given_layout.hpp).
-#include "mini5d/plan/given_layout.hpp"
+#include "mini5d/plan/search/given_layout.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "mini5d/core/stage_split.hpp"
-#include "mini5d/plan/explain.hpp"
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/output/explain.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 
 namespace mini5d::plan {
 

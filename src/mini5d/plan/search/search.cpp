@@ -3,7 +3,7 @@
 // factorisations into five degrees; with the knobs that is around a million
 // candidates, each costed in about a microsecond, so there is no need for pruning
 // heuristics that could miss the best plan.
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 #include <algorithm>
 #include <cmath>

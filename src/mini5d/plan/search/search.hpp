@@ -12,9 +12,9 @@
 #include <optional>
 #include <vector>
 
-#include "mini5d/plan/layout.hpp"
-#include "mini5d/plan/memory_model.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/cost/layout.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 
 namespace mini5d::plan {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/plan/sanity_notes.hpp"
+#include "mini5d/plan/validation/sanity_notes.hpp"
 
 #include <cstdio>
 
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 namespace mini5d::plan {
 

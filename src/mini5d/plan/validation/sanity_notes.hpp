@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::plan {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/plan/tune.hpp"
+#include "mini5d/plan/validation/tune.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "mini5d/core/regular_file.hpp"
-#include "mini5d/plan/emit_deck.hpp"
-#include "mini5d/plan/format.hpp"
+#include "mini5d/plan/output/emit_deck.hpp"
+#include "mini5d/plan/output/format.hpp"
 
 namespace mini5d::plan {
 

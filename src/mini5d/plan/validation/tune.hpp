@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 namespace mini5d::plan {
 

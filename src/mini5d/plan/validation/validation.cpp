@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Reading the validation files (inputs/validation/*.yaml) and evaluating their runs.
-#include "mini5d/plan/validation.hpp"
+#include "mini5d/plan/validation/validation.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/yaml_fields.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/inputs/yaml_fields.hpp"
 
 namespace mini5d::plan {
 

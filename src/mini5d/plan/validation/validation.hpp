@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 namespace mini5d::plan {
 

@@ -10,7 +10,7 @@
 // run per line either way. --breakdown prints each run's predicted step split into
 // compute, bubble and exposed communication by axis, and its memory by category: where
 // an error has to come from.
-#include "mini5d/plan/validation_cli.hpp"
+#include "mini5d/plan/validation/validation_cli.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/plan/format.hpp"
-#include "mini5d/plan/given_layout.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/json.hpp"
-#include "mini5d/plan/report.hpp"
-#include "mini5d/plan/validation.hpp"
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/search/given_layout.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/output/json.hpp"
+#include "mini5d/plan/output/report.hpp"
+#include "mini5d/plan/validation/validation.hpp"
 
 namespace mini5d::plan {
 
