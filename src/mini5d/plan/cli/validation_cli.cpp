@@ -10,7 +10,7 @@
 // run per line either way. --breakdown prints each run's predicted step split into
 // compute, bubble and exposed communication by axis, and its memory by category: where
 // an error has to come from.
-#include "mini5d/plan/validation/validation_cli.hpp"
+#include "mini5d/plan/cli/validation_cli.hpp"
 
 #include <algorithm>
 #include <chrono>
