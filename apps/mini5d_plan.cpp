@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/core/deck_choices.hpp"
 #include "mini5d/core/printable.hpp"
 #include "mini5d/plan/axis_traffic.hpp"
 #include "mini5d/core/regular_file.hpp"
@@ -166,8 +167,8 @@ Args parse(int argc, char** argv) {
     } else if (f == "--recompute") {
       a.opt.recomputes.clear();
       for (const auto& r : split(val())) {
-        plan::Recompute rc;
-        if (!plan::parse_recompute(r, rc)) usage_error(f + ": '" + r + "' (valid: none, selective, full)");
+        mini5d::Recompute rc = mini5d::Recompute::none;
+        if (!mini5d::parse_choice(r, rc)) usage_error(f + ": '" + r + "' (valid: none, selective, full)");
         a.opt.recomputes.push_back(rc);
       }
     } else if (f == "--max-micro-batch") a.opt.max_micro_batch = int(integer_arg(f, val(), 1, 1000000));
@@ -250,14 +251,14 @@ void load_inputs(Args& a, plan::ModelInput& in, plan::ClusterDesc& cl) {
   if (a.global_batch) in.train.global_batch = a.global_batch;
   if (!a.overlap_given && cl.software.overlap_efficiency >= 0)
     a.opt.time.overlap_efficiency = cl.software.overlap_efficiency;
-  if (!a.precision.empty() && !plan::parse_precision(a.precision, in.train.precision))
+  if (!a.precision.empty() && !mini5d::parse_choice(a.precision, in.train.precision))
     usage_error("--precision: '" + a.precision + "' (valid: fp32, bf16, fp64)");
   plan::validate_cluster(cl);
   plan::validate_model(in.model, in.train);
   if (cl.device.sustained[plan::precision_index(in.train.precision)] <= 0)
     throw plan::InputError(cl.source + ": device.peak_tflops." +
-                           plan::to_string(in.train.precision) + ": missing (the device has no " +
-                           plan::to_string(in.train.precision) +
+                           to_string(in.train.precision) + ": missing (the device has no " +
+                           to_string(in.train.precision) +
                            " rate; choose another --precision)");
   if (a.opt.time.moe_imbalance < 0) a.opt.time.moe_imbalance = in.model.moe() ? 1.1 : 1.0;
   a.opt.memory.moe_imbalance = a.opt.time.moe_imbalance;

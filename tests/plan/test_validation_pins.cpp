@@ -14,6 +14,7 @@
 #include "mini5d/plan/validation.hpp"
 
 using namespace mini5d::plan;
+using mini5d::Recompute;  // the deck's choices (core/deck_choices.hpp)
 namespace fs = std::filesystem;
 
 namespace {

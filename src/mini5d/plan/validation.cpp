@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "mini5d/core/deck_choices.hpp"
 #include "mini5d/plan/format.hpp"
 #include "mini5d/plan/input_files.hpp"
 #include "mini5d/plan/yaml_fields.hpp"
@@ -25,8 +26,8 @@ std::string dir_of(const std::string& path) {
 
 // A recomputation name, or one line naming `field` and the valid ones.
 Recompute recompute_or_fail(const Fields& f, const std::string& field, const std::string& s) {
-  Recompute rc;
-  if (!parse_recompute(s, rc)) f.fail(field, "'" + s + "' is not valid (valid: none, selective, full)");
+  Recompute rc = Recompute::none;
+  if (!parse_choice(s, rc)) f.fail(field, "'" + s + "' is not valid (valid: none, selective, full)");
   return rc;
 }
 
