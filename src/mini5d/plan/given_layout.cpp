@@ -60,9 +60,9 @@ LayoutSpec parse_layout_spec(const std::string& spec) {
     } else if (k == "recompute") {
       if (!parse_choice(v, l.recompute)) bad("recompute=" + v + " is not valid (valid: none, selective, full)");
     } else if (k == "sp") {
-      if (v != "on" && v != "off" && v != "true" && v != "false")
+      // The deck's true/false (core/deck_choices.hpp), or on/off as the tables print it.
+      if (!parse_choice(v == "on" ? "true" : v == "off" ? "false" : v, l.sp))
         bad("sp=" + v + " is not valid (valid: on, off)");
-      l.sp = v == "on" || v == "true";
       has_sp = true;
     } else if (k == "schedule") {
       if (!parse_choice(v, l.schedule)) bad("schedule=" + v + " is not valid (valid: 1f1b, gpipe, interleaved)");
