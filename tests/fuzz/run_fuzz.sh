@@ -28,7 +28,8 @@ flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 # new one there belongs here too.
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_deck.cpp" "$src/src/mini5d/core/deck.cpp" "$src/src/mini5d/core/deck_schema.cpp" \
   "$src/src/mini5d/core/deck_output.cpp" "$src/src/mini5d/rules/stage_split.cpp" "$src/src/mini5d/core/deck_blame.cpp" \
-  "$src/src/mini5d/core/stage_layers_text.cpp" "$src/src/mini5d/core/regular_file.cpp" -lyaml-cpp -o fuzz_deck ||
+  "$src/src/mini5d/core/stage_layers_text.cpp" "$src/src/mini5d/rules/deck_choices.cpp" "$src/src/mini5d/core/regular_file.cpp" \
+  -lyaml-cpp -o fuzz_deck ||
   { echo "FAIL: building fuzz_deck"; exit 1; }
 "$cxx" "${flags[@]}" "$src/tests/fuzz/fuzz_token_file.cpp" "$src/src/mini5d/data/file_sources.cpp" \
   "$src/src/mini5d/core/regular_file.cpp" -o fuzz_token_file ||

@@ -120,7 +120,7 @@ TEST_CASE("bf16 experts: ep bytes halve and equal the planner; kept activations 
       const plan::ModelDesc md = train::plan_model(d);
       const plan::Layout pl = train::plan_layout(d);
       const auto blocks = plan::stage_blocks(md, pl, 0, d.model.moe_every);
-      const auto prec = b ? plan::Precision::bf16 : plan::Precision::fp32;
+      const auto prec = b ? Precision::bf16 : Precision::fp32;
       const double routed = blocks.moe * plan::moe_routed_bytes(plan::act_shape(md, pl, prec));
       const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
       INFO(l.name() << (b ? " bf16" : " fp32") << ": kept activations " << got.activations << " / "

@@ -56,7 +56,7 @@ TEST_CASE("cp bytes of a step equal the analytic K/V bill; blocks per rank", "[c
     tr.run();
     const auto& m = tr.deck().model;
     const double block = 2.0 * kGlobalBatch * (m.seq / l.c) * (m.d_model / l.t) * sizeof(float);
-    const double hops = (l.recompute == "selective" ? 4 : 3) * (l.c - 1) * m.layers;
+    const double hops = (tr.deck().train.recompute == Recompute::selective ? 4 : 3) * (l.c - 1) * m.layers;
     const double got = comm::accounts().bytes("cp", comm::Traffic::activations);
     INFO(l.name());
     CHECK(world_max(std::abs(got - hops * block)) == 0);

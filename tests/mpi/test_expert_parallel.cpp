@@ -90,7 +90,7 @@ TEST_CASE("full recomputation with experts: e = 2, e2 x t2, e2 x c2 match one ra
       const plan::ModelDesc md = train::plan_model(d);
       const plan::Layout pl = train::plan_layout(d);
       const auto blocks = plan::stage_blocks(md, pl, 0, d.model.moe_every);
-      const double routed = blocks.moe * plan::moe_routed_bytes(plan::act_shape(md, pl, plan::Precision::fp32));
+      const double routed = blocks.moe * plan::moe_routed_bytes(plan::act_shape(md, pl, Precision::fp32));
       const auto want = tr.predicted_activation_memory();
       const auto got = tr.measured_activation_memory();
       test::RoutedBytes moved;

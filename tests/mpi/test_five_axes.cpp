@@ -108,7 +108,7 @@ AfterStep check_memory_before_step(const train::Trainer& tr) {
   CHECK(worst == 0);
   // Activations: before the first step the model holds its fixed buffers, the planner's
   // figure without the MoE layers' routed rows, to the byte.
-  const plan::ActShape shape = plan::act_shape(md, pl, plan::Precision::fp32);
+  const plan::ActShape shape = plan::act_shape(md, pl, Precision::fp32);
   const auto blocks = plan::stage_blocks(md, pl, stage, d.model.moe_every);
   const double in_flight = plan::in_flight_microbatches(pl.schedule, pl.p, pl.accumulation, pl.virtual_stages, stage);
   const double routed_want = in_flight * blocks.moe * plan::moe_routed_bytes(shape);

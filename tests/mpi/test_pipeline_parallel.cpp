@@ -198,7 +198,7 @@ TEST_CASE("the trace holds every rank's forwards and backwards, as many as the g
   bool ok = true;
   for (int r = 0; r < l.p; ++r) {
     int fw = 0, bw = 0;
-    for (const auto& a : pp::schedule({pp::Kind::one_f_one_b, l.p, 1, l.m}, r)) {
+    for (const auto& a : pp::schedule({Schedule::one_f_one_b, l.p, 1, l.m}, r)) {
       fw += a.op == pp::Op::forward;
       bw += a.op == pp::Op::backward;
     }

@@ -207,7 +207,7 @@ TEST_CASE("the whole model in fp64: loss and gradients summed over the ring equa
     comm::Communicator tensor_comm(grid::CommHandle(tensor_mpi), "tp", comm::Transport::staged);
     cp::CpComm ring(ring_comm);
     tp::TpComm tpc(tensor_comm);
-    model::ModelParallel par{&tpc, true, model::Recompute::none};
+    model::ModelParallel par{&tpc, true, Recompute::none};
     par.cp = &ring;
     model::Gpt<double> part(cfg, kBatch, model::Gpt<double>::Owns::params_and_grads, par);
     part.init_params(5);

@@ -62,7 +62,7 @@ TEST_CASE("t = 2: sharded gradients are slices of the single-rank gradients; fin
 
   for (bool sp : {false, true}) {
     INFO("sp=" << sp);
-    Model part(cfg, kBatch, Model::Owns::params_and_grads, {&tpc, sp, model::Recompute::none});
+    Model part(cfg, kBatch, Model::Owns::params_and_grads, {&tpc, sp, Recompute::none});
     part.init_params(seed);
     part.zero_grads();
     const double got_loss = loss_of(part, batch);
@@ -136,7 +136,7 @@ TEST_CASE("t = 2 with SP: the trainer's sum of replicated gradients gives the si
   whole.backward();
   auto whole_g = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.grads);
 
-  model::Gpt<float> part(cfg, kBatch, train::model_ownership(0), {&tpc, true, model::Recompute::none});
+  model::Gpt<float> part(cfg, kBatch, train::model_ownership(0), {&tpc, true, Recompute::none});
   auto zero = dp::make_zero_optimizer<float>(train::zero_model(part), dp_group, 0, {}, seed, std::int64_t(1) << 62, &tpc);
   zero->begin_step();
   zero->begin_microbatch(true);

@@ -154,7 +154,7 @@ TEST_CASE("tied embeddings: bytes per axis and training state equal the planner'
     }
     // The tie all-reduce is there: the p axis carries more than the boundary activations.
     const double tokens = double(test::kGlobalBatch / l.d / l.accumulation()) * d.model.seq;
-    const double rows = d.parallel.sp == "true" && l.t > 1 ? tokens / l.t : tokens;
+    const double rows = d.parallel.sp && l.t > 1 ? tokens / l.t : tokens;
     const double activations = l.p > 1 ? 2.0 * l.accumulation() * rows * d.model.d_model * sizeof(float) : 0.0;
     const double tie = l.p > 1 ? 18.0 / l.t * d.model.d_model * sizeof(float) : 0.0;
     INFO(l.name() << ": worst relative difference of the bytes per axis " << worst << ", p bytes " << p_bytes

@@ -82,12 +82,12 @@ int run(const std::string& deck_path, const std::string& out, const std::vector<
   std::ostringstream meta;
   meta << "{\"vocab\": " << m.vocab << ", \"d_model\": " << m.d_model << ", \"layers\": " << m.layers
        << ", \"heads\": " << m.heads << ", \"kv_heads\": " << (m.kv_heads > 0 ? m.kv_heads : m.heads)
-       << ", \"seq\": " << T << ", \"ffn\": " << m.ffn << ", \"norm\": \"" << m.norm << "\", \"mlp\": \"" << m.mlp
-       << "\", \"bias\": " << (m.bias == "true" ? "true" : "false") << ", \"positions\": \"" << m.positions
+       << ", \"seq\": " << T << ", \"ffn\": " << m.ffn << ", \"norm\": \"" << to_string(m.norm) << "\", \"mlp\": \"" << to_string(m.mlp)
+       << "\", \"bias\": " << flag_text(m.bias) << ", \"positions\": \"" << to_string(m.positions)
        << "\", \"rope_theta\": " << json_number(m.rope_theta) << ", \"tie_embeddings\": "
-       << (m.tie_embeddings == "true" ? "true" : "false") << ", \"experts\": " << m.experts
+       << flag_text(m.tie_embeddings) << ", \"experts\": " << m.experts
        << ", \"top_k\": " << m.top_k << ", \"moe_every\": " << m.moe_every
-       << ", \"capacity_factor\": " << json_number(m.capacity_factor) << ", \"attention\": \"" << m.attention
+       << ", \"capacity_factor\": " << json_number(m.capacity_factor) << ", \"attention\": \"" << to_string(m.attention)
        << "\", \"sequences\": " << B * A << ", \"steps\": " << tc.steps << ", \"lr\": " << json_number(tc.lr)
        << ", \"min_lr\": " << json_number(tc.min_lr) << ", \"warmup\": " << tc.warmup
        << ", \"beta1\": " << json_number(tc.beta1) << ", \"beta2\": " << json_number(tc.beta2)

@@ -7,6 +7,10 @@
 #include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/plan/search/search.hpp"
 
+// The planner's layouts and precisions hold the deck's choices (rules/deck_choices.hpp),
+// named in the tests as plainly as the planner's own types.
+using mini5d::Precision, mini5d::Recompute, mini5d::Schedule;
+
 namespace plan_test {
 
 inline std::string input(const std::string& rel) {
@@ -65,7 +69,7 @@ inline CpToy cp_toy() {
   CpToy x;
   x.m.vocab = 1000, x.m.d_model = 512, x.m.heads = 8, x.m.kv_heads = 2, x.m.layers = 2, x.m.seq = 1024,
   x.m.ffn = 2048;
-  x.tr.global_batch = 1, x.tr.precision = mini5d::plan::Precision::bf16;
+  x.tr.global_batch = 1, x.tr.precision = mini5d::Precision::bf16;
   x.l.t = 2, x.l.c = 4, x.l.d = 1, x.l.micro_batch = 1, x.l.accumulation = 1;
   return x;
 }

@@ -8,6 +8,7 @@
 #include "mini5d/plan/inputs/input_files.hpp"
 
 using namespace mini5d::plan;
+using mini5d::Precision;  // the deck's choices (rules/deck_choices.hpp)
 
 namespace {
 ClusterDesc cluster(const std::string& software) {

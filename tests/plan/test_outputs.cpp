@@ -88,7 +88,7 @@ TEST_CASE("--emit-deck writes a deck with tiny.yaml's structure", "[plan][output
   std::ostringstream rd;
   write_deck(rd, rope, cpu, rt.top.front(), false);
   const YAML::Node rdn = YAML::Load(rd.str());
-  CHECK(rdn["model"]["positions"].as<std::string>() == "rope");
+  CHECK(rdn["model"]["positions"].as<std::string>() == "rope");  // deck-string: the emitted deck's text
   CHECK(rdn["model"]["rope_theta"].as<double>() == 500000.5);
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("one stage: the backward regathers only what the forward's two buffers
   // the forward gathers each unit once (the first on demand, the rest prefetched); the
   // backward finds the head and block 1 still there, prefetches block 0 again and
   // skips the embedding.
-  const mini5d::pp::Spec s{mini5d::pp::Kind::one_f_one_b, 1, 1, 2};
+  const mini5d::pp::Spec s{mini5d::Schedule::one_f_one_b, 1, 1, 2};
   const auto n = zero3_gathers_per_step(s, 0, {0, 0, 0, 0}, true);
   CHECK(n == std::vector<long long>{2, 4, 2, 2});
 }
@@ -58,7 +58,7 @@ TEST_CASE("last of two stages: backwards start afresh, forwards reuse what is th
   // Stage 1 of p = 2 with block 1 and the head; 1F1B runs F0 B0 F1 B1. F0 gathers the
   // block and prefetches the head; B0 drops both and gathers the head, prefetching the
   // block; F1 finds both; B1 again gathers both.
-  const mini5d::pp::Spec s{mini5d::pp::Kind::one_f_one_b, 2, 1, 2};
+  const mini5d::pp::Spec s{mini5d::Schedule::one_f_one_b, 2, 1, 2};
   const auto n = zero3_gathers_per_step(s, 1, {0, 0}, false);
   CHECK(n == std::vector<long long>{3, 3});
 }

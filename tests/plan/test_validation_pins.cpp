@@ -14,6 +14,7 @@
 #include "mini5d/plan/validation/validation.hpp"
 
 using namespace mini5d::plan;
+using mini5d::Recompute;  // the deck's choices (rules/deck_choices.hpp)
 namespace fs = std::filesystem;
 
 namespace {

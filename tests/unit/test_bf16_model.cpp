@@ -54,7 +54,7 @@ ModelConfig small_model(BlockKind block) {
   m.heads = 4;
   if (block == BlockKind::moe) m.experts = 4, m.top_k = 2, m.moe_every = 1;
   if (llama) {
-    m.norm = "rmsnorm", m.mlp = "swiglu", m.bias = "false", m.positions = "rope";
+    m.norm = Norm::rmsnorm, m.mlp = Mlp::swiglu, m.bias = false, m.positions = Positions::rope;
     m.kv_heads = 2;
     m.rope_theta = 100;
   }

@@ -46,9 +46,9 @@ TEST_CASE("shipped decks load with the documented sizes", "[deck]") {
   CHECK(gpt2.model.heads == 12);
   CHECK(gpt2.model.seq == 1024);
   // GPT-2's block parts by default; llama-tiny is tiny with Llama's.
-  CHECK((tiny.model.norm == "layernorm" && tiny.model.mlp == "gelu" && tiny.model.bias == "true"));
+  CHECK((tiny.model.norm == Norm::layernorm && tiny.model.mlp == Mlp::gelu && tiny.model.bias));
   const Deck llama = load_deck(kDir + "llama-tiny.yaml");
-  CHECK((llama.model.norm == "rmsnorm" && llama.model.mlp == "swiglu" && llama.model.bias == "false"));
+  CHECK((llama.model.norm == Norm::rmsnorm && llama.model.mlp == Mlp::swiglu && !llama.model.bias));
   CHECK(llama.model.d_model == tiny.model.d_model);
   CHECK(unsupported_features(llama).empty());
 }
@@ -63,9 +63,9 @@ TEST_CASE("the block's parts: a value outside the choices is one line naming the
 TEST_CASE("positions: learned by default, rope in llama-tiny; bad values are one line naming the field",
           "[deck][rope]") {
   const Deck tiny = load_deck(kDir + "tiny.yaml");
-  CHECK((tiny.model.positions == "learned" && tiny.model.rope_theta == 10000));
+  CHECK((tiny.model.positions == Positions::learned && tiny.model.rope_theta == 10000));
   const Deck llama = load_deck(kDir + "llama-tiny.yaml");
-  CHECK((llama.model.positions == "rope" && llama.model.rope_theta == 10000));
+  CHECK((llama.model.positions == Positions::rope && llama.model.rope_theta == 10000));
   // The deck round-trips through to_yaml with its base.
   const Deck big = parse_deck("model:\n  positions: rope\n  rope_theta: 500000.5\n", "t.yaml");
   CHECK(parse_deck(big.to_yaml(), "again.yaml").model.rope_theta == 500000.5);
@@ -246,22 +246,22 @@ TEST_CASE("a missing deck file names the file", "[deck]") {
 TEST_CASE("parallel.gpu_aware_mpi: auto asks the library, true is refused when it says no", "[deck]") {
   using comm::MpiDeviceSupport;
   using comm::resolve_gpu_aware;
-  CHECK(parse_deck("", "test", {}).parallel.gpu_aware_mpi == "auto");
+  CHECK(parse_deck("", "test", {}).parallel.gpu_aware_mpi == Toggle::automatic);
   for (auto s : {MpiDeviceSupport::yes, MpiDeviceSupport::no, MpiDeviceSupport::unknown}) {
     // Host memory: MPI gets host pointers whatever the setting; nothing is refused.
-    for (const char* setting : {"auto", "true", "false"}) CHECK_FALSE(resolve_gpu_aware(setting, false, s));
-    CHECK_FALSE(resolve_gpu_aware("false", true, s));
+    for (const Toggle setting : {Toggle::automatic, Toggle::on, Toggle::off}) CHECK_FALSE(resolve_gpu_aware(setting, false, s));
+    CHECK_FALSE(resolve_gpu_aware(Toggle::off, true, s));
   }
-  CHECK(resolve_gpu_aware("auto", true, MpiDeviceSupport::yes));
-  CHECK_FALSE(resolve_gpu_aware("auto", true, MpiDeviceSupport::no));
-  CHECK_FALSE(resolve_gpu_aware("auto", true, MpiDeviceSupport::unknown));  // falls back to staging
-  CHECK(resolve_gpu_aware("true", true, MpiDeviceSupport::yes));
-  CHECK(resolve_gpu_aware("true", true, MpiDeviceSupport::unknown));  // the user knows their MPI
-  CHECK_THROWS_WITH(resolve_gpu_aware("true", true, MpiDeviceSupport::no),
+  CHECK(resolve_gpu_aware(Toggle::automatic, true, MpiDeviceSupport::yes));
+  CHECK_FALSE(resolve_gpu_aware(Toggle::automatic, true, MpiDeviceSupport::no));
+  CHECK_FALSE(resolve_gpu_aware(Toggle::automatic, true, MpiDeviceSupport::unknown));  // falls back to staging
+  CHECK(resolve_gpu_aware(Toggle::on, true, MpiDeviceSupport::yes));
+  CHECK(resolve_gpu_aware(Toggle::on, true, MpiDeviceSupport::unknown));  // the user knows their MPI
+  CHECK_THROWS_WITH(resolve_gpu_aware(Toggle::on, true, MpiDeviceSupport::no),
                     Catch::Contains("parallel.gpu_aware_mpi=true: this MPI library reports no CUDA support"));
   CHECK_THROWS_AS(parse_deck("", "test", {"parallel.gpu_aware_mpi=maybe"}), InputError);
   // This build (host memory here): the start-up header's line says so.
-  if (!comm::device_build()) CHECK(comm::describe_mpi_memory("auto").rfind("host memory", 0) == 0);
+  if (!comm::device_build()) CHECK(comm::describe_mpi_memory(Toggle::automatic).rfind("host memory", 0) == 0);
 }
 
 TEST_CASE("deck edge cases: nothing set, a second document, an override twice, a flood of problems", "[deck]") {

@@ -35,13 +35,13 @@ void check_model(int layers, const char* attention = "blockwise", const char* no
                  const char* mlp = "gelu", const char* bias = "true", const char* positions = "learned",
                  int heads = 0, int kv_heads = 0, const char* tie = "false", int vocab_pad_to = 1) {
   ModelConfig m = test::fd_model(11, 5, 12, layers);
-  m.tie_embeddings = tie;
+  // The parts in the deck's words, read as the deck reads them (rules/deck_choices.hpp).
+  REQUIRE((parse_choice(tie, m.tie_embeddings) && parse_choice(attention, m.attention) && parse_choice(norm, m.norm) &&
+           parse_choice(mlp, m.mlp) && parse_choice(bias, m.bias) && parse_choice(positions, m.positions)));
   m.vocab_pad_to = vocab_pad_to;
   if (heads > 0) m.heads = heads;
   m.kv_heads = kv_heads;
-  m.attention = attention;
-  m.norm = norm, m.mlp = mlp, m.bias = bias;
-  m.positions = positions, m.rope_theta = 7;
+  m.rope_theta = 7;
   const int B = 2, N = B * m.seq;
   model::Gpt<double> gpt(m, B);
   gpt.init_params(42);
@@ -110,7 +110,7 @@ TEST_CASE("tied embeddings: wte's gradient equals the untied embedding's plus th
   ModelConfig m = test::fd_model(11, 5, 12, 2);
   m.vocab_pad_to = 4;
   ModelConfig tied = m;
-  tied.tie_embeddings = "true";
+  tied.tie_embeddings = true;
   const int B = 2, N = B * m.seq;
   const test::Batch batch = test::fixed_batch(N, m.vocab);
   model::Gpt<double> a(m, B), b(tied, B);

@@ -37,7 +37,7 @@ std::vector<int> routing(const Model& m) {
 // where the objective is not differentiable) are left out and counted.
 void check(int top_k, int moe_every, bool llama = false) {
   ModelConfig m = test::fd_model(11, 5, 12, 2);
-  if (llama) m.norm = "rmsnorm", m.mlp = "swiglu", m.bias = "false";
+  if (llama) m.norm = Norm::rmsnorm, m.mlp = Mlp::swiglu, m.bias = false;
   m.experts = 4;
   m.top_k = top_k;
   m.moe_every = moe_every;

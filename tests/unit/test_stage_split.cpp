@@ -163,17 +163,17 @@ TEST_CASE("parallel.stage_layers: syntax, and the rules against p, v and the lay
 TEST_CASE("the block-weighted peak of activation sets follows the schedule", "[pp][split]") {
   using namespace mini5d::pp;
   // GPipe keeps every forward: m times the stage's blocks.
-  CHECK(peak_in_flight_weighted(schedule({Kind::gpipe, 2, 2, 4}, 0), {3, 1}) == 16);
+  CHECK(peak_in_flight_weighted(schedule({Schedule::gpipe, 2, 2, 4}, 0), {3, 1}) == 16);
   // Equal chunks: the count's peak times the chunk's blocks.
   for (int stage = 0; stage < 4; ++stage) {
-    const auto a = schedule({Kind::interleaved, 4, 2, 8}, stage);
+    const auto a = schedule({Schedule::interleaved, 4, 2, 8}, stage);
     CHECK(peak_in_flight_weighted(a, {3, 3}) == 3 * peak_in_flight(a, 2));
   }
   // Interleaved p = 2, v = 2, m = 2 on rank 0: F(0,c0) F(1,c0) F(0,c1) then B(0,c1) ...
   // warm-up 2 (p - 1) + (v - 1) p = 4 = every forward, so all four pairs: 2 (a + b).
-  CHECK(peak_in_flight_weighted(schedule({Kind::interleaved, 2, 2, 2}, 0), {1, 5}) == 12);
+  CHECK(peak_in_flight_weighted(schedule({Schedule::interleaved, 2, 2, 2}, 0), {1, 5}) == 12);
   // On rank 1 (warm-up 2): F(0,c0) F(1,c0) F(0,c1) in flight before the first backward.
-  CHECK(peak_in_flight_weighted(schedule({Kind::interleaved, 2, 2, 2}, 1), {1, 5}) == 7);
+  CHECK(peak_in_flight_weighted(schedule({Schedule::interleaved, 2, 2, 2}, 1), {1, 5}) == 7);
 }
 
 TEST_CASE("the interleaved weighted peak is reached within 4p micro-batches (the planner's cap)", "[pp][split]") {
@@ -186,9 +186,9 @@ TEST_CASE("the interleaved weighted peak is reached within 4p micro-batches (the
         for (int stage = 0; stage < p; ++stage) {
           std::vector<long long> w;
           for (int j = 0; j < v; ++j) w.push_back(1 + (j * 7 + stage * 3) % 5);
-          const long long full = peak_in_flight_weighted(schedule({Kind::interleaved, p, v, m}, stage), w);
+          const long long full = peak_in_flight_weighted(schedule({Schedule::interleaved, p, v, m}, stage), w);
           const long long capped =
-              peak_in_flight_weighted(schedule({Kind::interleaved, p, v, std::min(m, 4 * p)}, stage), w);
+              peak_in_flight_weighted(schedule({Schedule::interleaved, p, v, std::min(m, 4 * p)}, stage), w);
           INFO("p " << p << " v " << v << " m " << m << " stage " << stage);
           CHECK(full == capped);
         }

@@ -33,25 +33,23 @@ MpiDeviceSupport query_mpi_device_support() {
 
 bool device_build() { return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible; }
 
-bool resolve_gpu_aware(const std::string& setting, bool device_memory, MpiDeviceSupport support) {
-  if (setting != "auto" && setting != "true" && setting != "false")
-    throw InputError("parallel.gpu_aware_mpi: expected auto, true or false, got \"" + setting + "\"");
+bool resolve_gpu_aware(Toggle setting, bool device_memory, MpiDeviceSupport support) {
   if (!device_memory) return false;
-  if (setting == "true" && support == MpiDeviceSupport::no)
+  if (setting == Toggle::on && support == MpiDeviceSupport::no)
     throw InputError("parallel.gpu_aware_mpi=true: this MPI library reports no CUDA support "
                      "(MPIX_Query_cuda_support() = 0); use auto or false to stage through host memory");
-  if (setting == "auto") return support == MpiDeviceSupport::yes;
-  return setting == "true";
+  if (setting == Toggle::automatic) return support == MpiDeviceSupport::yes;
+  return setting == Toggle::on;
 }
 
-bool gpu_aware_mpi(const std::string& setting) {
+bool gpu_aware_mpi(Toggle setting) {
   return resolve_gpu_aware(setting, device_build(), query_mpi_device_support());
 }
 
-std::string describe_mpi_memory(const std::string& setting) {
+std::string describe_mpi_memory(Toggle setting) {
   if (!device_build()) return "host memory, handed to MPI directly (no device)";
   const auto support = query_mpi_device_support();
-  const std::string why = "parallel.gpu_aware_mpi=" + setting + ", MPI reports CUDA support: " + to_string(support);
+  const std::string why = std::string("parallel.gpu_aware_mpi=") + to_string(setting) + ", MPI reports CUDA support: " + to_string(support);
   if (resolve_gpu_aware(setting, true, support)) return "device pointers (GPU-aware MPI; " + why + ")";
   return std::string("staged through ") + StagingSpace::name() + " buffers (" + why + ")";
 }

@@ -6,6 +6,8 @@
 #pragma once
 #include <string>
 
+#include "mini5d/rules/deck_choices.hpp"
+
 namespace mini5d::comm {
 
 enum class MpiDeviceSupport { yes, no, unknown };
@@ -20,12 +22,12 @@ bool device_build();
 
 // Pure: the setting, for a build with device memory or not, given the library's
 // answer. Throws InputError (one line) for "true" on a library that reports no support.
-bool resolve_gpu_aware(const std::string& setting, bool device_memory, MpiDeviceSupport support);
+bool resolve_gpu_aware(Toggle setting, bool device_memory, MpiDeviceSupport support);
 
 // The same for this build and this MPI library.
-bool gpu_aware_mpi(const std::string& setting);
+bool gpu_aware_mpi(Toggle setting);
 
 // One line for the start-up header: how Views reach MPI, and why.
-std::string describe_mpi_memory(const std::string& setting);
+std::string describe_mpi_memory(Toggle setting);
 
 }  // namespace mini5d::comm

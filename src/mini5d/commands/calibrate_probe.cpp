@@ -37,7 +37,7 @@ Deck probe_deck(const Deck& deck, int micro_batch) {
   probe.parallel.virtual_stages = 1;
   probe.train.micro_batch = micro_batch;
   probe.train.accumulation = 1;
-  probe.train.recompute = "none";
+  probe.train.recompute = Recompute::none;
   probe.checkpoint.every = 0;
   probe.checkpoint.resume.clear();
   probe.output.report.clear();

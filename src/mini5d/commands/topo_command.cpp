@@ -56,7 +56,7 @@ int topo_command(MPI_Comm comm, const std::string& deck_path, const std::vector<
   const Deck deck = deck_path.empty() ? parse_deck("", "built-in default deck", overrides)
                                       : load_deck(deck_path, overrides);
   const ParallelConfig& par = deck.parallel;
-  force_placement = force_placement || par.force_placement == "true";
+  force_placement = force_placement || par.force_placement;
   const int per_node = have_deck ? par.ranks_per_node : 0;
   // Every rank reads the same deck, so every rank throws here together.
   if (have_deck && size > 1)

@@ -109,7 +109,7 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
   if (d.model.d_model % d.model.heads != 0)
     bad("model.heads", "must divide model.d_model=" + std::to_string(d.model.d_model) +
                            ", got " + std::to_string(d.model.heads));
-  if (d.model.positions == "rope" && d.model.heads > 0 && d.model.d_model % d.model.heads == 0 &&
+  if (d.model.positions == Positions::rope && d.model.heads > 0 && d.model.d_model % d.model.heads == 0 &&
       (d.model.d_model / d.model.heads) % 2 != 0)
     bad("model.positions", "rope turns pairs of a head's columns: model.d_model / model.heads must be even, got " +
                                std::to_string(d.model.d_model / d.model.heads));
@@ -124,17 +124,17 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
   if (d.train.min_lr > d.train.lr)
     bad("train.min_lr", "must be at most train.lr=" + fmt_real(d.train.lr) + ", got " +
                             fmt_real(d.train.min_lr));
-  if (d.data.source != "markov" && d.data.path.empty())
-    bad("data.path", "required when data.source=" + d.data.source);
+  if (d.data.source != DataSource::markov && d.data.path.empty())
+    bad("data.path", std::string("required when data.source=") + to_string(d.data.source));
   // The padded vocabulary (rules/vocab_padding.hpp) is indexed with 32-bit integers.
   if (const long long vp = padded_vocab(d.model.vocab, d.model.vocab_pad_to, d.parallel.t);
       vp > std::numeric_limits<int>::max())
     bad("model.vocab_pad_to", "model.vocab padded to a multiple of vocab_pad_to x parallel.t must be at most 2^31-1 "
                               "rows, got " + std::to_string(vp));
-  if (d.data.source == "text" && d.model.vocab != 256)
+  if (d.data.source == DataSource::text && d.model.vocab != 256)
     bad("model.vocab", "must be 256 for data.source=text (bytes), got " +
                            std::to_string(d.model.vocab));
-  if (d.data.source == "markov") {
+  if (d.data.source == DataSource::markov) {
     if (d.data.markov_branching > d.model.vocab)
       bad("data.markov_branching", "expected an integer in [1, model.vocab=" +
                                        std::to_string(d.model.vocab) + "], got " +

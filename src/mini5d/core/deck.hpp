@@ -3,12 +3,15 @@
 // section.field=value overrides from the command line. Every field is declared once
 // in deck_schema.cpp with its type, range and meaning; parsing checks each one and
 // reports every problem (file, line, field, what is allowed) before anything runs.
+// A choice is parsed here, once, into its enum (rules/deck_choices.hpp) and a true/false
+// field into a bool: nothing past the parser compares a deck value as text.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d {
@@ -30,15 +33,15 @@ struct ModelConfig {
   int top_k = 1;
   int moe_every = 1;           // with experts > 0: block l is MoE when (l + 1) % moe_every == 0
   double capacity_factor = 0;  // 0: dropless; > 0: tokens over an expert's capacity are dropped
-  std::string tie_embeddings = "false";
-  std::string attention = "blockwise";  // c = 1 core: blockwise (keeps lse) | full (keeps P)
+  bool tie_embeddings = false;
+  Attention attention = Attention::blockwise;  // c = 1 core: blockwise (keeps lse) | full (keeps P)
   // The block's parts (GPT-2's by default; rmsnorm, swiglu, false: Llama's).
-  std::string norm = "layernorm";  // layernorm | rmsnorm
-  std::string mlp = "gelu";        // gelu | swiglu (gate and up, silu-gated, then down)
-  std::string bias = "true";       // false: no linear or norm has a bias
+  Norm norm = Norm::layernorm;  // layernorm | rmsnorm
+  Mlp mlp = Mlp::gelu;  // gelu | swiglu (gate and up, silu-gated, then down)
+  bool bias = true;  // false: no linear or norm has a bias
   // Positions: a learned table added to the embeddings, or rotary (RoPE) on q and k with
   // base rope_theta (kernels/rope.hpp), which has no parameters.
-  std::string positions = "learned";  // learned | rope
+  Positions positions = Positions::learned;  // learned | rope
   double rope_theta = 10000;
   int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
 };
@@ -49,13 +52,13 @@ struct ParallelConfig {
   int virtual_stages = 1;  // interleaved pipeline chunks per stage
   StageLayers stage_layers;  // auto | balanced | blocks per virtual stage (rules/stage_split.hpp)
   int ranks_per_node = 0;  // 0: detect with MPI_COMM_TYPE_SHARED; > 0: virtual nodes
-  std::string gpu_aware_mpi = "auto";     // pass device pointers to MPI: auto|true|false (comm/device_mpi.hpp)
-  std::string force_placement = "false";  // allow tensor groups that cross nodes
+  Toggle gpu_aware_mpi = Toggle::automatic;  // pass device pointers to MPI: auto|true|false (comm/device_mpi.hpp)
+  bool force_placement = false;  // allow tensor groups that cross nodes
   double bucket_mb = 25;                  // largest gradient all-reduce (ZeRO 0-1), MiB
-  std::string grad_reduce_dtype = "fp32";  // what the data-parallel gradient reduction sends: fp32 | bf16
+  Precision grad_reduce_dtype = Precision::fp32;  // what the data-parallel gradient reduction sends: fp32 | bf16
   double collective_timeout_s = 600;      // a blocking collective that lasts longer ends the job; 0: never
-  std::string sp = "true";                // sequence parallelism when t > 1
-  std::string schedule = "1f1b";          // pipeline schedule: gpipe | 1f1b | interleaved
+  bool sp = true;  // sequence parallelism when t > 1
+  Schedule schedule = Schedule::one_f_one_b;  // pipeline schedule: gpipe | 1f1b | interleaved
   int ranks() const { return d * t * p * c * e; }
 };
 
@@ -73,16 +76,16 @@ struct TrainConfig {
   double eps = 1e-8;
   double grad_clip = 1.0;
   double aux_loss_coef = 0.01;  // weight of the MoE load-balancing loss (experts > 0)
-  std::string recompute = "none";  // none | selective | full
+  Recompute recompute = Recompute::none;  // none | selective | full
   long max_skipped = 5;       // consecutive non-finite steps skipped before the run stops
   double spike_factor = 10;   // stop when a loss exceeds this x the running mean; 0: off
   double activation_budget_mib = 0;  // per-rank activations + work buffers allowed; 0: no limit
-  std::string allow_oversubscribe_memory = "false";  // start even if the predicted memory exceeds what is free
-  std::string precision = "fp32";  // fp32 | bf16 (fp32 master weights) | fp64 (mini5d-plan only)
+  bool allow_oversubscribe_memory = false;  // start even if the predicted memory exceeds what is free
+  Precision precision = Precision::fp32;  // fp32 | bf16 (fp32 master weights) | fp64 (mini5d-plan only)
 };
 
 struct DataConfig {
-  std::string source = "markov";  // markov | text | tokens
+  DataSource source = DataSource::markov;  // markov | text | tokens
   std::string path;
   std::uint64_t seed = 7;
   int markov_order = 1;
@@ -92,10 +95,10 @@ struct DataConfig {
 struct CheckpointConfig {
   std::string dir = "checkpoints";
   long every = 0;               // steps between saves; 0: none
-  std::string at_end = "false";  // save after the last step
+  bool at_end = false;  // save after the last step
   int keep = 3;                 // newest checkpoints kept; 0 keeps all
   std::string resume;           // "", "latest" (in dir) or a checkpoint path
-  std::string overwrite = "false";  // a fresh run may write beside another run's checkpoints
+  bool overwrite = false;  // a fresh run may write beside another run's checkpoints
 };
 
 struct OutputConfig {
@@ -104,7 +107,7 @@ struct OutputConfig {
   std::string trace;  // Chrome trace-event JSON of the pipeline schedule (Perfetto); "" for none
   // Per-kernel timers and Kokkos event counts (kernels/profile.hpp, kernels/kokkos_events.hpp):
   // auto|true|false; auto is on for host backends, off for GPU ones, where both fence.
-  std::string kernel_profile = "auto";
+  Toggle kernel_profile = Toggle::automatic;
 };
 
 struct Deck {

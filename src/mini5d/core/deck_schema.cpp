@@ -3,9 +3,12 @@
 // parsing, range checks, overrides, to_yaml/to_json and `deck-help` are all generated
 // from it, so a new field is one line here.
 #include "mini5d/core/deck_schema.hpp"
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/core/stage_layers_text.hpp"
+#include "mini5d/rules/stage_split.hpp"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -64,6 +67,28 @@ Field text_field(const char* sec, const char* name, Sec Deck::*s, std::string Se
                [s, m](const Deck& d) { return (d.*s).*m; }};
 }
 
+// A choice field: `values` in the order messages and deck-help list them, each spelt by
+// its to_string (rules/deck_choices.hpp); the value is already one of them when set.
+template <class Sec, class E>
+Field choice_field(const char* sec, const char* name, Sec Deck::*s, E Sec::*m,
+                   std::initializer_list<E> values, const char* doc) {
+  std::vector<std::string> choices;
+  for (const E v : values) choices.push_back(to_string(v));
+  return Field{sec, name, Kind::Choice, 0, 0, choices, doc,
+               [s, m](Deck& d, const std::string& v) { parse_choice(v, (d.*s).*m); },
+               [s, m](const Deck& d) { return std::string(to_string((d.*s).*m)); }};
+}
+// A true | false field; `order` as messages list the two.
+template <class Sec>
+Field flag_field(const char* sec, const char* name, Sec Deck::*s, bool Sec::*m,
+                 std::initializer_list<bool> order, const char* doc) {
+  std::vector<std::string> choices;
+  for (const bool v : order) choices.push_back(flag_text(v));
+  return Field{sec, name, Kind::Choice, 0, 0, choices, doc,
+               [s, m](Deck& d, const std::string& v) { parse_choice(v, (d.*s).*m); },
+               [s, m](const Deck& d) { return std::string(flag_text((d.*s).*m)); }};
+}
+
 Field counts_field(const char* sec, const char* name, StageLayers ParallelConfig::*m, const char* doc) {
   return Field{sec, name, Kind::Counts, 0, 0, {}, doc,
                [m](Deck& d, const std::string& v) { parse_stage_layers(v, d.parallel.*m); },
@@ -86,12 +111,12 @@ const std::vector<Field>& schema() {
       int_field("model", "top_k", &Deck::model, &ModelConfig::top_k, 1, 1 << 16, "experts each token is routed to"),
       int_field("model", "moe_every", &Deck::model, &ModelConfig::moe_every, 1, 1024, "with experts > 0, every N-th block (blocks N-1, 2N-1, ...) has a mixture-of-experts MLP; 1: every block"),
       real_field("model", "capacity_factor", &Deck::model, &ModelConfig::capacity_factor, 0, 1e6, "0: dropless routing (layout-invariant); > 0: each rank sends an expert at most ceil(factor * tokens * top_k / experts) tokens per micro-batch and drops (counts) the rest"),
-      text_field("model", "tie_embeddings", &Deck::model, &ModelConfig::tie_embeddings, {"false", "true"}, "share the token embedding with the LM head"),
-      text_field("model", "attention", &Deck::model, &ModelConfig::attention, {"blockwise", "full"}, "attention core at parallel.c=1: blockwise (tiles of 64 rows with an online softmax; keeps the output and a log-sum-exp per query row, the backward rebuilds the probabilities tile by tile) or full (keeps the seq x seq probabilities; the reference); at c > 1 ring attention is blockwise either way"),
-      text_field("model", "norm", &Deck::model, &ModelConfig::norm, {"layernorm", "rmsnorm"}, "the blocks' and the final norm: layernorm (x - mean, scaled by 1/std, gain and bias) or rmsnorm (x scaled by 1/sqrt(mean(x^2) + eps), gain only; keeps one statistic per row instead of two)"),
-      text_field("model", "mlp", &Deck::model, &ModelConfig::mlp, {"gelu", "swiglu"}, "the MLP (and each expert): gelu (fc, GELU, proj: two matrices) or swiglu (proj(silu(gate x) * up x): three matrices of model.ffn, the gate and up projections fused in one GEMM)"),
-      text_field("model", "bias", &Deck::model, &ModelConfig::bias, {"true", "false"}, "biases of every linear layer (QKV, projections, MLP, experts) and of the LayerNorms; false drops them all (RMSNorm has none either way)"),
-      text_field("model", "positions", &Deck::model, &ModelConfig::positions, {"learned", "rope"}, "token positions: learned (a seq x d_model table added to the token embeddings) or rope (rotary: q and k of every head turned pair by pair, pairs (2i, 2i+1), by the angle position x rope_theta^(-2i/head_dim) before attention; no parameters; needs an even d_model/heads)"),
+      flag_field("model", "tie_embeddings", &Deck::model, &ModelConfig::tie_embeddings, {false, true}, "share the token embedding with the LM head"),
+      choice_field("model", "attention", &Deck::model, &ModelConfig::attention, {Attention::blockwise, Attention::full}, "attention core at parallel.c=1: blockwise (tiles of 64 rows with an online softmax; keeps the output and a log-sum-exp per query row, the backward rebuilds the probabilities tile by tile) or full (keeps the seq x seq probabilities; the reference); at c > 1 ring attention is blockwise either way"),
+      choice_field("model", "norm", &Deck::model, &ModelConfig::norm, {Norm::layernorm, Norm::rmsnorm}, "the blocks' and the final norm: layernorm (x - mean, scaled by 1/std, gain and bias) or rmsnorm (x scaled by 1/sqrt(mean(x^2) + eps), gain only; keeps one statistic per row instead of two)"),
+      choice_field("model", "mlp", &Deck::model, &ModelConfig::mlp, {Mlp::gelu, Mlp::swiglu}, "the MLP (and each expert): gelu (fc, GELU, proj: two matrices) or swiglu (proj(silu(gate x) * up x): three matrices of model.ffn, the gate and up projections fused in one GEMM)"),
+      flag_field("model", "bias", &Deck::model, &ModelConfig::bias, {true, false}, "biases of every linear layer (QKV, projections, MLP, experts) and of the LayerNorms; false drops them all (RMSNorm has none either way)"),
+      choice_field("model", "positions", &Deck::model, &ModelConfig::positions, {Positions::learned, Positions::rope}, "token positions: learned (a seq x d_model table added to the token embeddings) or rope (rotary: q and k of every head turned pair by pair, pairs (2i, 2i+1), by the angle position x rope_theta^(-2i/head_dim) before attention; no parameters; needs an even d_model/heads)"),
       real_field("model", "rope_theta", &Deck::model, &ModelConfig::rope_theta, 1e-6, 1e12, "base of the rotary angles (model.positions=rope): pair i turns by position x rope_theta^(-2i/head_dim); 10000 as in RoFormer and Llama 2"),
       int_field("parallel", "d", &Deck::parallel, &ParallelConfig::d, 1, 1 << 20, "data-parallel degree"),
       int_field("parallel", "t", &Deck::parallel, &ParallelConfig::t, 1, 1 << 20, "tensor-parallel degree"),
@@ -101,14 +126,14 @@ const std::vector<Field>& schema() {
       int_field("parallel", "zero", &Deck::parallel, &ParallelConfig::zero, 0, 3, "ZeRO stage"),
       int_field("parallel", "virtual_stages", &Deck::parallel, &ParallelConfig::virtual_stages, 1, 1024, "interleaved pipeline chunks per stage"),
       counts_field("parallel", "stage_layers", &ParallelConfig::stage_layers, "how the blocks are cut into the p x virtual_stages virtual stages (virtual stage j*p + r is chunk j of pipeline rank r): auto (the even split when p x virtual_stages divides model.layers, else balanced), balanced (the split whose largest stage has the least forward FLOPs per token, counting the embeddings on the first stage and the head on the last), or the blocks of each virtual stage in order, e.g. [3, 5], summing to model.layers"),
-      text_field("parallel", "schedule", &Deck::parallel, &ParallelConfig::schedule, {"1f1b", "gpipe", "interleaved"}, "pipeline schedule when p > 1: gpipe (all forwards, then all backwards), 1f1b (one forward, one backward after a warm-up), interleaved (1F1B over virtual_stages > 1 chunks per rank; needs train.accumulation divisible by p); micro-batches = train.accumulation"),
+      choice_field("parallel", "schedule", &Deck::parallel, &ParallelConfig::schedule, {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved}, "pipeline schedule when p > 1: gpipe (all forwards, then all backwards), 1f1b (one forward, one backward after a warm-up), interleaved (1F1B over virtual_stages > 1 chunks per rank; needs train.accumulation divisible by p); micro-batches = train.accumulation"),
       int_field("parallel", "ranks_per_node", &Deck::parallel, &ParallelConfig::ranks_per_node, 0, 1 << 20, "ranks per node; 0 detects nodes, > 0 makes virtual nodes for testing"),
-      text_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {"auto", "false", "true"}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),
-      text_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {"true", "false"}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
-      text_field("parallel", "grad_reduce_dtype", &Deck::parallel, &ParallelConfig::grad_reduce_dtype, {"fp32", "bf16"}, "element type of the data-parallel gradient reduction (all-reduce at ZeRO 0-1, reduce-scatter at 2-3): fp32, or bf16 (half the d bytes; needs train.precision=bf16), the fp32 main gradients rounded to bf16 for the wire and summed in bf16"),
+      choice_field("parallel", "gpu_aware_mpi", &Deck::parallel, &ParallelConfig::gpu_aware_mpi, {Toggle::automatic, Toggle::off, Toggle::on}, "give MPI device pointers (GPU-aware MPI): auto asks the MPI library (MPIX_Query_cuda_support), false stages through pinned host buffers, true is refused if the library reports no support"),
+      flag_field("parallel", "sp", &Deck::parallel, &ParallelConfig::sp, {true, false}, "sequence parallelism when t > 1: LayerNorms, residuals and the embedding output hold seq/t tokens per rank (all-gather / reduce-scatter instead of all-reduce)"),
+      choice_field("parallel", "grad_reduce_dtype", &Deck::parallel, &ParallelConfig::grad_reduce_dtype, {Precision::fp32, Precision::bf16}, "element type of the data-parallel gradient reduction (all-reduce at ZeRO 0-1, reduce-scatter at 2-3): fp32, or bf16 (half the d bytes; needs train.precision=bf16), the fp32 main gradients rounded to bf16 for the wire and summed in bf16"),
       real_field("parallel", "bucket_mb", &Deck::parallel, &ParallelConfig::bucket_mb, 0.001, 1 << 20, "largest gradient all-reduce under ZeRO 0-1, in MiB: a unit larger than this (e.g. a big embedding) is reduced in several buckets"),
       real_field("parallel", "collective_timeout_s", &Deck::parallel, &ParallelConfig::collective_timeout_s, 0, 1e9, "seconds a rank may wait in one blocking collective (or in a checkpoint save without progress: a dataset written) before it prints its rank, step, axis and operation and ends the job, instead of hanging until the batch limit; 0 disables"),
-      text_field("parallel", "force_placement", &Deck::parallel, &ParallelConfig::force_placement, {"false", "true"}, "run even if tensor-parallel groups cross nodes"),
+      flag_field("parallel", "force_placement", &Deck::parallel, &ParallelConfig::force_placement, {false, true}, "run even if tensor-parallel groups cross nodes"),
       int_field("train", "steps", &Deck::train, &TrainConfig::steps, 0, 1e12, "optimizer steps"),
       int_field("train", "micro_batch", &Deck::train, &TrainConfig::micro_batch, 1, 1 << 20, "sequences per micro-batch per rank"),
       int_field("train", "accumulation", &Deck::train, &TrainConfig::accumulation, 1, 1 << 20, "micro-batches accumulated per step"),
@@ -124,24 +149,24 @@ const std::vector<Field>& schema() {
       real_field("train", "aux_loss_coef", &Deck::train, &TrainConfig::aux_loss_coef, 0, 1e6, "weight of the mixture-of-experts load-balancing (Switch/GShard) loss, added to the training loss and reported separately"),
       int_field("train", "max_skipped", &Deck::train, &TrainConfig::max_skipped, 0, 1e12, "consecutive steps with a non-finite loss or gradient norm that are skipped (parameters and moments untouched) before the run stops; 0 stops at the first"),
       real_field("train", "spike_factor", &Deck::train, &TrainConfig::spike_factor, 0, 1e30, "stop the run when a step's loss exceeds this many times the mean of the previous (up to 20) steps' losses; 0 disables"),
-      text_field("train", "allow_oversubscribe_memory", &Deck::train, &TrainConfig::allow_oversubscribe_memory, {"false", "true"}, "start even when the predicted memory per rank (training state, activations, workspace) exceeds the free memory of its node or device; by default such a run is refused before anything is allocated"),
-      text_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {"none", "selective", "full"}, "activation recomputation in the backward"),
+      flag_field("train", "allow_oversubscribe_memory", &Deck::train, &TrainConfig::allow_oversubscribe_memory, {false, true}, "start even when the predicted memory per rank (training state, activations, workspace) exceeds the free memory of its node or device; by default such a run is refused before anything is allocated"),
+      choice_field("train", "recompute", &Deck::train, &TrainConfig::recompute, {Recompute::none, Recompute::selective, Recompute::full}, "activation recomputation in the backward"),
       real_field("train", "activation_budget_mib", &Deck::train, &TrainConfig::activation_budget_mib, 0, 1e12, "per-rank budget, in MiB, for the activations one micro-batch keeps plus the backward's work buffers, as the planner's formulas predict them (the start-up header prints the prediction): a run predicted over it is refused before anything is allocated; 0: no budget"),
-      text_field("train", "precision", &Deck::train, &TrainConfig::precision, {"fp32", "bf16", "fp64"}, "arithmetic precision: fp32, or bf16 (bf16 weights, activations and messages; fp32 master weights, moments, main gradients and statistics: docs/precision.md); fp64 is accepted in decks for mini5d-plan only"),
-      text_field("data", "source", &Deck::data, &DataConfig::source, {"markov", "text", "tokens"}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
+      choice_field("train", "precision", &Deck::train, &TrainConfig::precision, {Precision::fp32, Precision::bf16, Precision::fp64}, "arithmetic precision: fp32, or bf16 (bf16 weights, activations and messages; fp32 master weights, moments, main gradients and statistics: docs/precision.md); fp64 is accepted in decks for mini5d-plan only"),
+      choice_field("data", "source", &Deck::data, &DataConfig::source, {DataSource::markov, DataSource::text, DataSource::tokens}, "markov: synthetic chain with a known entropy floor; text: bytes of a file (vocab 256); tokens: a mini5d token file"),
       text_field("data", "path", &Deck::data, &DataConfig::path, {}, "data file for source text or tokens (relative to the working directory)"),
       int_field("data", "seed", &Deck::data, &DataConfig::seed, 0, 9007199254740992.0, "seed of the Markov table and of the sequence sampler"),
       int_field("data", "markov_order", &Deck::data, &DataConfig::markov_order, 1, 8, "Markov chain order (tokens of context)"),
       int_field("data", "markov_branching", &Deck::data, &DataConfig::markov_branching, 1, 1 << 20, "successors per context (sparsity); at most vocab"),
       text_field("checkpoint", "dir", &Deck::checkpoint, &CheckpointConfig::dir, {}, "directory of the checkpoints and their latest pointer"),
       int_field("checkpoint", "every", &Deck::checkpoint, &CheckpointConfig::every, 0, 1e12, "steps between checkpoints; 0: none (signals and at_end still save)"),
-      text_field("checkpoint", "at_end", &Deck::checkpoint, &CheckpointConfig::at_end, {"false", "true"}, "save a checkpoint after the last step"),
+      flag_field("checkpoint", "at_end", &Deck::checkpoint, &CheckpointConfig::at_end, {false, true}, "save a checkpoint after the last step"),
       int_field("checkpoint", "keep", &Deck::checkpoint, &CheckpointConfig::keep, 0, 1 << 20, "newest checkpoints kept; 0 keeps all"),
       text_field("checkpoint", "resume", &Deck::checkpoint, &CheckpointConfig::resume, {}, "resume from \"latest\" in checkpoint.dir or a checkpoint file; empty starts fresh"),
-      text_field("checkpoint", "overwrite", &Deck::checkpoint, &CheckpointConfig::overwrite, {"false", "true"}, "let a fresh run (no resume) write into a checkpoint.dir that holds another run's checkpoints: same-step files are replaced and latest moves to this run; the other run's other files are never deleted"),
+      flag_field("checkpoint", "overwrite", &Deck::checkpoint, &CheckpointConfig::overwrite, {false, true}, "let a fresh run (no resume) write into a checkpoint.dir that holds another run's checkpoints: same-step files are replaced and latest moves to this run; the other run's other files are never deleted"),
       int_field("output", "log_every", &Deck::output, &OutputConfig::log_every, 1, 1 << 30, "steps between progress lines"),
       text_field("output", "report", &Deck::output, &OutputConfig::report, {}, "JSON report path; empty disables"),
-      text_field("output", "kernel_profile", &Deck::output, &OutputConfig::kernel_profile, {"auto", "true", "false"}, "the kernel table's per-kernel timers and the per-step Kokkos event counts (launches, fences, copies, allocations); both fence, which serialises a GPU's launches: auto is on for host backends, off for GPU backends"),
+      choice_field("output", "kernel_profile", &Deck::output, &OutputConfig::kernel_profile, {Toggle::automatic, Toggle::on, Toggle::off}, "the kernel table's per-kernel timers and the per-step Kokkos event counts (launches, fences, copies, allocations); both fence, which serialises a GPU's launches: auto is on for host backends, off for GPU backends"),
       text_field("output", "trace", &Deck::output, &OutputConfig::trace, {}, "Chrome trace-event JSON of every rank's pipeline schedule (the first steps), for Perfetto or chrome://tracing; empty disables"),
   };
   return fields;

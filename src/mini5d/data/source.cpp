@@ -8,15 +8,15 @@ namespace mini5d::data {
 
 std::unique_ptr<Source> make_source(const Deck& deck, const BuildHooks& hooks) {
   const auto& d = deck.data;
-  if (d.source == "markov")
+  if (d.source == DataSource::markov)
     return std::make_unique<MarkovSource>(deck.model.vocab, d.markov_order, d.markov_branching, d.seed, hooks);
-  if (d.source == "text") return load_text_file(d.path, deck.model.seq, d.seed);
+  if (d.source == DataSource::text) return load_text_file(d.path, deck.model.seq, d.seed);
   return load_token_file(d.path, deck.model.seq, deck.model.vocab, d.seed);
 }
 
 double predicted_source_bytes(const Deck& deck) {
   const auto& d = deck.data;
-  return d.source == "markov" ? MarkovSource::table_bytes(deck.model.vocab, d.markov_order, d.markov_branching) : 0.0;
+  return d.source == DataSource::markov ? MarkovSource::table_bytes(deck.model.vocab, d.markov_order, d.markov_branching) : 0.0;
 }
 
 void fill_batch(const Source& src, std::uint64_t step, std::uint64_t first, int count, int seq,

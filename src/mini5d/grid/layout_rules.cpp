@@ -18,7 +18,7 @@ std::vector<std::string> layout_problems(const Deck& deck, int world_size) {
   const auto& m = deck.model;
   std::vector<std::string> out;
   if (auto r = rank_count_problem(deck, world_size); !r.empty()) out.push_back(r);
-  const LayoutShape shape{p.d, p.t, p.p, p.c, p.e, p.virtual_stages, p.sp == "true", p.schedule == "interleaved",
+  const LayoutShape shape{p.d, p.t, p.p, p.c, p.e, p.virtual_stages, p.sp, p.schedule == Schedule::interleaved,
                           deck.train.accumulation, p.stage_layers};
   const ModelShape model{m.heads, m.ffn, m.layers, m.seq, m.experts, m.kv_heads};
   for (const auto& why : layout_shape_problems(model, shape)) out.push_back(blamed_origin(deck, why) + ": " + why);

@@ -18,7 +18,7 @@
 //     them as stored (gemm_bf16_vendor.hpp).
 //
 // Kernels never compute in bf16: they widen on load (to_float), compute and reduce in
-// fp32, and narrow on store (to_bf16). Precision<S>::Acc names the type a kernel of
+// fp32, and narrow on store (to_bf16). Arithmetic<S>::Acc names the type a kernel of
 // storage type S computes in: S itself for float and double, float for bf16.
 #pragma once
 #include <Kokkos_Core.hpp>
@@ -88,7 +88,7 @@ static_assert(sizeof(bf16) == 2, "the bf16 storage type must be 2 bytes, or it h
 
 // What a kernel of storage type S computes, accumulates and keeps statistics in.
 template <class S>
-struct Precision {
+struct Arithmetic {
   using Acc = S;
   // Load and store: the identity for float and double, so that their instantiations
   // compile to exactly the code they did before the kernels were templated on storage.
@@ -96,13 +96,13 @@ struct Precision {
   KOKKOS_INLINE_FUNCTION static S narrow(Acc v) { return v; }
 };
 template <>
-struct Precision<bf16> {
+struct Arithmetic<bf16> {
   using Acc = float;
   KOKKOS_INLINE_FUNCTION static float widen(bf16 v) { return to_float(v); }
   KOKKOS_INLINE_FUNCTION static bf16 narrow(float v) { return to_bf16(v); }
 };
 template <class S>
-using acc_t = typename Precision<S>::Acc;
+using acc_t = typename Arithmetic<S>::Acc;
 // A bf16 instantiation: the paths that are not yet written for bf16 (mixture of experts,
 // full attention, ring attention) are compiled out of it with `if constexpr`.
 template <class S>
@@ -111,11 +111,11 @@ inline constexpr bool is_bf16_v = std::is_same_v<S, bf16>;
 // Short spellings for kernel bodies: ld(x(i)) and st<S>(v).
 template <class S>
 KOKKOS_INLINE_FUNCTION acc_t<S> ld(S v) {
-  return Precision<S>::widen(v);
+  return Arithmetic<S>::widen(v);
 }
 template <class S>
 KOKKOS_INLINE_FUNCTION S st(acc_t<S> v) {
-  return Precision<S>::narrow(v);
+  return Arithmetic<S>::narrow(v);
 }
 
 }  // namespace mini5d

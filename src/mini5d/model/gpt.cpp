@@ -14,24 +14,17 @@
 
 namespace mini5d::model {
 
-Recompute parse_recompute(const std::string& s) {
-  if (s == "none") return Recompute::none;
-  if (s == "selective") return Recompute::selective;
-  if (s == "full") return Recompute::full;
-  throw std::invalid_argument("mini5d: train.recompute: expected none, selective or full, got \"" + s + "\"");
-}
-
 namespace {
 Dims dims_of(const ModelConfig& cfg, int batch, int t, int r, bool sp, const cp::Split& cps, int cp_rank) {
   Dims d;
   d.batch = batch;
   d.cp = cps.c;
-  d.blockwise = cfg.attention == "blockwise";
-  d.rmsnorm = cfg.norm == "rmsnorm";
-  d.swiglu = cfg.mlp == "swiglu";
+  d.blockwise = cfg.attention == Attention::blockwise;
+  d.rmsnorm = cfg.norm == Norm::rmsnorm;
+  d.swiglu = cfg.mlp == Mlp::swiglu;
   d.seq = cfg.seq / cps.c;
   d.pos = cps.positions(cp_rank, cfg.seq);
-  d.rope = cfg.positions == "rope";
+  d.rope = cfg.positions == Positions::rope;
   d.rope_theta = cfg.rope_theta;
   d.tokens = batch * d.seq;
   const bool split = sp && t > 1;
@@ -165,7 +158,7 @@ Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel pa
     m.experts = cfg.experts;
     m.top_k = cfg.top_k;
     m.ffn = cfg.ffn;
-    m.swiglu = cfg.mlp == "swiglu";
+    m.swiglu = cfg.mlp == Mlp::swiglu;
     m.local_experts = cfg.experts / ctx_.ep->size();
     m.first_expert = ctx_.ep->rank() * m.local_experts;
     m.capacity_factor = cfg.capacity_factor;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/kernels/blockwise_attention.hpp"
 #include "mini5d/kernels/positions.hpp"
@@ -34,8 +35,7 @@ class CpComm;
 
 namespace mini5d::model {
 
-enum class Recompute { none, selective, full };
-Recompute parse_recompute(const std::string& s);  // "none" | "selective" | "full"
+// Recompute is the deck's train.recompute (rules/deck_choices.hpp).
 
 struct Dims {
   int batch = 1, seq = 1;         // seq: tokens of a sequence on this rank (T/c)

@@ -15,7 +15,7 @@ bool is_moe_block(const ModelConfig& m, int layer) {
 
 ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::vector<int> owned, int ep_size,
                          int ep_rank)
-    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank), tied_(m.tie_embeddings == "true") {
+    : tp_size_(tp_size), tp_rank_(tp_rank), ep_size_(ep_size), ep_rank_(ep_rank), tied_(m.tie_embeddings) {
   // The embedding and the LM head hold the padded vocabulary (rules/vocab_padding.hpp).
   const std::int64_t V = padded_vocab(m.vocab, m.vocab_pad_to, tp_size), D = m.d_model, F = m.ffn, T = m.seq;
   // GPT-2 initialisation: N(0, 0.02), with the projections that write into the
@@ -25,7 +25,7 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   // model.bias=false drops every bias; RMSNorm has none (model.norm); SwiGLU's gate
   // and up projections are one [2F, D] tensor, gate rows then up rows, cut over t as two
   // row blocks, so that a rank's gate and up rows are one GEMM (model.mlp).
-  const bool bias = m.bias == "true", norm_bias = bias && m.norm != "rmsnorm", swiglu = m.mlp == "swiglu";
+  const bool bias = m.bias, norm_bias = bias && m.norm != Norm::rmsnorm, swiglu = m.mlp == Mlp::swiglu;
   const std::int64_t F_in = swiglu ? 2 * F : F;  // rows of the MLP's first matrix
   // The fused QKV's row blocks: the query heads', then the key and the value heads'
   // (grouped-query attention: fewer key/value heads, model.kv_heads).
@@ -40,7 +40,7 @@ ParamLayout::ParamLayout(const ModelConfig& m, int tp_size, int tp_rank, std::ve
   add("wte", {V, D}, Split::rows, Init::Normal, std0, true, false);
   tensors_.back().stored_rows = m.vocab;
   // Rotary positions (model.positions=rope) turn q and k instead: no table.
-  if (m.positions != "rope") add("wpe", {T, D}, Split::none, Init::Normal, std0, true, false);
+  if (m.positions != Positions::rope) add("wpe", {T, D}, Split::none, Init::Normal, std0, true, false);
   close_unit("embeddings");
   for (int l = 0; l < m.layers; ++l) {
     const std::string b = "blocks." + std::to_string(l) + ".";

@@ -68,14 +68,14 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << ", heads " << m.heads << (m.kv_head_count() != m.heads ? " (" + std::to_string(m.kv_heads) + " key/value)" : "")
      << ", seq " << m.seq << ", ffn " << m.ffn
      // The block's parts where they are not GPT-2's (LayerNorm, GELU, biases).
-     << (m.norm != "layernorm" ? ", " + m.norm : "") << (m.mlp != "gelu" ? ", " + m.mlp + " MLP" : "")
-     << (m.bias != "true" ? ", no biases" : "") << "\n"
+     << (m.norm != Norm::layernorm ? std::string(", ") + to_string(m.norm) : "")
+     << (m.mlp != Mlp::gelu ? std::string(", ") + to_string(m.mlp) + " MLP" : "") << (!m.bias ? ", no biases" : "") << "\n"
      << "  parameters " << lay.total() << " (" << lay.matmul_params() << " in matrix products)\n"
      << "  train: " << d.train.steps << " steps x " << tr.tokens_per_step() << " tokens (micro_batch "
      << d.train.micro_batch << " x accumulation " << d.train.accumulation << " x seq " << m.seq
      << "), lr " << d.train.lr << " -> " << d.train.min_lr << ", warmup " << d.train.warmup << "\n"
      << "  data: " << tr.source().describe() << "\n";
-  if (d.train.precision == "bf16")
+  if (d.train.precision == Precision::bf16)
     os << "  precision: bf16 (" << kBf16TypeName
        << ") weights, activations and messages; fp32 master weights, moments, main gradients and statistics;\n"
        << "    matrix products: "
@@ -104,15 +104,15 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   }
   const auto acts_want = tr.predicted_activation_memory(), acts_got = tr.measured_activation_memory();
   os << "  activations per rank (predicted / measured, TP " << d.parallel.t
-     << (d.parallel.t > 1 ? (d.parallel.sp == "true" ? " with SP" : " without SP") : "")
-     << (d.parallel.c > 1 ? ", CP " + std::to_string(d.parallel.c) + " ring attention" : ", " + d.model.attention + " attention")
+     << (d.parallel.t > 1 ? (d.parallel.sp ? " with SP" : " without SP") : "")
+     << (d.parallel.c > 1 ? ", CP " + std::to_string(d.parallel.c) + " ring attention" : std::string(", ") + to_string(d.model.attention) + " attention")
      << ", recompute "
-     << d.train.recompute << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
+     << to_string(d.train.recompute) << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
   if (const Pipeline* pl = tr.pipeline()) {
     // Rank 0's stage: its chunks (virtual stages) and units.
     const auto& sp = pl->spec();
-    os << "  pipeline: " << pp::to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
+    os << "  pipeline: " << to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
        << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; blocks per virtual stage "
        << format_counts(train::pipeline_split(d)) << " (" << format_stage_layers(d.parallel.stage_layers)
        << "); stage 0 holds";
@@ -250,7 +250,7 @@ void print_pipeline(std::ostream& os, const Trainer& tr) {
   if (const auto& ps = tr.pipeline_summary(); !ps.empty()) {
     // One line per pipeline stage (the ranks at d = c = e = t = 0).
     const auto& pl = tr.deck().parallel;
-    os << "pipeline (" << pl.schedule << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
+    os << "pipeline (" << to_string(pl.schedule) << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
        << tr.deck().train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
        << "replay of the schedule with modelled stage costs (even-stage formula); micro-batches in flight / planner; "
        << "activations / planner\n";

@@ -6,22 +6,6 @@
 
 namespace mini5d::pp {
 
-Kind parse_kind(const std::string& s) {
-  if (s == "gpipe") return Kind::gpipe;
-  if (s == "1f1b") return Kind::one_f_one_b;
-  if (s == "interleaved") return Kind::interleaved;
-  throw std::invalid_argument("mini5d: parallel.schedule: expected gpipe, 1f1b or interleaved, got \"" + s + "\"");
-}
-
-const char* to_string(Kind k) {
-  switch (k) {
-    case Kind::gpipe: return "gpipe";
-    case Kind::one_f_one_b: return "1f1b";
-    case Kind::interleaved: return "interleaved";
-  }
-  return "?";
-}
-
 const char* to_string(Op op) {
   switch (op) {
     case Op::recv_forward: return "recv_forward";
@@ -36,9 +20,9 @@ const char* to_string(Op op) {
 
 std::string problem(const Spec& s) {
   if (s.p < 1 || s.v < 1 || s.m < 1) return "parallel.p, parallel.virtual_stages and train.accumulation must be >= 1";
-  if (s.kind == Kind::interleaved && s.v < 2)
+  if (s.kind == Schedule::interleaved && s.v < 2)
     return "parallel.schedule=interleaved needs parallel.virtual_stages > 1 (got " + std::to_string(s.v) + ")";
-  if (s.kind == Kind::interleaved && s.m % s.p != 0)
+  if (s.kind == Schedule::interleaved && s.m % s.p != 0)
     return "parallel.schedule=interleaved needs train.accumulation (micro-batches, " + std::to_string(s.m) +
            ") divisible by parallel.p=" + std::to_string(s.p);
   return "";
@@ -60,9 +44,9 @@ std::vector<Action> schedule(const Spec& s, int stage) {
   if (auto why = problem(s); !why.empty()) throw std::invalid_argument("mini5d: " + why);
   if (stage < 0 || stage >= s.p) throw std::invalid_argument("mini5d: pipeline stage out of range");
   const int total = s.m * s.v;
-  const Order o{s.p, s.v, s.m, s.kind == Kind::interleaved ? s.p : s.m};
+  const Order o{s.p, s.v, s.m, s.kind == Schedule::interleaved ? s.p : s.m};
   int warmup = 0;
-  if (s.kind == Kind::gpipe)
+  if (s.kind == Schedule::gpipe)
     warmup = total;
   else if (s.v == 1)
     warmup = s.p - stage - 1;
@@ -96,7 +80,7 @@ std::vector<Action> schedule(const Spec& s, int stage) {
 }
 
 double formula_bubble(const Spec& s) {
-  const int v = s.kind == Kind::interleaved || s.v > 1 ? s.v : 1;
+  const int v = s.kind == Schedule::interleaved || s.v > 1 ? s.v : 1;
   return double(s.p - 1) / double(v * s.m + s.p - 1);
 }
 

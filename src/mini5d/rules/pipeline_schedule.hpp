@@ -10,7 +10,7 @@
 // is cut into. Activations go from virtual stage s to s+1 (rank r to r+1, and from the
 // last rank back to the first for the next chunk), gradients the other way.
 //
-// The three kinds share one generator, Megatron's: a rank runs `warm-up` forwards,
+// The three kinds (mini5d::Schedule, rules/deck_choices.hpp) share one generator, Megatron's: a rank runs `warm-up` forwards,
 // then alternates one forward and one backward, then drains the backwards. They
 // differ in the warm-up and in how the micro-batches are grouped over the chunks
 // (forward k runs chunk (k / G) % v on micro-batch (k / (G v)) G + k % G; backward k
@@ -24,12 +24,9 @@
 #include <string>
 #include <vector>
 
-namespace mini5d::pp {
+#include "mini5d/rules/deck_choices.hpp"
 
-enum class Kind { gpipe, one_f_one_b, interleaved };
-// "gpipe" | "1f1b" | "interleaved"; throws std::invalid_argument otherwise.
-Kind parse_kind(const std::string& s);
-const char* to_string(Kind k);
+namespace mini5d::pp {
 
 enum class Op { recv_forward, forward, send_forward, recv_backward, backward, send_backward };
 const char* to_string(Op op);
@@ -43,7 +40,7 @@ struct Action {
 };
 
 struct Spec {
-  Kind kind = Kind::one_f_one_b;
+  Schedule kind = Schedule::one_f_one_b;  // the deck's parallel.schedule
   int p = 1;  // pipeline ranks
   int v = 1;  // chunks per rank
   int m = 1;  // micro-batches per step

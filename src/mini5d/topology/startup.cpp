@@ -21,7 +21,7 @@ Placement place_this_rank(MPI_Comm comm, const Deck& deck) {
   const NodeMembership m = node_membership(comm, deck.parallel.ranks_per_node);
   const PlacementTable table = placement_table(deck.parallel, m.node_of_rank);
   // Same table on every rank, so every rank refuses together.
-  check_placement(table, deck.parallel.force_placement == "true");
+  check_placement(table, deck.parallel.force_placement);
   const BindReport rep = bind_this_rank(node, m);
   // The host name as this rank sees it: on a cluster it tells which machine each node is.
   std::string mine = "  rank " + std::to_string(m.rank) + " (node " + std::to_string(m.node) + ", " + node.hostname + "): " +

@@ -14,12 +14,12 @@ plan::ModelDesc plan_model(const Deck& deck) {
   md.vocab_pad_to = m.vocab_pad_to;
   md.kv_heads = m.kv_heads;
   md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
-  md.tie_embeddings = m.tie_embeddings == "true";
-  md.blockwise_attention = m.attention == "blockwise";
-  md.rmsnorm = m.norm == "rmsnorm";
-  md.swiglu = m.mlp == "swiglu";
-  md.bias = m.bias == "true";
-  md.rope = m.positions == "rope";
+  md.tie_embeddings = m.tie_embeddings;
+  md.blockwise_attention = m.attention == Attention::blockwise;
+  md.rmsnorm = m.norm == Norm::rmsnorm;
+  md.swiglu = m.mlp == Mlp::swiglu;
+  md.bias = m.bias;
+  md.rope = m.positions == Positions::rope;
   md.rope_theta = m.rope_theta;
   return md;
 }
@@ -31,12 +31,10 @@ plan::Layout plan_layout(const Deck& deck) {
   l.micro_batch = deck.train.micro_batch;
   l.accumulation = deck.train.accumulation;
   l.zero = p.zero;
-  plan::parse_recompute(deck.train.recompute, l.recompute);
+  l.recompute = deck.train.recompute;
   l.virtual_stages = p.virtual_stages;
-  l.sp = p.sp == "true" && p.t > 1;
-  l.schedule = p.schedule == "gpipe"         ? plan::Schedule::gpipe
-               : p.schedule == "interleaved" ? plan::Schedule::interleaved
-                                             : plan::Schedule::one_f_one_b;
+  l.sp = p.sp && p.t > 1;
+  l.schedule = p.schedule;
   // The runtime's split, resolved: the planner then counts the same blocks per stage.
   if (p.p > 1) l.stage_layers.counts = pipeline_split(deck);
   return l;

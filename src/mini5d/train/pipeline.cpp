@@ -11,13 +11,13 @@ namespace mini5d::train {
 pp::Spec pipeline_spec(const Deck& deck) {
   // One stage runs 1F1B whatever the deck says: GPipe's all-forwards-first would keep
   // every micro-batch's activations at once for no overlap.
-  const auto kind = deck.parallel.p > 1 ? pp::parse_kind(deck.parallel.schedule) : pp::Kind::one_f_one_b;
+  const Schedule kind = deck.parallel.p > 1 ? deck.parallel.schedule : Schedule::one_f_one_b;
   return {kind, deck.parallel.p, deck.parallel.virtual_stages, deck.train.accumulation};
 }
 
 SplitShape pipeline_split_shape(const Deck& deck) {
   const auto& m = deck.model;
-  return {m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, m.mlp == "swiglu"};
+  return {m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, m.mlp == Mlp::swiglu};
 }
 
 std::vector<long long> pipeline_split(const Deck& deck) {

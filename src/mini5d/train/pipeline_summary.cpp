@@ -83,9 +83,7 @@ void Trainer::summarise_pipeline() {
   for (const auto& x : b) in_flight = std::max(in_flight, double(x.peak_in_flight) / sp.v);
   const auto coords = grid_->coords();
   const auto act = measured_activation_memory().activations, pred = predicted_activation_memory().activations;
-  plan::Schedule sch = sp.kind == pp::Kind::gpipe ? plan::Schedule::gpipe
-                       : sp.kind == pp::Kind::interleaved ? plan::Schedule::interleaved
-                                                          : plan::Schedule::one_f_one_b;
+  const Schedule sch = sp.kind;
   const int stage = grid_->coord(grid::Axis::p);
   const auto costs = virtual_stage_costs(pipeline_split_shape(deck_), pipeline_split(deck_));
   const double predicted = pp::modelled_bubbles(sp, costs)[std::size_t(stage)];

@@ -44,8 +44,8 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
   const double experts = double(base_->layout().expert_total());
   const auto want = plan::step_traffic(plan_model(deck_), plan_layout(deck_), grid_->coord(grid::Axis::p),
                                        deck_.model.moe_every, dense, experts,
-                                       deck_.train.precision == "bf16" ? 2.0 : 4.0, comms_->dp().rank(),
-                                       deck_.parallel.grad_reduce_dtype == "bf16" ? 2.0 : 4.0);
+                                       deck_.train.precision == Precision::bf16 ? 2.0 : 4.0, comms_->dp().rank(),
+                                       deck_.parallel.grad_reduce_dtype == Precision::bf16 ? 2.0 : 4.0);
   const double predicted[] = {want.tp(), want.cp_activations, want.ep_activations,
                               want.pp(), want.dp(), want.dp_expert()};
   const int A = int(now.size()), R = grid_->size();

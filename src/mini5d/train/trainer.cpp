@@ -69,8 +69,8 @@ std::map<std::string, comm::OpStats> comm_by_axis() {
 }  // namespace
 
 bool kernel_profile_on(const Deck& deck) {
-  const std::string& k = deck.output.kernel_profile;
-  return k == "true" || (k == "auto" && std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value);
+  const Toggle k = deck.output.kernel_profile;
+  return k == Toggle::on || (k == Toggle::automatic && std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value);
 }
 
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
@@ -97,7 +97,7 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   // Agreed: a data file missing or unreadable on one node fails there only.
   comm::agreed(grid_->cart().get(), [&] { source_ = build_source(); });
   const int stage = deck_.parallel.zero;
-  model::ModelParallel mp{&comms_->tensor(), deck_.parallel.sp == "true", model::parse_recompute(deck_.train.recompute)};
+  model::ModelParallel mp{&comms_->tensor(), deck_.parallel.sp, deck_.train.recompute};
   mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
   mp.cp = &comms_->ring();
   mp.zigzag = cp::split_from_env(deck_.parallel.c).zigzag;
@@ -114,10 +114,10 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     base_ = model.get();
     zero_ = dp::make_zero_optimizer<S>(zero_model(*model), comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
                                        &comms_->dp_expert(), &comms_->experts(),
-                                       deck_.parallel.grad_reduce_dtype == "bf16");
+                                       deck_.parallel.grad_reduce_dtype == Precision::bf16);
     chunks = std::make_unique<GptChunks<S>>(*model);
   };
-  if (deck_.train.precision == "bf16")
+  if (deck_.train.precision == Precision::bf16)
     build(model16_, bf16{});
   else
     build(model_, float{});
@@ -126,7 +126,7 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
     zero_->sum_kv_shared_over(comms_->split_kv_group(deck_.parallel.t / deck_.model.kv_head_count()));
   // A tied embedding split over the pipeline: the two ends' group, made once, and wte's
   // place (or its copy's) in the gradient buffer.
-  if (const auto* wte = base_->layout().find("wte"); wte && deck_.model.tie_embeddings == "true")
+  if (const auto* wte = base_->layout().find("wte"); wte && deck_.model.tie_embeddings)
     tied_ = pp::TiedEmbedding(comms_->split_pipeline_ends(), wte->offset, wte->size());
   // Every step runs through the pipeline (p = 1: one stage).
   pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), std::move(chunks), *zero_, *source_, grid_->data_index(),
@@ -192,7 +192,7 @@ void Trainer::refuse_if_memory_short() {
   const auto offer = memory_offer(grid_->cart().get(), need);
   const std::string problem = memory_fit_problem(deck_.source(), need, offer);
   std::vector<std::string> problems;
-  if (!problem.empty() && deck_.train.allow_oversubscribe_memory != "true") problems.push_back(problem);
+  if (!problem.empty() && !deck_.train.allow_oversubscribe_memory) problems.push_back(problem);
   comm::raise_if_any(grid_->cart().get(), problems, comm::ProblemKind::Input);
 }
 
@@ -381,7 +381,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
       break;
     }
   }
-  if (halted_.empty() && stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end == "true" &&
+  if (halted_.empty() && stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end &&
       last_saved != next_step_)
     save_if_finite("end of run");
   // The end of the run's gathers, as one watchdog phase (a rank stopped after its last

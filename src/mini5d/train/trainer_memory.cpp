@@ -11,8 +11,8 @@ namespace mini5d::train {
 
 plan::StateBytes state_bytes(const Deck& deck, double params, int group) {
   // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
-  const bool bf = deck.train.precision == "bf16";
-  return plan::zero_state_bytes(params, deck.parallel.zero, group, bf ? plan::Precision::bf16 : plan::Precision::fp32,
+  const bool bf = deck.train.precision == Precision::bf16;
+  return plan::zero_state_bytes(params, deck.parallel.zero, group, bf ? Precision::bf16 : Precision::fp32,
                                 bf);
 }
 

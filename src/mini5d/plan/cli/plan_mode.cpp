@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/core/printable.hpp"
 #include "mini5d/core/regular_file.hpp"
 #include "mini5d/plan/cli/plan_options.hpp"
@@ -76,7 +77,7 @@ void load_inputs(PlanArgs& a, ModelInput& in, ClusterDesc& cl) {
   if (a.global_batch) in.train.global_batch = a.global_batch;
   if (!a.overlap_given && cl.software.overlap_efficiency >= 0)
     a.opt.time.overlap_efficiency = cl.software.overlap_efficiency;
-  if (!a.precision.empty() && !parse_precision(a.precision, in.train.precision))
+  if (!a.precision.empty() && !parse_choice(a.precision, in.train.precision))
     usage_error("--precision: '" + a.precision + "' (valid: fp32, bf16, fp64)");
   validate_cluster(cl);
   validate_model(in.model, in.train);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/core/printable.hpp"
 
 namespace mini5d::plan {
@@ -135,8 +136,8 @@ PlanArgs parse_plan_args(int argc, char** argv) {
     } else if (f == "--recompute") {
       a.opt.recomputes.clear();
       for (const auto& r : split(val())) {
-        Recompute rc;
-        if (!parse_recompute(r, rc)) usage_error(f + ": '" + r + "' (valid: none, selective, full)");
+        Recompute rc = Recompute::none;
+        if (!parse_choice(r, rc)) usage_error(f + ": '" + r + "' (valid: none, selective, full)");
         a.opt.recomputes.push_back(rc);
       }
     } else if (f == "--max-micro-batch") a.opt.max_micro_batch = int(integer_arg(f, val(), 1, 1000000));

@@ -174,7 +174,7 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
   if (l.zero == 3) {
     std::vector<int> chunk_of;
     for (const StageUnit& u : units) chunk_of.push_back(u.chunk);
-    const pp::Spec spec{pp_kind(l), l.p, l.virtual_stages, int(l.accumulation)};
+    const pp::Spec spec{l.schedule, l.p, l.virtual_stages, int(l.accumulation)};
     gathers = zero3_gathers_per_step(spec, stage, chunk_of, stage == 0);
   }
   auto zero_traffic = [&](double params, int group, bool experts, double& grads, double& weights) {

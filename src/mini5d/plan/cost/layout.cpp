@@ -14,45 +14,7 @@
 
 namespace mini5d::plan {
 
-const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
-
-pp::Kind pp_kind(const Layout& l) {
-  return l.schedule == Schedule::gpipe         ? pp::Kind::gpipe
-         : l.schedule == Schedule::interleaved ? pp::Kind::interleaved
-                                               : pp::Kind::one_f_one_b;
-}
-
 const char* to_string(Mapping m) { return m == Mapping::cyclic ? "cyclic" : "block"; }
-
-const char* to_string(Schedule s) {
-  switch (s) {
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved: return "interleaved";
-  }
-  return "?";
-}
-
-bool parse_recompute(const std::string& s, Recompute& out) {
-  if (s == "none") return out = Recompute::none, true;
-  if (s == "selective") return out = Recompute::selective, true;
-  if (s == "full") return out = Recompute::full, true;
-  return false;
-}
-
-bool parse_schedule(const std::string& s, Schedule& out) {
-  if (s == "1f1b") return out = Schedule::one_f_one_b, true;
-  if (s == "gpipe") return out = Schedule::gpipe, true;
-  if (s == "interleaved") return out = Schedule::interleaved, true;
-  return false;
-}
 
 const char* axis_name(Axis a) {
   switch (a) {

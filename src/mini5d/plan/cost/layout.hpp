@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/plan/cost/cluster_desc.hpp"
 #include "mini5d/plan/cost/model_desc.hpp"
 #include "mini5d/rules/pipeline_schedule.hpp"
@@ -17,20 +18,14 @@
 
 namespace mini5d::plan {
 
-enum class Recompute { none, selective, full };
-enum class Schedule { gpipe, one_f_one_b, interleaved };
+// Recompute and Schedule are the deck's own (rules/deck_choices.hpp).
 // How ranks are dealt to nodes. block: ranks 0..k-1 on the first node (mpiexec's and
 // srun's default, what the search assumes). cyclic: rank r on node r mod nodes (Hydra's
 // round-robin, srun --distribution=cyclic), which puts a stride-1 group such as t across
 // nodes and a group whose stride is a multiple of the node count inside one.
 enum class Mapping { block, cyclic };
 
-const char* to_string(Recompute r);
-const char* to_string(Schedule s);
 const char* to_string(Mapping m);
-bool parse_recompute(const std::string& s, Recompute& out);
-// Accepts the deck's spellings: 1f1b, gpipe, interleaved.
-bool parse_schedule(const std::string& s, Schedule& out);
 
 struct Layout {
   int d = 1, t = 1, p = 1, c = 1, e = 1;
@@ -49,9 +44,6 @@ struct Layout {
   int dense_group() const { return d * c * e; }
   int expert_group() const { return d * c; }
 };
-
-// The runtime's pipeline schedule kind for the layout's schedule (rules/pipeline_schedule.hpp).
-pp::Kind pp_kind(const Layout& l);
 
 enum class Axis { d, p, c, e, t };
 const char* axis_name(Axis a);

@@ -252,7 +252,7 @@ InFlight in_flight(const ModelDesc& m, const Layout& l, int stage, int moe_every
     return {n, n, n};
   }
   const std::vector<long long> blocks = chunk_blocks(layout_split(m, l, moe_every), l.p, stage);
-  const pp::Kind kind = pp_kind(l);
+  const Schedule kind = l.schedule;
   // The peak repeats: past the warm-up (at most 2p + (v-1)p forwards) the pairs in flight
   // change with a period of p*v forwards (each chunk's turn comes round every p*v), so
   // 4p micro-batches (a multiple of p, as interleaving needs) hold every value the

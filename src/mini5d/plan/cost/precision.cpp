@@ -30,20 +30,4 @@ double activation_elem_bytes(Precision p) {
   return 4;
 }
 
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::bf16: return "bf16";
-    case Precision::fp64: return "fp64";
-  }
-  return "?";
-}
-
-bool parse_precision(const std::string& s, Precision& out) {
-  if (s == "fp32") return out = Precision::fp32, true;
-  if (s == "bf16") return out = Precision::bf16, true;
-  if (s == "fp64") return out = Precision::fp64, true;
-  return false;
-}
-
 }  // namespace mini5d::plan

@@ -10,11 +10,11 @@
 // ZeRO stage 1 shards "optimizer" (master + moments), stage 2 adds "grad", stage 3
 // adds "weight"; see memory_model.hpp.
 #pragma once
-#include <string>
+#include "mini5d/rules/deck_choices.hpp"
 
 namespace mini5d::plan {
 
-enum class Precision { fp32, bf16, fp64 };
+// Precision is the deck's train.precision (rules/deck_choices.hpp).
 
 struct StateBytesPerParam {
   double weight = 0, grad = 0, master = 0, moments = 0;
@@ -30,8 +30,5 @@ double activation_elem_bytes(Precision p);
 // fp32 at least (a bf16 run's statistics, ring attention's travelling dK/dV).
 inline double accumulation_bytes(double elem_bytes) { return elem_bytes > 4.0 ? elem_bytes : 4.0; }
 
-const char* to_string(Precision p);
-// Accepts fp32, bf16, fp64 (case-sensitive); returns false otherwise.
-bool parse_precision(const std::string& s, Precision& out);
 
 }  // namespace mini5d::plan

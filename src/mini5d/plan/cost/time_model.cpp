@@ -241,9 +241,7 @@ std::size_t costed_as(const Layout& l, const std::vector<int>& stages, const std
 }
 
 pp::Spec pipeline_spec(const Layout& l) {
-  return {l.schedule == Schedule::gpipe ? pp::Kind::gpipe
-          : l.schedule == Schedule::interleaved ? pp::Kind::interleaved : pp::Kind::one_f_one_b,
-          l.p, l.virtual_stages, l.accumulation};
+  return {l.schedule, l.p, l.virtual_stages, l.accumulation};
 }
 
 // An uneven split's forward and backward time of each virtual stage, for the replay:

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/inputs/input_schema.hpp"
 #include "mini5d/plan/inputs/yaml_fields.hpp"
@@ -17,6 +18,16 @@ namespace {
 using namespace yaml_input;  // a reader is written in its checked accessors
 
 constexpr long long kMaxBatch = 2147483647LL;  // sequences per step: 2^31-1
+
+// A choice field in the deck's words, read into the deck's enum (rules/deck_choices.hpp);
+// `valid` lists the words as the message names them.
+template <class E>
+E choice(const Fields& f, const std::string& key, E fallback, const char* valid) {
+  const std::string text = f.text(key, to_string(fallback));
+  E v = fallback;
+  if (!parse_choice(text, v)) f.fail(key, "'" + text + "' is not valid (valid: " + std::string(valid) + ")");
+  return v;
+}
 
 void read_model_section(const Fields& f, const std::string& source, ModelDesc& m) {
   m.source = source;
@@ -46,24 +57,14 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
       f.integer("model.moe_every", 1, 1024, "blocks per MoE block", false, 1) != 1)
     f.fail("model.moe_every", "only 1 (every block has experts) is modelled by mini5d-plan");
   m.tie_embeddings = f.flag("model.tie_embeddings", false);
-  const std::string att = f.text("model.attention", "blockwise");
-  if (att != "blockwise" && att != "full")
-    f.fail("model.attention", "'" + att + "' is not valid (valid: blockwise, full)");
-  m.blockwise_attention = att == "blockwise";
+  m.blockwise_attention =
+      choice(f, "model.attention", Attention::blockwise, "blockwise, full") == Attention::blockwise;
   // The block's parts (GPT-2's by default): the same fields and words as a mini5d deck.
-  const std::string norm = f.text("model.norm", "layernorm");
-  if (norm != "layernorm" && norm != "rmsnorm")
-    f.fail("model.norm", "'" + norm + "' is not valid (valid: layernorm, rmsnorm)");
-  m.rmsnorm = norm == "rmsnorm";
-  const std::string mlp = f.text("model.mlp", "gelu");
-  if (mlp != "gelu" && mlp != "swiglu") f.fail("model.mlp", "'" + mlp + "' is not valid (valid: gelu, swiglu)");
-  m.swiglu = mlp == "swiglu";
+  m.rmsnorm = choice(f, "model.norm", Norm::layernorm, "layernorm, rmsnorm") == Norm::rmsnorm;
+  m.swiglu = choice(f, "model.mlp", Mlp::gelu, "gelu, swiglu") == Mlp::swiglu;
   m.bias = f.flag("model.bias", true);
   // Positions: the same fields, words and ranges as a mini5d deck (core/deck_schema.cpp).
-  const std::string positions = f.text("model.positions", "learned");
-  if (positions != "learned" && positions != "rope")
-    f.fail("model.positions", "'" + positions + "' is not valid (valid: learned, rope)");
-  m.rope = positions == "rope";
+  m.rope = choice(f, "model.positions", Positions::learned, "learned, rope") == Positions::rope;
   m.rope_theta = f.number("model.rope_theta", 1e-6, 1e12, "base of the rotary angles", false, 10000);
   if (m.rope && m.d_model % m.heads == 0 && (m.d_model / m.heads) % 2 != 0)
     f.fail("model.positions", "rope turns pairs of a head's columns: d_model / heads must be even, got " +
@@ -104,15 +105,12 @@ void read_deck_layout(const Fields& f, ModelInput& in) {
     if (const std::string why = parse_stage_layers(text, l.stage_layers); !why.empty())
       f.fail("parallel.stage_layers", why + " (valid: auto, balanced or a list of positive integers such as [3, 5])");
   }
-  const std::string sch = f.text("parallel.schedule", l.virtual_stages > 1 ? "interleaved" : "1f1b");
-  if (!parse_schedule(sch, l.schedule))
-    f.fail("parallel.schedule", "'" + sch + "' is not valid (valid: 1f1b, gpipe, interleaved)");
+  l.schedule = choice(f, "parallel.schedule", l.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b,
+                      "1f1b, gpipe, interleaved");
   // The runtime's defaults (core/deck.hpp): micro_batch 8, sequence parallelism on.
   l.micro_batch = int(f.integer("train.micro_batch", 1, 1 << 20, "sequences per micro-batch", false, 8));
   l.accumulation = int(f.integer("train.accumulation", 1, 1 << 20, "micro-batches per step", false, 1));
-  const std::string rc = f.text("train.recompute", "none");
-  if (!parse_recompute(rc, l.recompute))
-    f.fail("train.recompute", "'" + rc + "' is not valid (valid: none, selective, full)");
+  l.recompute = choice(f, "train.recompute", Recompute::none, "none, selective, full");
   l.sp = l.t > 1 && f.flag("parallel.sp", true);
   in.train_fields = f.scalars("train");
   in.data_fields = f.scalars("data");
@@ -147,18 +145,17 @@ ModelInput parse_model_text(const std::string& text, const std::string& source) 
   in.train.global_batch = f.integer("train.global_batch", 1, kMaxBatch,
                                     "sequences per optimizer step", false, in.train.global_batch);
   if (in.train.global_batch == 0) in.train.global_batch = 1;
-  const std::string prec = f.text("train.precision", "fp32");
-  if (!parse_precision(prec, in.train.precision))
-    f.fail("train.precision", "'" + prec + "' is not valid (valid: fp32, bf16, fp64)");
+  in.train.precision = choice(f, "train.precision", Precision::fp32, "fp32, bf16, fp64");
   // A deck plans what the runtime does: a bf16 run keeps fp32 main gradients (18 bytes
   // per parameter), and sends them as parallel.grad_reduce_dtype says. A model file
   // keeps the planner's default, bf16 gradients (16 bytes: the ZeRO paper's count).
   in.train.fp32_grad_accum = f.flag("train.fp32_grad_accum", in.is_deck);
   if (in.is_deck) {
-    const std::string wire = f.text("parallel.grad_reduce_dtype", "fp32");
-    if (wire != "fp32" && wire != "bf16")
-      f.fail("parallel.grad_reduce_dtype", "'" + wire + "' is not valid (valid: fp32, bf16)");
-    in.train.bf16_grad_reduce = wire == "bf16";
+    const char* wire_words = "fp32, bf16";
+    const Precision wire = choice(f, "parallel.grad_reduce_dtype", Precision::fp32, wire_words);
+    if (wire == Precision::fp64)
+      f.fail("parallel.grad_reduce_dtype", "'fp64' is not valid (valid: " + std::string(wire_words) + ")");
+    in.train.bf16_grad_reduce = wire == Precision::bf16;
   }
   return in;
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/plan/output/explain.hpp"
@@ -58,14 +59,14 @@ LayoutSpec parse_layout_spec(const std::string& spec) {
       if (const std::string why = parse_stage_layers(text, l.stage_layers); !why.empty())
         bad("stages=" + v + " is not valid (" + why + "; valid: auto, balanced or block counts per virtual stage such as 3+5)");
     } else if (k == "recompute") {
-      if (!parse_recompute(v, l.recompute)) bad("recompute=" + v + " is not valid (valid: none, selective, full)");
+      if (!parse_choice(v, l.recompute)) bad("recompute=" + v + " is not valid (valid: none, selective, full)");
     } else if (k == "sp") {
-      if (v != "on" && v != "off" && v != "true" && v != "false")
+      // The deck's true/false (rules/deck_choices.hpp), or on/off as the tables print it.
+      if (!parse_choice(v == "on" ? "true" : v == "off" ? "false" : v, l.sp))
         bad("sp=" + v + " is not valid (valid: on, off)");
-      l.sp = v == "on" || v == "true";
       has_sp = true;
     } else if (k == "schedule") {
-      if (!parse_schedule(v, l.schedule)) bad("schedule=" + v + " is not valid (valid: 1f1b, gpipe, interleaved)");
+      if (!parse_choice(v, l.schedule)) bad("schedule=" + v + " is not valid (valid: 1f1b, gpipe, interleaved)");
       has_schedule = true;
     } else if (k == "map") {
       if (v != "block" && v != "cyclic") bad("map=" + v + " is not valid (valid: block, cyclic)");

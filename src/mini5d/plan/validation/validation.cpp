@@ -5,9 +5,10 @@
 #include <cmath>
 #include <string>
 
-#include "mini5d/plan/output/format.hpp"
+#include "mini5d/rules/deck_choices.hpp"
 #include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/plan/inputs/yaml_fields.hpp"
+#include "mini5d/plan/output/format.hpp"
 
 namespace mini5d::plan {
 
@@ -25,8 +26,8 @@ std::string dir_of(const std::string& path) {
 
 // A recomputation name, or one line naming `field` and the valid ones.
 Recompute recompute_or_fail(const Fields& f, const std::string& field, const std::string& s) {
-  Recompute rc;
-  if (!parse_recompute(s, rc)) f.fail(field, "'" + s + "' is not valid (valid: none, selective, full)");
+  Recompute rc = Recompute::none;
+  if (!parse_choice(s, rc)) f.fail(field, "'" + s + "' is not valid (valid: none, selective, full)");
   return rc;
 }
 

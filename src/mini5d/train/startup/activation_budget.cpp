@@ -15,7 +15,7 @@ ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
   const plan::ModelDesc md = plan_model(deck);
   const plan::Layout l = plan_layout(deck);
   plan::ActShape moe =
-      plan::act_shape(md, l, deck.train.precision == "bf16" ? plan::Precision::bf16 : plan::Precision::fp32);
+      plan::act_shape(md, l, deck.train.precision == Precision::bf16 ? Precision::bf16 : Precision::fp32);
   moe.widened_core = true;  // this runtime's bf16 core (kernels/widened_attention.hpp)
   plan::ActShape dense = moe;
   dense.experts = 0;
@@ -41,7 +41,7 @@ std::string activation_budget_problem(const Deck& deck) {
   const double mib = 1024.0 * 1024.0, total = (p.activations + p.workspace) / mib;
   if (total <= budget) return "";
   // Full attention at c = 1 is the one core that keeps seq x seq probabilities.
-  const bool full = deck.parallel.c == 1 && deck.model.attention == "full";
+  const bool full = deck.parallel.c == 1 && deck.model.attention == Attention::full;
   char line[640];
   std::snprintf(line, sizeof line,
                 "%s: train.activation_budget_mib=%g: the predicted activation memory per rank is %.1f MiB "

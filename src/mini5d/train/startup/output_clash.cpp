@@ -59,7 +59,7 @@ std::vector<std::string> output_clash_problems(const Deck& deck) {
   std::vector<std::pair<FileId, std::string>> inputs;
   struct stat st {};
   if (::stat(deck.origin.c_str(), &st) == 0) inputs.push_back({id_of(deck.origin), "the deck file"});
-  if (deck.data.source != "markov" && !deck.data.path.empty())
+  if (deck.data.source != DataSource::markov && !deck.data.path.empty())
     inputs.push_back({id_of(deck.data.path), "the data file (data.path)"});
   const std::string& resume = deck.checkpoint.resume;
   if (!resume.empty() && resume != "latest")

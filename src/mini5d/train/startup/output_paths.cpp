@@ -90,7 +90,7 @@ OutputClaim claim_output_paths(MPI_Comm comm, const Deck& deck) {
   MPI_Comm_rank(comm, &rank);
   std::vector<std::string> problems;
   if (rank == 0) {
-    if (deck.checkpoint.resume.empty() && deck.checkpoint.overwrite != "true")
+    if (deck.checkpoint.resume.empty() && !deck.checkpoint.overwrite)
       if (auto p = checkpoint::other_run_problem(deck.checkpoint.dir); !p.empty()) problems.push_back(p);
     // An output that is an input (the deck, `latest`, ...) would destroy it at the end.
     const std::vector<std::string> clash = output_clash_problems(deck);
