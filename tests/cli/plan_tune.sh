@@ -28,7 +28,7 @@ grep -q "^run them with: mpiexec -n " emit.out || fail "no run hint: $(cat emit.
   --launcher "$mpiexec -n {ranks}" > run.out 2> run.err || fail "--tune --run: $(cat run.out run.err)"
 python3 - <<'PY' || fail "tuning table: $(cat run.out)"
 import re
-# A printed time as (seconds, half a unit of its last digit): plan/format.cpp's ms().
+# A printed time as (seconds, half a unit of its last digit): plan/output/format.cpp's ms().
 HALF = {"ms": 0.05e-3, "us": 0.5e-6, "s": 0.005}
 SCALE = {"ms": 1e-3, "us": 1e-6, "s": 1.0}
 def secs(t):

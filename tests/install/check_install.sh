@@ -14,7 +14,7 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 stage=$work/stage
 cmake --install "$build" --prefix "$stage" > "$work/install.log" 2>&1 || { tail -n 20 "$work/install.log"; fail "cmake --install"; }
 for f in bin/mini5d bin/mini5d-plan lib/cmake/mini5d/mini5dConfig.cmake lib/cmake/mini5d/mini5dTargets.cmake \
-         include/mini5d/core/deck.hpp include/mini5d/plan/search.hpp; do
+         include/mini5d/core/deck.hpp include/mini5d/plan/search/search.hpp; do
   [[ -e $stage/$f ]] || fail "the install lacks $f"
 done
 [[ -e $stage/include/mini5d/core/deck.cpp ]] && fail "sources installed as headers"

@@ -225,7 +225,7 @@ TEST_CASE("bf16 bytes per axis: activation messages and weight gathers halve, fp
 TEST_CASE("bf16 memory per category equals the planner's bf16 figures", "[bf16][mpi]") {
   // bf16 working copy (2 bytes), fp32 main gradients (4), fp32 master weights and two
   // moments (12), sharded by ZeRO stage; activations with bf16 tensors and fp32
-  // statistics (plan/memory_model.cpp).
+  // statistics (plan/cost/memory_model.cpp).
   for (const test::Layout& l : {test::Layout(""), test::Layout("d2 zero1"), test::Layout("d2 zero2"),
                                 test::Layout("d2 zero3"), test::Layout("t2 sp"), test::Layout("d2 t2 nosp zero3"),
                                 test::Layout("c2"), test::Layout("t2 c2 sp")}) {

@@ -13,8 +13,8 @@
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/deck.hpp"
-#include "mini5d/plan/axis_traffic.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "ep_bytes.hpp"

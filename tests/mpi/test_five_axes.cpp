@@ -4,7 +4,7 @@
 //   * the 5-D layout at ZeRO 3, 2 and 1, each in both configurations, matches the
 //     single-rank run through the shared oracle (tests/mpi/invariance.hpp);
 //   * in every one of those runs the bytes per step of each axis equal the planner's
-//     (plan/axis_traffic.hpp) on every rank, ZeRO 3's gathers and ZeRO 2-3's per-rank
+//     (plan/cost/axis_traffic.hpp) on every rank, ZeRO 3's gathers and ZeRO 2-3's per-rank
 //     sums over t included; the expert all-to-alls, whose per-rank share follows the
 //     router, equal it as a mean over the ranks;
 //   * the training state per rank equals the planner's (plan::stage_memory) at ZeRO 1,
@@ -22,8 +22,8 @@
 #include <filesystem>
 
 #include "mini5d/core/deck.hpp"
-#include "mini5d/plan/axis_traffic.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/param_checksum.hpp"
 #include "mini5d/train/trainer.hpp"

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "mini5d/core/error.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "invariance_check.hpp"

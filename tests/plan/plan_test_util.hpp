@@ -4,8 +4,8 @@
 #pragma once
 #include <string>
 
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 namespace plan_test {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "mini5d/plan/compute_model.hpp"
-#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 
 using namespace mini5d::plan;
 

@@ -6,10 +6,10 @@
 
 #include <cmath>
 
-#include "mini5d/plan/comm_model.hpp"
-#include "mini5d/plan/compute_model.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

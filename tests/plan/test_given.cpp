@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "mini5d/plan/emit_deck.hpp"
-#include "mini5d/plan/given_layout.hpp"
+#include "mini5d/plan/output/emit_deck.hpp"
+#include "mini5d/plan/search/given_layout.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "mini5d/plan/comm_model.hpp"
-#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

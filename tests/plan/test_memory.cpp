@@ -2,10 +2,10 @@
 // Memory model against the seed figure and hand-computed cases.
 #include <catch2/catch.hpp>
 
-#include "mini5d/plan/axis_traffic.hpp"
-#include "mini5d/plan/compute_model.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/rules/attention_tiles.hpp"
 #include "plan_test_util.hpp"
 

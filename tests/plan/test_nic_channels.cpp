@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "mini5d/plan/comm_model.hpp"
-#include "mini5d/plan/memory_model.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "compare.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/validation.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/validation/validation.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

@@ -8,13 +8,13 @@
 #include <cmath>
 #include <sstream>
 
-#include "mini5d/plan/emit_deck.hpp"
-#include "mini5d/plan/emit_slurm.hpp"
-#include "mini5d/plan/explain.hpp"
-#include "mini5d/plan/json.hpp"
-#include "mini5d/plan/report.hpp"
-#include "mini5d/plan/sanity_notes.hpp"
-#include "mini5d/plan/signal_margin.hpp"
+#include "mini5d/plan/output/emit_deck.hpp"
+#include "mini5d/plan/output/emit_slurm.hpp"
+#include "mini5d/plan/output/explain.hpp"
+#include "mini5d/plan/output/json.hpp"
+#include "mini5d/plan/output/report.hpp"
+#include "mini5d/plan/validation/sanity_notes.hpp"
+#include "mini5d/plan/output/signal_margin.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "mini5d/plan/explain.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/output/explain.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/search/search.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "mini5d/plan/comm_model.hpp"
-#include "mini5d/plan/compute_model.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/layout.hpp"
-#include "mini5d/plan/memory_model.hpp"
-#include "mini5d/plan/search.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/cost/comm_model.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/cost/layout.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/plan/search/search.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

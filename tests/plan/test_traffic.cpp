@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Bytes per axis against hand computations (plan/axis_traffic.hpp): from ZeRO 2 on, a
+// Bytes per axis against hand computations (plan/cost/axis_traffic.hpp): from ZeRO 2 on, a
 // rank sums over t only the replicated gradients in its part of each unit; ZeRO 3's
 // gathers per unit in a step, the runtime's two-buffer rule replayed over a schedule.
 #include <catch2/catch.hpp>
 
-#include "mini5d/plan/axis_traffic.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 #include "plan_test_util.hpp"
 
 using namespace mini5d::plan;

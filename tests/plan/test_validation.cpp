@@ -19,8 +19,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/search/search.hpp"
 #include "compare.hpp"
 #include "plan_test_util.hpp"
 

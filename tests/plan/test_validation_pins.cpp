@@ -10,8 +10,8 @@
 
 #include <unistd.h>
 
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/validation.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/validation/validation.hpp"
 
 using namespace mini5d::plan;
 namespace fs = std::filesystem;

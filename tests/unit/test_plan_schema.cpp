@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "mini5d/core/deck.hpp"
-#include "mini5d/plan/input_schema.hpp"
+#include "mini5d/plan/inputs/input_schema.hpp"
 
 TEST_CASE("the planner checks decks against the runtime's schema", "[deck][plan]") {
   std::vector<std::string> documented;  // "section.field", as deck-help prints them

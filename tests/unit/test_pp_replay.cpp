@@ -69,7 +69,7 @@ TEST_CASE("the lower bound never exceeds the replay, and meets it when the last 
 }
 
 TEST_CASE("even stages but a heavier last one: the closed form m max C + (sum C - max C) / v", "[pp][replay]") {
-  // The planner's closed form for even splits (plan/time_model.cpp): only the last
+  // The planner's closed form for even splits (plan/cost/time_model.cpp): only the last
   // virtual stage (the head) differs.
   for (const pp::Spec& s : {spec(pp::Kind::one_f_one_b, 4, 1, 8), spec(pp::Kind::interleaved, 4, 2, 8),
                             spec(pp::Kind::gpipe, 3, 1, 5), spec(pp::Kind::interleaved, 2, 3, 6)}) {

@@ -178,7 +178,7 @@ TEST_CASE("the block-weighted peak of activation sets follows the schedule", "[p
 
 TEST_CASE("the interleaved weighted peak is reached within 4p micro-batches (the planner's cap)", "[pp][split]") {
   using namespace mini5d::pp;
-  // The planner simulates min(m, 4p) micro-batches (plan/memory_model.cpp): past the
+  // The planner simulates min(m, 4p) micro-batches (plan/cost/memory_model.cpp): past the
   // warm-up the weight in flight repeats every p*v forwards.
   for (int p : {2, 3, 4})
     for (int v : {2, 3})

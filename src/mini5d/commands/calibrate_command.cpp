@@ -13,9 +13,9 @@
 #include "mini5d/core/replace_target.hpp"
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/measure/sweeps.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/memory_model.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 #include "mini5d/topology/membership.hpp"
 #include "mini5d/train/deck_plan.hpp"
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "mini5d/core/deck.hpp"
-#include "mini5d/plan/compute_model.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
 
 namespace mini5d::commands {
 

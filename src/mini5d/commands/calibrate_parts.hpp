@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "mini5d/commands/calibrate_command.hpp"
-#include "mini5d/plan/cluster_desc.hpp"
+#include "mini5d/plan/cost/cluster_desc.hpp"
 #include "mini5d/topology/membership.hpp"
 
 namespace mini5d::commands::calibrate {
@@ -28,7 +28,7 @@ struct TierFigures {
   std::string note;
 };
 
-// The memory-bound kernels in the planner's byte counts (plan/time_model.hpp): every
+// The memory-bound kernels in the planner's byte counts (plan/cost/time_model.hpp): every
 // rank trains the deck's model alone (one rank, no communication, no recomputation) for
 // about a second, all ranks at once, and its kernel profile's per-family seconds are set
 // against the bytes the planner counts for that run. At two micro-batch sizes (the

@@ -8,8 +8,8 @@
 #include "mini5d/kernels/attention.hpp"
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/measure/sweeps.hpp"
-#include "mini5d/plan/memory_model.hpp"
-#include "mini5d/plan/time_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/plan/cost/time_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
 

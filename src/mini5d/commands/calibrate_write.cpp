@@ -16,7 +16,7 @@
 #include "mini5d/core/fresh_file.hpp"
 #include "mini5d/core/replace_target.hpp"
 #include "mini5d/measure/platform.hpp"
-#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 
 namespace mini5d::commands::calibrate {
 

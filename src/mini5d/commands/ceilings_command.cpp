@@ -4,13 +4,23 @@
 #include <cstdio>
 #include <optional>
 
+#include "mini5d/commands/command_line.hpp"
+#include "mini5d/core/error.hpp"
+#include "mini5d/core/printable.hpp"
 #include "mini5d/measure/ceilings.hpp"
 
 namespace mini5d::commands {
 
 using namespace measure;
 
-int ceilings_command(const std::string& arg, std::ostream& os) {
+int ceilings_command(MPI_Comm comm, const std::string& arg, const std::vector<std::string>& overrides,
+                     std::ostream& os) {
+  if (!overrides.empty())
+    throw InputError("command line: ceilings takes \"refresh\" or a cluster file, not \"" + printable(overrides[0]) +
+                     "\"\n" + kUsage);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank != 0) return 0;
   std::optional<Ceilings> c;
   const bool from_file = !arg.empty() && arg != "refresh";
   if (from_file) {

@@ -17,7 +17,7 @@
 #include "mini5d/core/regular_file.hpp"
 #include "mini5d/core/replace_target.hpp"
 #include "mini5d/kernels/views.hpp"
-#include "mini5d/plan/input_files.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/measure/platform.hpp"
 
 namespace mini5d::measure {

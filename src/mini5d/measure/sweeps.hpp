@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "mini5d/kernels/views.hpp"
-#include "mini5d/plan/compute_model.hpp"
+#include "mini5d/plan/cost/compute_model.hpp"
 
 namespace mini5d::measure {
 

@@ -128,7 +128,7 @@ void ParamLayout::close_unit(const std::string& name) {
   // the sharded ones, then the experts. ZeRO 2-3 sum those replicated gradients over
   // t on each rank's part of the unit only; keeping them in one run at the unit's start
   // makes each rank's share a function of its part's bounds alone, which the planner
-  // predicts exactly (plan/axis_traffic.cpp). At t = 1 the order stays the model's.
+  // predicts exactly (plan/cost/axis_traffic.cpp). At t = 1 the order stays the model's.
   if (tp_size_ > 1) {
     auto first = std::find_if(tensors_.begin(), tensors_.end(), [&](const TensorSpec& t) { return t.offset >= begin; });
     auto rank_of = [](const TensorSpec& t) { return t.expert ? 2 : t.replicated ? 0 : 1; };

@@ -192,7 +192,7 @@ void print_communication(std::ostream& os, double total) {
 
 void print_traffic(std::ostream& os, const Trainer& tr) {
   if (const auto& traffic = tr.traffic_summary(); !traffic.empty()) {
-    // The planner's bytes per axis (plan/axis_traffic.hpp) beside the accounts' payloads.
+    // The planner's bytes per axis (plan/cost/axis_traffic.hpp) beside the accounts' payloads.
     bool any = false;
     for (const auto& a : traffic) any = any || a.predicted > 0 || a.measured > 0 || a.mean_measured > 0;
     if (any) {

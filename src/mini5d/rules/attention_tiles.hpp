@@ -2,7 +2,7 @@
 // The tile sizes of blockwise attention (model.attention=blockwise, c = 1), written once:
 // the kernels cut the queries and keys with them (kernels/blockwise_attention.hpp) and
 // the planner sizes the core's two work buffers [B*H, tile, panel] with them
-// (plan/memory_model.cpp). Each is min(size, T) when the sequence is shorter.
+// (plan/cost/memory_model.cpp). Each is min(size, T) when the sequence is shorter.
 #pragma once
 
 namespace mini5d::rules {

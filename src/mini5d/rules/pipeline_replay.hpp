@@ -32,7 +32,7 @@ Replay replay(const Spec& s, const std::vector<double>& forward, const std::vect
 // m micro-batches' chunks one after another, cannot start before micro-batch 0's
 // forward has passed the virtual stages before its first (0..r-1), and must leave time
 // for the last micro-batch's backward through them. A search ranks with it first and
-// replays only what may matter (plan/time_model.cpp).
+// replays only what may matter (plan/cost/time_model.cpp).
 double replay_lower_bound(const Spec& s, const std::vector<double>& forward, const std::vector<double>& backward);
 
 // Each pipeline rank's idle share when virtual stage vs costs cost[vs] forward and twice

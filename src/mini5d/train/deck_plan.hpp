@@ -4,8 +4,8 @@
 // bytes per axis) for the very layout it runs, beside what it measured.
 #pragma once
 #include "mini5d/core/deck.hpp"
-#include "mini5d/plan/layout.hpp"
-#include "mini5d/plan/model_desc.hpp"
+#include "mini5d/plan/cost/layout.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
 
 namespace mini5d::train {
 

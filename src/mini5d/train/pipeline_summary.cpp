@@ -13,7 +13,7 @@
 
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/regular_file.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/rules/pipeline_replay.hpp"
 #include "mini5d/rules/stage_split.hpp"
 #include "mini5d/train/trainer.hpp"

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Bytes per step per axis: the planner's prediction for this rank's stage
-// (plan/axis_traffic.hpp) beside what the communication accounts measured during the
+// (plan/cost/axis_traffic.hpp) beside what the communication accounts measured during the
 // last run(), gathered over every rank at its end.
 #include <cmath>
 
 #include "mini5d/comm/accounts.hpp"
-#include "mini5d/plan/axis_traffic.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
 

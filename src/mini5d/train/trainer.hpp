@@ -25,7 +25,7 @@
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/axis_comms.hpp"
 #include "mini5d/parallel/pp/tied_embedding.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/step_guard.hpp"
@@ -178,7 +178,7 @@ class Trainer {
   StateMemory predicted_state_memory() const;
   StateMemory measured_state_memory() const;
   // The model's activations kept for the backward and its work buffers: the planner's
-  // formulas (plan/memory_model.hpp) for this deck's t, SP and recompute, and what the
+  // formulas (plan/cost/memory_model.hpp) for this deck's t, SP and recompute, and what the
   // model allocated.
   ActivationMemory predicted_activation_memory() const;
   // Expert parameters on this rank (elements): the planner's block formula
@@ -210,7 +210,7 @@ class Trainer {
   const std::vector<std::vector<double>>& ring_by_rank() const { return ring_; }
   // Payload bytes per optimizer step on each axis (t, c, e, p, d, d (experts)) during the
   // last run(): the planner's prediction for this rank's pipeline stage
-  // (plan/axis_traffic.hpp) and what the accounts measured, gathered at its end.
+  // (plan/cost/axis_traffic.hpp) and what the accounts measured, gathered at its end.
   const std::vector<AxisTrafficSummary>& traffic_summary() const { return traffic_; }
   double total_seconds() const { return total_seconds_; }
   std::int64_t tokens_per_step() const;  // global

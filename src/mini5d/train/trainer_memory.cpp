@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The trainer's memory figures: training state and activations as the planner predicts
-// them for this deck and rank (plan/memory_model.hpp), beside what the memory ledger
+// them for this deck and rank (plan/cost/memory_model.hpp), beside what the memory ledger
 // and the model measured.
 #include "mini5d/core/memory_ledger.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/trainer.hpp"
 
@@ -18,7 +18,7 @@ plan::StateBytes state_bytes(const Deck& deck, double params, int group) {
 
 StateMemory Trainer::predicted_state_memory() const {
   // Dense tensors sharded over the dense-gradient group, expert tensors over the
-  // expert-gradient group (the planner's split: plan/memory_model.cpp).
+  // expert-gradient group (the planner's split: plan/cost/memory_model.cpp).
   // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
   const double experts = double(base_->layout().expert_total());
   const auto b = state_bytes(deck_, double(base_->layout().total()) - experts, zero_->partition().group_size());

@@ -8,8 +8,8 @@
 #include <iostream>
 
 #include "mini5d/core/deck.hpp"
-#include "mini5d/plan/input_files.hpp"
-#include "mini5d/plan/search.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/search/search.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) return 2;

@@ -7,7 +7,7 @@
 // The sum is linear, so doing it after the reduction over d gives what doing it before
 // would. The two-rank group (stage 0 and stage p-1 at the same d, c, e and t
 // coordinates, parallel::AxisComms::split_pipeline_ends) is made once, at start-up; its
-// traffic is accounted under "pp" as gradients (the planner's plan/axis_traffic.cpp
+// traffic is accounted under "pp" as gradients (the planner's plan/cost/axis_traffic.cpp
 // counts it).
 #pragma once
 #include <cstdint>

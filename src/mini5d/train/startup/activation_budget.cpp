@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "mini5d/plan/axis_traffic.hpp"
-#include "mini5d/plan/memory_model.hpp"
+#include "mini5d/plan/cost/axis_traffic.hpp"
+#include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
 
 namespace mini5d::train {

@@ -14,7 +14,7 @@ struct ActivationMemory {
   double activations = 0, workspace = 0;
 };
 
-// The planner's prediction (plan/memory_model.hpp) of the activations (one micro-batch's,
+// The planner's prediction (plan/cost/memory_model.hpp) of the activations (one micro-batch's,
 // times those in flight on a pipeline stage) and work buffers on one rank, for the
 // deck's t, SP, c, p and recompute; what the model allocates is the same
 // (Trainer::measured_activation_memory).

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "mini5d/plan/output/signal_margin.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/inputs/input_files.hpp"
+
+namespace mini5d::plan {
+
+namespace {
+// A checkpoint holds the fp32 master weights and AdamW's two fp32 moments: 12 bytes a
+// parameter, whatever precision the step computes in.
+constexpr double kCheckpointBytesPerParam = 12;
+}  // namespace
+
+long long slurm_time_seconds(const std::string& t) {
+  if (t.find(':') == std::string::npos) return std::stoll(t) * 60;  // minutes
+  long long days = 0;
+  std::string hms = t;
+  if (const auto dash = t.find('-'); dash != std::string::npos) {
+    days = std::stoll(t.substr(0, dash));
+    hms = t.substr(dash + 1);
+  }
+  const long long h = std::stoll(hms.substr(0, hms.find(':')));
+  const long long mnt = std::stoll(hms.substr(hms.find(':') + 1, 2));
+  const long long s = std::stoll(hms.substr(hms.rfind(':') + 1));
+  return ((days * 24 + h) * 60 + mnt) * 60 + s;
+}
+
+SignalMargin signal_margin(const ModelDesc& m, const ClusterDesc& cl, double step_seconds, long long nodes) {
+  SignalMargin r;
+  r.checkpoint_bytes = count_params(m).total * kCheckpointBytesPerParam;
+  r.step_s = step_seconds;
+  // The job writes through its nodes' clients until the file system's own limit.
+  double gbs = 0;
+  if (cl.fs_write_gbs_per_node > 0) gbs = cl.fs_write_gbs_per_node * double(nodes);
+  if (cl.fs_write_gbs > 0) gbs = gbs > 0 ? std::min(gbs, cl.fs_write_gbs) : cl.fs_write_gbs;
+  r.write_bytes_per_s = gbs * 1e9;
+  const double need = step_seconds + kExitAllowanceSeconds;
+  if (r.write_bytes_per_s > 0) {
+    r.save_s = r.checkpoint_bytes / r.write_bytes_per_s;
+    r.seconds = static_cast<long long>(std::ceil((need + r.save_s) / 10.0)) * 10;
+    r.why = "a step (" + ms(step_seconds) + ") + saving " + human_bytes(r.checkpoint_bytes) + " at " +
+            fixed(gbs, 1) + " GB/s (" + ms(r.save_s) + ") + " + fixed(kExitAllowanceSeconds, 0) + " s to exit and requeue";
+  } else {
+    // No write rate stated: the save is not sized; keep two minutes at least.
+    r.seconds = std::max(120LL, static_cast<long long>(std::ceil(need / 10.0)) * 10);
+    r.why = "a step (" + ms(step_seconds) + ") + " + fixed(kExitAllowanceSeconds, 0) +
+            " s to exit and requeue; the save of " + human_bytes(r.checkpoint_bytes) +
+            " is not sized (no filesystem.write_gbs in " + cl.source + ")";
+  }
+  const long long limit = slurm_time_seconds(cl.slurm_time);
+  if (r.seconds >= limit)
+    throw InputError(cl.source + ": slurm.time: '" + cl.slurm_time + "' (" + std::to_string(limit) +
+                     " s) leaves no time to train before the checkpoint warning " + std::to_string(r.seconds) +
+                     " s ahead of it (" + r.why + "); give a longer limit");
+  return r;
+}
+
+}  // namespace mini5d::plan

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// How long before the time limit Slurm should warn a job (sbatch --signal=USR1@N) so
+// that mini5d can finish its step, write a checkpoint and leave before the limit kills
+// it: one predicted step, plus the checkpoint's bytes at the file system's write rate
+// (cluster file `filesystem:`), plus a fixed allowance for the exit and the requeue.
+#pragma once
+#include <string>
+
+#include "mini5d/plan/cost/cluster_desc.hpp"
+#include "mini5d/plan/cost/model_desc.hpp"
+
+namespace mini5d::plan {
+
+struct SignalMargin {
+  long long seconds = 0;        // what --signal=USR1@ gets
+  double checkpoint_bytes = 0;  // the whole model's checkpoint
+  double write_bytes_per_s = 0; // the job's file-system write rate, 0: not stated
+  double save_s = 0, step_s = 0;
+  std::string why;              // one line for the script's comment
+};
+
+// Seconds added for MPI teardown, the report and `scontrol requeue`.
+inline constexpr double kExitAllowanceSeconds = 60;
+
+// Throws InputError naming slurm.time when the limit leaves no time to train.
+SignalMargin signal_margin(const ModelDesc& m, const ClusterDesc& cl, double step_seconds, long long nodes);
+
+// "01:00:00", "1-00:00:00" or minutes ("90"), as sbatch --time takes them; validate_slurm
+// has checked the form.
+long long slurm_time_seconds(const std::string& t);
+
+}  // namespace mini5d::plan
