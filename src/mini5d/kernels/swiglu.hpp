@@ -2,7 +2,7 @@
 // SwiGLU, the gated MLP activation of model.mlp=swiglu: a = silu(gate) * up with
 // silu(g) = g * sigmoid(g). The gate and up projections run as one GEMM whose output
 // h [N, 2W] holds the gate in columns [0, W) and up in [W, 2W) (a tensor rank's W = F/t
-// columns of each: model/param_layout.cpp stores its gate rows, then its up rows), so the
+// columns of each: params/param_layout.cpp stores its gate rows, then its up rows), so the
 // kernel pairs column c with column W + c. Element-wise on rows: a team per row, threads
 // over consecutive columns. S is the storage type (float, double or bf16): values are
 // computed in acc_t<S> and rounded once on store.

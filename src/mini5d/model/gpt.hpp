@@ -34,8 +34,8 @@
 #include "mini5d/model/embedding_layer.hpp"
 #include "mini5d/model/head_layer.hpp"
 #include "mini5d/model/model_base.hpp"
-#include "mini5d/model/param_layout.hpp"
-#include "mini5d/model/unit_hooks.hpp"
+#include "mini5d/params/param_layout.hpp"
+#include "mini5d/params/unit_hooks.hpp"
 #include "mini5d/parallel/cp/ring_attention.hpp"
 
 namespace mini5d::model {

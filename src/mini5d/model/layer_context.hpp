@@ -23,7 +23,7 @@
 #include "mini5d/kernels/rope.hpp"
 #include "mini5d/kernels/widened_attention.hpp"
 #include "mini5d/kernels/views.hpp"
-#include "mini5d/model/unit_hooks.hpp"
+#include "mini5d/params/unit_hooks.hpp"
 #include "mini5d/parallel/ep/ep_comm.hpp"
 #include "mini5d/parallel/tp/region.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/model/layer_context.hpp"
-#include "mini5d/model/param_layout.hpp"
+#include "mini5d/params/param_layout.hpp"
 
 namespace mini5d::model {
 

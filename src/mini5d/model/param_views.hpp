@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/model/param_layout.hpp"
+#include "mini5d/params/param_layout.hpp"
 #include "mini5d/model/tensors.hpp"
 
 namespace mini5d::model {

@@ -11,8 +11,8 @@
 
 #include "mini5d/kernels/bf16.hpp"
 #include "mini5d/kernels/views.hpp"
-#include "mini5d/model/param_layout.hpp"
-#include "mini5d/model/unit_hooks.hpp"
+#include "mini5d/params/param_layout.hpp"
+#include "mini5d/params/unit_hooks.hpp"
 
 namespace mini5d::dp {
 

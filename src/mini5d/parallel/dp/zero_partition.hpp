@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "mini5d/core/shard.hpp"
-#include "mini5d/model/param_layout.hpp"
+#include "mini5d/params/param_layout.hpp"
 #include "mini5d/optim/segment.hpp"
 
 namespace mini5d::dp {

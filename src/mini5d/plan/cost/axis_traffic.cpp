@@ -119,7 +119,7 @@ AxisTraffic step_traffic(const ModelDesc& m, const Layout& l, int stage, int moe
     if (sp) {
       // ZeRO 0-1 sum every replicated gradient over t; from ZeRO 2 on a rank holds its
       // part of each unit only and sums the replicated elements in it: the part of the
-      // unit's leading replicated run (model/param_layout.cpp puts it first).
+      // unit's leading replicated run (params/param_layout.cpp puts it first).
       double rep = 0;
       for (const StageUnit& u : units) {
         if (l.zero <= 1 || l.dense_group() <= 1) {

@@ -33,7 +33,7 @@
 //       From ZeRO 2 on a rank holds only its part of each unit's gradients and sums
 //       the replicated elements in that part: with G ranks in the dense group, rank r
 //       sums |[0, R_u) ∩ even_part(U_u, G, r)| of a unit with U_u dense elements whose
-//       first R_u are the replicated ones (model/param_layout.cpp orders them so).
+//       first R_u are the replicated ones (params/param_layout.cpp orders them so).
 //   p, gradients (model.tie_embeddings, p > 1): the first and the last stage sum their
 //       copies of the token embedding's gradient once a step, V/t * D * 4 bytes each
 //       (V padded for t; parallel/pp/tied_embedding.hpp).
@@ -76,7 +76,7 @@ struct StageBlocks {
 };
 StageBlocks stage_blocks(const ModelDesc& m, const Layout& l, int stage, int moe_every);
 
-// A unit of a stage as ZeRO sees it (model/param_layout.hpp): its chunk, its elements on
+// A unit of a stage as ZeRO sees it (params/param_layout.hpp): its chunk, its elements on
 // one rank before ZeRO, dense and expert, and how many of the dense ones lead the unit
 // as the tensors replicated over t (counted whatever t).
 struct StageUnit {
@@ -84,7 +84,7 @@ struct StageUnit {
   double dense = 0, expert = 0, replicated = 0;
   // Grouped-query attention with t > kv_heads: where the key/value rows the rank shares
   // start in the unit, of the QKV weight and of its bias (after the replicated run and
-  // the query rows: model/param_layout.cpp); -1 where there are none.
+  // the query rows: params/param_layout.cpp); -1 where there are none.
   double kv_weight_at = -1, kv_bias_at = -1;
 };
 // Times each of pipeline rank `stage`'s local units is gathered in one optimizer step

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Parameter counts of mini5d's GPT; the tensor list mirrors model/param_layout.cpp so
+// Parameter counts of mini5d's GPT; the tensor list mirrors params/param_layout.cpp so
 // that the planner's byte counts equal the runtime's flat buffers.
 #include "mini5d/plan/cost/model_desc.hpp"
 

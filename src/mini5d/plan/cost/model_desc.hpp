@@ -2,7 +2,7 @@
 // What the planner needs to know about the model and the training run, and the
 // parameter counts derived from it.
 //
-// The model is mini5d's GPT (docs/architecture.md, src/mini5d/model/param_layout.cpp): token
+// The model is mini5d's GPT (docs/architecture.md, src/mini5d/params/param_layout.cpp): token
 // and learned position embeddings (none with rotary positions), pre-LN blocks (LN1, fused QKV linear with bias,
 // attention output projection with bias, LN2, GELU MLP fc/proj with biases), final
 // LayerNorm, LM head without bias (untied unless tie_embeddings). A mixture-of-experts

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "mini5d/model/param_layout.hpp"
+#include "mini5d/params/param_layout.hpp"
 
 #include <algorithm>
 #include <cmath>
