@@ -53,6 +53,13 @@ void start_kokkos(KokkosRun& kokkos, int argc, char** argv, const std::vector<st
 #else
   if (pl.host_threads > 0) kokkos_args.push_back("--kokkos-threads=" + std::to_string(pl.host_threads));
 #endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+  // A command that does not place the rank (version, check, ckpt, ...) leaves the OpenMP
+  // runtime as it loaded: with neither OMP_PROC_BIND nor OMP_PLACES set, threads are not
+  // bound. Saying so spares the command Kokkos's warning that the variable is unset,
+  // printed above its output (`train` and `topo` set it with the rank's binding).
+  if (!std::getenv("OMP_PROC_BIND") && !std::getenv("OMP_PLACES")) setenv("OMP_PROC_BIND", "false", 0);
+#endif
   std::vector<char*> ptrs;
   for (auto& s : kokkos_args) ptrs.push_back(s.data());
   int n = int(ptrs.size());
