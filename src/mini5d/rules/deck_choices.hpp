@@ -16,7 +16,13 @@ enum class Positions { learned, rope };         // model.positions
 enum class Schedule { gpipe, one_f_one_b, interleaved };  // parallel.schedule
 enum class Recompute { none, selective, full };           // train.recompute
 // train.precision, parallel.grad_reduce_dtype (fp32 | bf16) and mini5d-plan --precision.
+// GCC's -Wshadow says the enumerator shadows the type mini5d::bf16 (kernels/bf16.hpp)
+// where both are seen; a scoped enumerator is always written Precision::bf16, so nothing
+// is hidden.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
 enum class Precision { fp32, bf16, fp64 };
+#pragma GCC diagnostic pop
 enum class DataSource { markov, text, tokens };  // data.source
 // auto | true | false: parallel.gpu_aware_mpi, output.kernel_profile.
 enum class Toggle { automatic, on, off };
