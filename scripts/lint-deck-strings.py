@@ -29,8 +29,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from lint_common import self_test, source_files  # noqa: E402
-from lint_device_rules import strip  # noqa: E402  (comments and strings blanked, offsets kept)
+from lint_common import lint_main, scan_stripped  # noqa: E402
 
 EXTS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hh", ".inl")
 CORE = os.path.join(HERE, "..", "src", "mini5d", "core")
@@ -91,37 +90,14 @@ def findings_in(text, s, fields, words):
     return out
 
 
-def scan(files, fields, words):
-    found = []
-    for f in files:
-        if PARSER.search(os.path.abspath(f)):
-            continue
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-        lines = text.splitlines()
-        s = strip(text)
-        for off, msg in findings_in(text, s, fields, words):
-            line = s.count("\n", 0, off) + 1
-            if not SAFE.search(lines[line - 1]):
-                found.append((f, line, msg))
-    return sorted(set(found))
+def scan(files):
+    fields, words = deck_vocabulary()
+    ours = [f for f in files if not PARSER.search(os.path.abspath(f))]
+    return scan_stripped(ours, lambda text, s: findings_in(text, s, fields, words), SAFE)
 
 
 def main(argv):
-    expect = "--expect-marked" in argv
-    paths = [a for a in argv if a != "--expect-marked"]
-    if not paths:
-        print(next(l for l in __doc__.splitlines() if l.startswith("usage:")), file=sys.stderr)
-        return 2
-    fields, words = deck_vocabulary()
-    files = source_files(paths, expect, EXTS)
-    findings = scan(files, fields, words)
-    for f, line, msg in findings:
-        print(f"{f}:{line}: {msg}")
-    if not expect:
-        print(f"lint-deck-strings: {len(files)} files, {len(findings)} finding(s)")
-        return 1 if findings else 0
-    return self_test("lint-deck-strings", "DECK-STRING", files, findings)
+    return lint_main(argv, __doc__, "lint-deck-strings", "DECK-STRING", EXTS, scan)
 
 
 if __name__ == "__main__":

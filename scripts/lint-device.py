@@ -53,7 +53,7 @@ usage: lint-device.py [--expect-marked] PATH...   (files or directories)
 import re
 import sys
 
-from lint_common import self_test, source_files
+from lint_common import lint_main
 from lint_device_rules import device_bodies, match_close, strip, vendor_findings
 
 LAMBDA = re.compile(r"\bKOKKOS_(?:CLASS_)?LAMBDA\b")
@@ -141,8 +141,7 @@ def out_of_line_defs(s, classes):
     return defs
 
 
-def scan(paths, expect=False):
-    files = source_files(paths, expect, EXTS)
+def scan(files):
     stripped = {}
     for f in files:
         with open(f, encoding="utf-8", errors="replace") as fh:
@@ -185,7 +184,7 @@ def scan(paths, expect=False):
     for f, s in stripped.items():
         findings += host_calls_in_device_code(f, s, host_only)
     findings += vendor_findings(stripped)
-    return files, sorted(set(findings))
+    return sorted(set(findings))
 
 
 DEVICE_MARK = re.compile(r"\b(?:KOKKOS_(?:INLINE_|FORCEINLINE_|DEFAULTED_)?FUNCTION|constexpr|__device__)\b")
@@ -260,18 +259,7 @@ def binding_captures(f, s):
 
 
 def main(argv):
-    expect = "--expect-marked" in argv
-    paths = [a for a in argv if a != "--expect-marked"]
-    if not paths:
-        print(next(l for l in __doc__.splitlines() if l.startswith("usage:")), file=sys.stderr)
-        return 2
-    files, findings = scan(paths, expect)
-    for f, line, msg in findings:
-        print(f"{f}:{line}: {msg}")
-    if not expect:
-        print(f"lint-device: {len(files)} files, {len(findings)} finding(s)")
-        return 1 if findings else 0
-    return self_test("lint-device", "LINT-EXPECT", files, findings)
+    return lint_main(argv, __doc__, "lint-device", "LINT-EXPECT", EXTS, scan)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -33,8 +33,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lint_common import self_test, source_files  # noqa: E402
-from lint_device_rules import strip  # noqa: E402  (comments and strings blanked, offsets kept)
+from lint_common import lint_main, scan_stripped  # noqa: E402
 
 EXTS = (".cpp", ".hpp", ".h", ".cc", ".cxx", ".hh", ".inl")
 ERRORISH = re.compile(r"\b\w*(?:err|worst|diff|dev|ratio|moved|mismatch)\w*\b", re.I)
@@ -98,34 +97,10 @@ def findings_in(s):
     return out
 
 
-def scan(files):
-    found = []
-    for f in files:
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-        lines = text.splitlines()
-        s = strip(text)
-        for off, msg in findings_in(s):
-            line = s.count("\n", 0, off) + 1
-            if not SAFE.search(lines[line - 1]):
-                found.append((f, line, msg))
-    return sorted(set(found))
-
-
 def main(argv):
-    expect = "--expect-marked" in argv
-    paths = [a for a in argv if a != "--expect-marked"]
-    if not paths:
-        print(next(l for l in __doc__.splitlines() if l.startswith("usage:")), file=sys.stderr)
-        return 2
-    files = source_files(paths, expect, EXTS)
-    findings = scan(files)
-    for f, line, msg in findings:
-        print(f"{f}:{line}: {msg}")
-    if not expect:
-        print(f"lint-nan-compare: {len(files)} files, {len(findings)} finding(s)")
-        return 1 if findings else 0
-    return self_test("lint-nan-compare", "NAN-BLIND", files, findings)
+    return lint_main(argv, __doc__, "lint-nan-compare", "NAN-BLIND", EXTS,
+                     lambda files: scan_stripped(files, lambda text, s: findings_in(s), SAFE))
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
