@@ -31,17 +31,24 @@ setup_cluster_test() {
 
 # cluster_reference DECK REPORT ARGS...: the deck trained uninterrupted across the same 2
 # hosts with mpiexec (scripts/cluster-mpiexec.sh; PPN ranks on each, default 2), outside
-# Slurm, into REPORT;
+# Slurm, into REPORT (REF_TIMEOUT seconds at most, default 120);
 # then exports SLURM_EXPORT_ENV so that sbatch's srun hands the ranks (only them) the
 # preload cluster-mpiexec.sh built against MPICH's finalize hang over UCX TCP
 # (docs/two-tier-cluster.md).
 cluster_reference() {
-  local deck=$1 report=$2 lib
+  local deck=$1 report=$2
   shift 2
   rm -rf ref-ck
-  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MINI5D_NO_BIND=1 timeout 120 "$cluster_root/scripts/cluster-mpiexec.sh" 2 "${PPN:-2}" \
+  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MINI5D_NO_BIND=1 timeout "${REF_TIMEOUT:-120}" "$cluster_root/scripts/cluster-mpiexec.sh" 2 "${PPN:-2}" \
     "$APP" train "$deck" checkpoint.dir=ref-ck output.report="$report" "$@" > ref.out 2>&1 ||
     { tail -n 5 ref.out; fail "the reference run across the hosts failed"; }
+  export_finalize_preload
+}
+
+# export_finalize_preload: SLURM_EXPORT_ENV hands the ranks the preload that
+# cluster-mpiexec.sh built (run it once first).
+export_finalize_preload() {
+  local lib
   lib=$MINI5D_CLUSTER_DIR/ucx-finalize-progress.$(cksum < "$cluster_root/scripts/ucx-finalize-progress.c" | cut -d' ' -f1).so
   [[ -s $lib ]] || fail "cluster-mpiexec.sh built no $lib"
   export SLURM_EXPORT_ENV="ALL,LD_PRELOAD=$lib"
