@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Goodput under failures: the expected fraction of wall time that trains (ETTR) for a
-// checkpoint interval, and the interval Young's rule picks. One rule that the planner
-// (--explain, --json, --goodput) and the trainer (checkpoint.every: auto) both compute.
+// checkpoint interval, and the interval Young's rule picks. Pure, in rules/ so that the
+// planner (--explain, --json, --goodput) and the trainer can compute it alike.
 //
 // The model (docs/planner.md, "Goodput"): failures of the job arrive as a Poisson
 // process of rate 1/M, M = node MTBF / nodes (every node fails independently and
