@@ -2,11 +2,13 @@
 // mini5d-plan: which (d, t, p, c, e), micro-batch, ZeRO stage and recomputation for
 // this model on this cluster, and why. A dispatch over the planner's modes
 // (src/mini5d/plan/cli/): --validate anywhere on the command line checks the planner
-// against published runs; otherwise it plans (read the two descriptions, search, print
+// against published runs; --goodput computes the goodput rule on given figures (for the
+// failure soak); otherwise it plans (read the two descriptions, search, print
 // the table, --explain or --json, and optionally write the deck and the Slurm script).
 // Exit status: 0 ok, 1 bad command line, 2 bad input file, 3 nothing fits.
 #include <string>
 
+#include "mini5d/plan/cli/goodput_cli.hpp"
 #include "mini5d/plan/cli/plan_mode.hpp"
 #include "mini5d/plan/cli/validation_cli.hpp"
 
@@ -20,6 +22,7 @@ struct Mode {
 
 const Mode kModes[] = {
     {"--validate", mini5d::plan::validate_main},
+    {"--goodput", mini5d::plan::goodput_main},
 };
 
 }  // namespace

@@ -59,7 +59,9 @@ const char* const kUsage =
     "  --validate FILE       published runs (inputs/validation/*.yaml) against the planner;\n"
     "                        with --rows fit|test|all, --json, --cluster FILE (default: the file's),\n"
     "                        --rank (each published layout's rank in the free search),\n"
-    "                        --breakdown (each run's predicted step and memory, split)\n";
+    "                        --breakdown (each run's predicted step and memory, split)\n"
+    "  --goodput K=V,...     the goodput rule on given figures, one JSON object: step_s, save_s,\n"
+    "                        restart_s, node_mtbf_s, nodes [, write_s, interval_steps]\n";
 
 std::string num_text(double v) {
   std::ostringstream o;

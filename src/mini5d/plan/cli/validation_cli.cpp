@@ -59,7 +59,8 @@ void print_row(const ValidationSet& v, const ValidationResult& res, bool json) {
                   g[3], g[4], r.published_step, res.costed() ? res.predicted_step : -1.0,
                   res.costed() ? res.error : 0.0, res.plan && res.plan->fits ? "true" : "false",
                   res.plan ? describe(res.plan->layout).c_str() : "");
-    std::string line = buf;  // the reason, when not costed, before the closing brace
+    std::string line = buf;  // the reason, when not costed, and the group, before the closing brace
+    if (!v.group.empty()) line.insert(line.size() - 2, ", \"group\": \"" + json_escape(v.group) + "\"");
     if (!res.why.empty()) line.insert(line.size() - 2, ", \"why\": \"" + json_escape(res.why) + "\"");
     std::cout << line;
     return;
@@ -180,6 +181,8 @@ int validate_main(int argc, char** argv) {
   try {
     const ValidationSet v = load_validation_file(file);
     const ClusterDesc cl = load_cluster_file(cluster.empty() ? v.cluster_file : cluster);
+    if (!json && !rank && !breakdown && !v.group.empty())
+      std::cout << "group: " << v.group << " (reported apart, outside the per-run bound)\n";
     if (!json && !rank && !breakdown)
       std::cout << "| run | role | GPUs | d | t | p | c | e | published step (s) | predicted (s) | "
                    "error | planner's layout |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -177,6 +177,15 @@ struct ClusterDesc {
   // File-system write rate for checkpoints, GB/s: per node (the client's share) and for
   // the whole file system; 0: not stated. Sizes the time-limit warning (signal_margin.hpp).
   double fs_write_gbs_per_node = 0, fs_write_gbs = 0;
+  // The same for reading a checkpoint back at a restart (filesystem.read_gbs_per_node,
+  // read_gbs); 0: not stated, the write rate stands in.
+  double fs_read_gbs_per_node = 0, fs_read_gbs = 0;
+  // Failures (cluster file `reliability:`), for the goodput (plan/output/goodput_plan.hpp):
+  // one node's mean time between failures that stop a job, hours (0: not stated, no
+  // goodput), and the seconds a restart spends before it loads: the scheduler's
+  // requeue and the job's start-up.
+  double node_mtbf_hours = 0;
+  double requeue_s = 60, startup_s = 30;
   long long devices() const { return nodes * devices_per_node; }
 };
 

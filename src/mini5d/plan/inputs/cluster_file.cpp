@@ -254,6 +254,15 @@ void read_software_and_slurm(const Fields& f, ClusterDesc& cl) {
   cl.fs_write_gbs_per_node = f.number("filesystem.write_gbs_per_node", 0, 1e6,
                                       "checkpoint write rate one node reaches, GB/s", false, 0);
   cl.fs_write_gbs = f.number("filesystem.write_gbs", 0, 1e9, "the file system's total write rate, GB/s", false, 0);
+  cl.fs_read_gbs_per_node = f.number("filesystem.read_gbs_per_node", 0, 1e6,
+                                     "checkpoint read rate one node reaches, GB/s", false, 0);
+  cl.fs_read_gbs = f.number("filesystem.read_gbs", 0, 1e9, "the file system's total read rate, GB/s", false, 0);
+  cl.node_mtbf_hours = f.number("reliability.node_mtbf_hours", 1, 1e8,
+                                "one node's mean time between job-stopping failures, hours", false, 0);
+  cl.requeue_s = f.number("reliability.requeue_s", 0, 86400,
+                          "seconds from a failure until the requeued job starts", false, cl.requeue_s);
+  cl.startup_s = f.number("reliability.startup_s", 0, 86400,
+                          "seconds from the job's start until it loads the checkpoint", false, cl.startup_s);
 }
 
 }  // namespace

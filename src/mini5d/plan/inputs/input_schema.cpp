@@ -50,8 +50,9 @@ const KeySchema& cluster_file_schema() {
   static const std::vector<std::string> precs = {"fp32", "bf16", "fp64"};
   static const KeySchema s = {
       {"", {"name", "nodes", "devices_per_node", "cores_per_node", "threads_per_core", "device", "links",
-            "slurm", "filesystem", "software"}},
-      {"filesystem", {"write_gbs_per_node", "write_gbs"}},
+            "slurm", "filesystem", "reliability", "software"}},
+      {"filesystem", {"write_gbs_per_node", "write_gbs", "read_gbs_per_node", "read_gbs"}},
+      {"reliability", {"node_mtbf_hours", "requeue_s", "startup_s"}},
       {"software", {"name", "tp_overlap", "pp_scatter_gather", "attention_dropout", "attention_block",
                     "fused_attention", "fused_attention_tflops", "collectives", "context_parallel",
                     "grad_reduce_overlap", "overlap_efficiency"}},

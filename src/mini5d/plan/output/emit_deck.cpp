@@ -10,6 +10,7 @@
 
 #include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/output/goodput_plan.hpp"
 #include "mini5d/rules/stage_split.hpp"
 
 namespace mini5d::plan {
@@ -85,6 +86,20 @@ DeckSection model_section(const ModelDesc& s) {
   if (s.rope) model.emplace_back("positions", "rope");
   if (s.rope && s.rope_theta != 10000) model.emplace_back("rope_theta", exact(s.rope_theta));
   return model;
+}
+
+// The interval the goodput model picks for the plan where the cluster file states its
+// failure rate and write rate (plan/output/goodput_plan.hpp); else saves only on signals.
+void write_checkpoint_section(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, const Plan& p,
+                              bool scale_down) {
+  DeckSection checkpoint = kCheckpoint;
+  const PlanGoodput good = scale_down ? PlanGoodput{} : plan_goodput(in.model, cl, p);
+  if (good.available) {
+    set(checkpoint, "every", std::to_string(good.interval_steps));
+    os << "# checkpoint.every: Young's interval for a job MTBF of " << fixed(good.in.job_mtbf_s() / 3600, 2)
+       << " h and a " << ms(good.in.save_s) << " save (predicted ETTR " << pct(good.ettr) << ")\n";
+  }
+  section(os, "checkpoint", checkpoint);
 }
 
 }  // namespace
@@ -184,7 +199,7 @@ void write_deck(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, c
   DeckSection data = kData;
   if (double(s.vocab) * double(s.vocab) > double(1 << 24)) set(data, "markov_order", "1");
   section(os, "data", merged(data, in.data_fields));
-  section(os, "checkpoint", kCheckpoint);
+  write_checkpoint_section(os, in, cl, p, scale_down);
   section(os, "output", merged(kOutput, in.output_fields));
 }
 

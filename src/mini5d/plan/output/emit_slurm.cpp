@@ -11,6 +11,7 @@
 
 #include "mini5d/plan/output/format.hpp"
 #include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/plan/output/goodput_plan.hpp"
 #include "mini5d/plan/output/signal_margin.hpp"
 
 namespace mini5d::plan {
@@ -129,6 +130,13 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
   os << "# predicted: step " << ms(p.time.step) << ", " << gib(p.memory.total())
      << "/device, MFU " << pct(p.time.mfu) << "\n";
   os << "# time-limit warning " << margin.seconds << " s ahead: " << margin.why << "\n";
+  // The checkpoint interval the goodput model picks, passed on the command line so that
+  // the deck's own checkpoint.every never disagrees with this script.
+  const PlanGoodput good = plan_goodput(m, cl, p);
+  const std::string every = good.available ? " checkpoint.every=" + std::to_string(good.interval_steps) : "";
+  if (good.available)
+    os << "# checkpoint every " << good.interval_steps << " steps, predicted ETTR " << pct(good.ettr)
+       << " (mini5d-plan --explain gives the inputs)\n";
   os << "#SBATCH --job-name=mini5d-" << job_name(m.name) << "\n";
   os << "#SBATCH --nodes=" << nodes << "\n";
   if (!whole_nodes) os << "#SBATCH --ntasks=" << l.ranks() << "\n";
@@ -186,7 +194,8 @@ void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, co
      << (srun_binds ? "cores" : "none") << " --distribution=block:block";
   if (gpu) os << " --gpus-per-task=1 --gpu-bind=" << (srun_binds ? cl.slurm_gpu_bind : std::string("none"));
   os << " \\\n  \"$MINI5D\" train \"$DECK\" parallel.ranks_per_node=$SLURM_NTASKS_PER_NODE"
-        " checkpoint.dir=\"$CKPT_DIR\" output.report=\"$REPORT\" ${RESUME[@]+\"${RESUME[@]}\"} \"$@\"\n\n";
+        " checkpoint.dir=\"$CKPT_DIR\""
+     << every << " output.report=\"$REPORT\" ${RESUME[@]+\"${RESUME[@]}\"} \"$@\"\n\n";
   os << "# Stopped by the time-limit warning (checkpoint saved): back into the queue; the\n"
         "# next start resumes from latest. A finished run or scancel (SIGTERM) does not requeue.\n";
   os << "if grep -q \"\\\"stopped_by_signal\\\": $(kill -l USR1),\" \"$REPORT\"; then\n";

@@ -14,6 +14,7 @@
 #include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/plan/cost/comm_model.hpp"
 #include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/output/goodput_plan.hpp"
 #include "mini5d/plan/search/search.hpp"
 
 namespace mini5d::plan {
@@ -368,6 +369,7 @@ void explain_plan(std::ostream& os, const ModelDesc& m, const TrainDesc& tr,
   explain_d(os, c);
   explain_ce(os, c);
   explain_knobs(os, c);
+  os << goodput_text(plan_goodput(m, cl, p));
 }
 
 void explain(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const ClusterDesc& cl,

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "mini5d/plan/output/goodput_plan.hpp"
+
 namespace mini5d::plan {
 
 std::string json_escape(const std::string& s) {
@@ -44,7 +46,8 @@ std::string stage_layers_json(const Plan& p) {
   return s + "]";
 }
 
-void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind) {
+void plan_json(std::ostream& os, const ModelDesc& md, const ClusterDesc& cl, const Plan& p, int rank,
+               const std::string& ind) {
   const Layout& l = p.layout;
   const MemoryBreakdown& m = p.memory;
   const TimeBreakdown& t = p.time;
@@ -77,7 +80,8 @@ void plan_json(std::ostream& os, const Plan& p, int rank, const std::string& ind
      << ", \"tokens_per_s\": " << num(t.tokens_per_s)
      << ", \"hardware_flops_per_step\": " << num(t.hardware_flops)
      << ", \"hardware_flops_per_s\": " << num(t.hardware_flops_rate)
-     << ", \"hardware_flops_utilisation\": " << num(t.hfu) << "}";
+     << ", \"hardware_flops_utilisation\": " << num(t.hfu) << ",\n"
+     << ind << " \"goodput\": " << goodput_json(plan_goodput(md, cl, p)) << "}";
 }
 }  // namespace
 
@@ -103,7 +107,7 @@ void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const
   if (r.top.empty() && r.least_memory) {
     os << "  \"does_not_fit\": {\"short_bytes\": "
        << num(r.least_memory->memory.total() - cl.device.memory) << ", \"least_memory_plan\":\n";
-    plan_json(os, *r.least_memory, 0, "    ");
+    plan_json(os, m, cl, *r.least_memory, 0, "    ");
     os << "},\n";
   }
   if (given) {
@@ -112,13 +116,13 @@ void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const
     os << "  \"given\": {\"position\": " << (given->fits ? r.ahead_of_given + 1 : 0)
        << ", \"fitting\": " << r.fitting << ", \"slower_than_best\": " << num(slower)
        << ", \"plan\":\n";
-    plan_json(os, *given, 0, "    ");
+    plan_json(os, m, cl, *given, 0, "    ");
     os << "},\n";
   }
   os << "  \"plans\": [";
   for (std::size_t i = 0; i < r.top.size(); ++i) {
     os << (i ? ",\n" : "\n");
-    plan_json(os, r.top[i], int(i + 1), "    ");
+    plan_json(os, m, cl, r.top[i], int(i + 1), "    ");
   }
   os << (r.top.empty() ? "]\n" : "\n  ]\n") << "}\n";
 }

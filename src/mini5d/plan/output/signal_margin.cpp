@@ -29,18 +29,37 @@ long long slurm_time_seconds(const std::string& t) {
   return ((days * 24 + h) * 60 + mnt) * 60 + s;
 }
 
+namespace {
+// The job moves data through its nodes' clients until the file system's own limit;
+// GB/s in, bytes/s out, 0 when neither rate is stated.
+double job_rate(double per_node_gbs, double total_gbs, long long nodes) {
+  double gbs = per_node_gbs > 0 ? per_node_gbs * double(nodes) : 0;
+  if (total_gbs > 0) gbs = gbs > 0 ? std::min(gbs, total_gbs) : total_gbs;
+  return gbs * 1e9;
+}
+}  // namespace
+
+CheckpointIo checkpoint_io(const ModelDesc& m, const ClusterDesc& cl, long long nodes) {
+  CheckpointIo io;
+  io.bytes = count_params(m).total * kCheckpointBytesPerParam;
+  io.write_bytes_per_s = job_rate(cl.fs_write_gbs_per_node, cl.fs_write_gbs, nodes);
+  io.read_bytes_per_s = job_rate(cl.fs_read_gbs_per_node, cl.fs_read_gbs, nodes);
+  if (io.read_bytes_per_s <= 0) io.read_bytes_per_s = io.write_bytes_per_s;
+  if (io.write_bytes_per_s > 0) io.save_s = io.bytes / io.write_bytes_per_s;
+  if (io.read_bytes_per_s > 0) io.load_s = io.bytes / io.read_bytes_per_s;
+  return io;
+}
+
 SignalMargin signal_margin(const ModelDesc& m, const ClusterDesc& cl, double step_seconds, long long nodes) {
   SignalMargin r;
-  r.checkpoint_bytes = count_params(m).total * kCheckpointBytesPerParam;
+  const CheckpointIo io = checkpoint_io(m, cl, nodes);
+  r.checkpoint_bytes = io.bytes;
   r.step_s = step_seconds;
-  // The job writes through its nodes' clients until the file system's own limit.
-  double gbs = 0;
-  if (cl.fs_write_gbs_per_node > 0) gbs = cl.fs_write_gbs_per_node * double(nodes);
-  if (cl.fs_write_gbs > 0) gbs = gbs > 0 ? std::min(gbs, cl.fs_write_gbs) : cl.fs_write_gbs;
-  r.write_bytes_per_s = gbs * 1e9;
+  r.write_bytes_per_s = io.write_bytes_per_s;
+  const double gbs = io.write_bytes_per_s / 1e9;
   const double need = step_seconds + kExitAllowanceSeconds;
   if (r.write_bytes_per_s > 0) {
-    r.save_s = r.checkpoint_bytes / r.write_bytes_per_s;
+    r.save_s = io.save_s;
     r.seconds = static_cast<long long>(std::ceil((need + r.save_s) / 10.0)) * 10;
     r.why = "a step (" + ms(step_seconds) + ") + saving " + human_bytes(r.checkpoint_bytes) + " at " +
             fixed(gbs, 1) + " GB/s (" + ms(r.save_s) + ") + " + fixed(kExitAllowanceSeconds, 0) + " s to exit and requeue";

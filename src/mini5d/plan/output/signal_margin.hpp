@@ -19,6 +19,17 @@ struct SignalMargin {
   std::string why;              // one line for the script's comment
 };
 
+// A whole-model checkpoint's size, and the job's rates and seconds to write it and to
+// read it back through `nodes` nodes at the cluster file's `filesystem:` rates (the
+// nodes' share up to the file system's total); a rate not stated is 0 and so are its
+// seconds; a read rate not stated is the write rate.
+struct CheckpointIo {
+  double bytes = 0;
+  double write_bytes_per_s = 0, read_bytes_per_s = 0;
+  double save_s = 0, load_s = 0;
+};
+CheckpointIo checkpoint_io(const ModelDesc& m, const ClusterDesc& cl, long long nodes);
+
 // Seconds added for MPI teardown, the report and `scontrol requeue`.
 inline constexpr double kExitAllowanceSeconds = 60;
 

@@ -92,7 +92,7 @@ SearchOptions ValidationRun::options(const SearchOptions& features) const {
 ValidationSet load_validation_file(const std::string& path) {
   const YAML::Node root = parse(read_file(path), path);
   const Fields f(root, path);
-  f.check_keys({{"", {"source", "cluster", "published", "precision", "features", "model", "runs"}},
+  f.check_keys({{"", {"source", "cluster", "published", "precision", "features", "model", "runs", "group"}},
                 {"features", {"zero", "recompute", "sp", "uneven_stages", "max_c", "moe_imbalance"}}},
                "validation file");
   ValidationSet v;
@@ -107,6 +107,7 @@ ValidationSet load_validation_file(const std::string& path) {
     f.fail("published", "'" + unit + "' is not valid (valid: step_s, tflops_eq3, tflops_palm)");
   const std::string prec = f.text("precision", "bf16");
   v.options = read_features(f);
+  v.group = f.text("group", "");
   if (!root["model"] || !root["model"].IsMap()) f.fail("model", "missing section (the model's shape)");
   const YAML::Node runs = root["runs"];
   if (!runs || !runs.IsSequence() || runs.size() == 0) f.fail("runs", "missing or empty list of runs");

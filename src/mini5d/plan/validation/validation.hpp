@@ -49,6 +49,9 @@ struct ValidationRun {
 
 struct ValidationSet {
   std::string path, source, cluster_file;  // cluster_file: resolved path
+  // `group:` of the file: its test runs are reported apart, under this name, outside the
+  // per-run bound of the out-of-sample test (docs/planner.md, "Out of sample"); "": none.
+  std::string group;
   SearchOptions options;
   std::vector<ValidationRun> runs;
 };
