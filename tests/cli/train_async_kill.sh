@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # kill -9 of a job whose asynchronous save is half-way through its file: `latest` stays
 # on the previous checkpoint, which verifies, and a resume from it trains the remaining
-# steps with losses identical to an uninterrupted run's.
+# steps with losses identical to an uninterrupted run's. Then the watchdog: a rank whose
+# writer hangs mid-file (MINI5D_CKPT_FAIL=stall_write) ends the job once the background
+# save has made no progress for parallel.collective_timeout_s, while training went on.
 # The writer is held mid-file with MINI5D_CKPT_FAIL=pause_mid_write (it waits, up to
 # 30 s, for its marker file to go) while the training thread goes on; every rank and
 # the launcher are killed once the marker exists.
@@ -38,3 +40,10 @@ losses whole.json | tail -n 4 > whole.loss && losses resumed.json > resumed.loss
 [[ $(wc -l < resumed.loss) -eq 4 ]] || fail "the resume reported $(wc -l < resumed.loss) steps, not 4"
 cmp -s whole.loss resumed.loss || { paste whole.loss resumed.loss; fail "steps 5-8 after the kill differ from the uninterrupted run"; }
 echo "ok: kill -9 mid-write kept latest at step 4 and the resume is bit-exact"
+MINI5D_CKPT_FAIL=stall_write run checkpoint.dir=ck_stall checkpoint.every=4 parallel.collective_timeout_s=3 \
+  output.report= > stall.out 2>&1 && { cat stall.out; fail "a hung background writer did not end the job"; }
+grep -q "fatal: step 8: the background checkpoint save has made no progress for 3 s" stall.out ||
+  { cat stall.out; fail "no watchdog line for the hung background writer"; }
+grep -q "^step 8/8" stall.out || { cat stall.out; fail "training did not go on while the writer hung"; }
+[[ ! -e ck_stall/step-00000004.h5 && ! -e ck_stall/latest ]] || fail "the hung save was committed"
+echo "ok: the watchdog ended the job whose background writer hung"
