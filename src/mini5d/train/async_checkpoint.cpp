@@ -31,6 +31,11 @@ AsyncCheckpointWriter::~AsyncCheckpointWriter() {
   MPI_Comm_free(&comm_);
 }
 
+void AsyncCheckpointWriter::prepare(const dp::ZeroOptimizer& opt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!has_job_) charge_.grow(stage_parts(opt, staged_));
+}
+
 double AsyncCheckpointWriter::start(const dp::ZeroOptimizer& opt, const std::string& dir, const std::string& name,
                                     const checkpoint::CheckpointMeta& meta, int keep_last) {
   Kokkos::Timer timer;

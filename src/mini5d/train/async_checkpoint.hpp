@@ -47,6 +47,9 @@ class AsyncCheckpointWriter {
   AsyncCheckpointWriter(const AsyncCheckpointWriter&) = delete;
   AsyncCheckpointWriter& operator=(const AsyncCheckpointWriter&) = delete;
 
+  // Allocates the staging buffers for `opt`'s state and touches them (a first copy),
+  // at the start of the run: the first save's snapshot then pays no page faults.
+  void prepare(const dp::ZeroOptimizer& opt);
   // Copies `opt`'s state into the staging buffers (allocated on first use and charged
   // to the ledger's checkpoint_staging) and hands the save to the writer. The caller
   // has waited for the previous save (wait()). Returns this rank's seconds of copying.

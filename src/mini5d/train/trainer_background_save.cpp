@@ -20,6 +20,7 @@ void Trainer::prepare_background_saves() {
     return;
   }
   writer_ = std::make_unique<AsyncCheckpointWriter>(grid_->cart().get());
+  writer_->prepare(*zero_);  // the values are not used: only the pages are touched
 }
 
 void Trainer::save_in_background(const std::string& reason, const Notify& notify) {
