@@ -5,6 +5,10 @@
 #include <stdexcept>
 #include <utility>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "mini5d/comm/watchdog.hpp"
 
 namespace mini5d::train {
@@ -82,6 +86,9 @@ checkpoint::IoStats AsyncCheckpointWriter::wait() {
 void AsyncCheckpointWriter::loop() {
   static const std::string kAxis = "checkpoint";
   comm::watchdog::as_background_writer();
+  // The lowest priority (this thread only): where the writer shares a core with
+  // training, training goes first and the write fills the gaps.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
