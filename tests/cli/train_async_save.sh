@@ -7,7 +7,9 @@
 #  2. the asynchronous run reports each save's snapshot and background write (console
 #     line and report fields), and waits for the last one at the end of the run;
 #  3. a resume from the asynchronous step 4 trains steps 5-8 with losses identical to
-#     the uninterrupted run's.
+#     the uninterrupted run's;
+#  4. SIGTERM: the run saves in the background, waits for that save before it stops,
+#     and reports the wait ("stop signal"); `latest` names it.
 # usage: train_async_save.sh WORKDIR MPIEXEC NP_FLAG MINI5D_APP DECK
 set -u
 work=$1 mpiexec=$2 npflag=$3 app=$4 deck=$5
@@ -58,4 +60,22 @@ run checkpoint.dir=ck_resume checkpoint.resume=$PWD/ck_async/step-00000004.h5 ou
 losses resumed.json > resumed.loss
 tail -n 4 sync.loss > tail.loss
 cmp -s tail.loss resumed.loss || { paste tail.loss resumed.loss; fail "the resumed steps 5-8 differ from the uninterrupted run"; }
+# The launcher itself in the background (not the run function's subshell): it forwards SIGTERM.
+"$mpiexec" "$npflag" 2 "$app" train "$deck" parallel.d=2 train.micro_batch=8 parallel.zero=1 output.log_every=1 \
+  checkpoint.dir=ck_signal checkpoint.async=true train.steps=100000 output.report=signal.json \
+  > signal.out 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do grep -q "^step 20/" signal.out 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid" || { cat signal.out; fail "the signalled run did not exit 0"; }
+grep -q "^checkpoint step-[0-9]*: .*waited [0-9.]* s for it (stop signal)" signal.out ||
+  { cat signal.out; fail "no reported wait for the save at the stop signal"; }
+python3 - signal.json <<'PY' || fail "signal report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+last = [c for c in r["checkpoints"] if c["kind"] == "save"][-1]
+assert r["stopped_by_signal"] == 15 and last["reason"] == "signal SIGTERM" and last["waited_at"] == "stop signal", last
+PY
+n=$(python3 -c 'import json; print([c for c in json.load(open("signal.json"))["checkpoints"]][-1]["step"])')
+[[ $(head -1 ck_signal/latest) == $(printf 'step-%08d.h5' "$n") ]] || fail "latest is not the signal's save (step $n)"
 echo "ok: asynchronous saves match blocking ones byte for byte and resume exactly"
