@@ -371,3 +371,15 @@ TEST_CASE("model.hidden_dropout and model.attention_dropout: off by default", "[
   CHECK_THROWS_WITH(parse_model_text(base + ", hidden_dropout: 1}\n", "m.yaml"),
                     Catch::Contains("model.hidden_dropout: 1 is out of range"));
 }
+
+TEST_CASE("asynchronous checkpoint staging: the buffers the save writes from", "[plan][memory]") {
+  // 1000 params over a group of 4. fp32: weights whole until ZeRO 3, moments sharded
+  // from ZeRO 1: 4000+8000, 4000+2000, 4000+2000, 1000+2000.
+  const double f32[4] = {12000, 6000, 6000, 3000};
+  // bf16: the master copy is sharded with the moments from ZeRO 1.
+  const double bf[4] = {12000, 3000, 3000, 3000};
+  for (int s = 0; s < 4; ++s) {
+    CHECK(checkpoint_staging_bytes(1000, s, 4, Precision::fp32) == Approx(f32[s]));
+    CHECK(checkpoint_staging_bytes(1000, s, 4, Precision::bf16) == Approx(bf[s]));
+  }
+}

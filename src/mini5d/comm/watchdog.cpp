@@ -19,14 +19,21 @@ namespace mini5d::comm::watchdog {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-struct State {
-  std::mutex mu;
-  // The outermost open scope: nested ones (a collective inside a save) wait with it.
+// The outermost open scope of one thread: nested ones (a collective inside a save)
+// wait with it.
+struct Slot {
   int depth = 0;
   const std::string* axis = nullptr;
   const char* op = nullptr;
   bool by_progress = false;
   Clock::time_point since{};  // the scope's opening, or its last progress()
+};
+
+struct State {
+  std::mutex mu;
+  // [0]: the training thread's scopes; [1]: the background checkpoint writer's, timed
+  // on their own (its save makes progress while the training thread waits elsewhere).
+  Slot slots[2];
   std::atomic<long> step{0};
   std::atomic<double> timeout_s{0};
   int rank = 0;
@@ -42,6 +49,8 @@ State& state() {
   return s;
 }
 
+thread_local int this_slot = 0;  // 1 on a thread that called as_background_writer()
+
 void watch() {
   auto& s = state();
   Clock::time_point last_beat{};
@@ -53,24 +62,29 @@ void watch() {
     int world = 0;
     {
       std::lock_guard<std::mutex> lock(s.mu);
-      if (s.depth == 0) continue;
       const auto now = Clock::now();
-      const double waited = std::chrono::duration<double>(now - s.since).count();
-      dir = s.beat_dir, world = s.world_size;
-      // Half the timeout waited: say so in the heartbeat folder, about once a second.
-      if (!dir.empty() && waited >= std::max(1.0, limit / 2) &&
-          std::chrono::duration<double>(now - last_beat).count() >= 1.0) {
-        beat = "step " + std::to_string(s.step.load()) + ": " + *s.axis + " " + s.op;
-        s.beating = true;
-        last_beat = now;
-      }
-      if (waited >= limit) {
-        char secs[32];
-        std::snprintf(secs, sizeof secs, "%.0f", waited);
-        line = "mini5d: rank " + std::to_string(s.rank) + ": fatal: step " + std::to_string(s.step.load()) +
-               ": the " + *s.axis + " " + s.op +
-               (s.by_progress ? " has made no progress for " : " has not completed after ") + secs +
-               " s (parallel.collective_timeout_s=" + std::to_string(int(limit)) + "): another rank is hung or gone";
+      // The slot that has waited longest decides; heartbeats are the training thread's.
+      for (int k = 0; k < 2 && line.empty(); ++k) {
+        const Slot& slot = s.slots[k];
+        if (slot.depth == 0) continue;
+        const double waited = std::chrono::duration<double>(now - slot.since).count();
+        dir = s.beat_dir, world = s.world_size;
+        // Half the timeout waited: say so in the heartbeat folder, about once a second.
+        if (k == 0 && !dir.empty() && waited >= std::max(1.0, limit / 2) &&
+            std::chrono::duration<double>(now - last_beat).count() >= 1.0) {
+          beat = "step " + std::to_string(s.step.load()) + ": " + *slot.axis + " " + slot.op;
+          s.beating = true;
+          last_beat = now;
+        }
+        if (waited >= limit) {
+          char secs[32];
+          std::snprintf(secs, sizeof secs, "%.0f", waited);
+          line = "mini5d: rank " + std::to_string(s.rank) + ": fatal: step " + std::to_string(s.step.load()) +
+                 ": the " + (k == 1 ? "background " : "") + *slot.axis + " " + slot.op +
+                 (slot.by_progress ? " has made no progress for " : " has not completed after ") + secs +
+                 " s (parallel.collective_timeout_s=" + std::to_string(int(limit)) +
+                 "): another rank is hung or gone";
+        }
       }
     }
     if (!beat.empty()) write_heartbeat(dir, s.rank, beat);
@@ -124,23 +138,27 @@ void name_silent_ranks(const std::string& dir, int world_size) {
   if (!dir.empty()) remove_heartbeat(dir, rank);  // an earlier run's, ended by its watchdog
 }
 
+void as_background_writer() { this_slot = 1; }
+
 Scope::Scope(const std::string& axis, const char* op, bool by_progress) {
   auto& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.started) return;
   counted_ = true;
-  if (s.depth++ == 0) {
-    s.axis = &axis;
-    s.op = op;
-    s.by_progress = by_progress;
-    s.since = Clock::now();
+  Slot& slot = s.slots[this_slot];
+  if (slot.depth++ == 0) {
+    slot.axis = &axis;
+    slot.op = op;
+    slot.by_progress = by_progress;
+    slot.since = Clock::now();
   }
 }
 
 void progress() {
   auto& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.depth > 0 && s.by_progress) s.since = Clock::now();
+  Slot& slot = s.slots[this_slot];
+  if (slot.depth > 0 && slot.by_progress) slot.since = Clock::now();
 }
 
 Scope::~Scope() {
@@ -149,10 +167,11 @@ Scope::~Scope() {
   std::string stale;  // this rank's heartbeat, once its outermost wait is over
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    --s.depth;
+    Slot& slot = s.slots[this_slot];
+    --slot.depth;
     // An operation done inside a by-progress scope (a phase, a save) is its progress.
-    if (s.depth > 0 && s.by_progress) s.since = Clock::now();
-    if (s.depth == 0 && s.beating) {
+    if (slot.depth > 0 && slot.by_progress) slot.since = Clock::now();
+    if (this_slot == 0 && slot.depth == 0 && s.beating) {
       s.beating = false;
       stale = s.beat_dir;
     }

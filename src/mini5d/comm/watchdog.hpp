@@ -26,8 +26,13 @@
 // written unless a wait lasts half the timeout, and a rank removes its file when its
 // wait ends.
 //
-// The thread calls no MPI function (MPI is initialised without thread support): it
-// leaves the job with _Exit, and mpiexec (or srun) kills the other ranks.
+// An asynchronous checkpoint's writer thread (train/async_checkpoint.hpp) has scopes
+// of its own, timed apart from the training thread's: its save progresses while the
+// training thread waits in step collectives, and a writer stuck because another rank's
+// writer is gone ends the job the same way.
+//
+// The thread calls no MPI function: it leaves the job with _Exit, and mpiexec (or
+// srun) kills the other ranks.
 #pragma once
 #include <string>
 
@@ -56,6 +61,10 @@ class Scope {
  private:
   bool counted_ = false;  // the watchdog was running when the scope opened
 };
+
+// Marks the calling thread as the background checkpoint writer: its scopes and
+// progress() are timed apart from the training thread's. Call once, first thing on it.
+void as_background_writer();
 
 // The rank moved on inside its outermost scope (a dataset written, the ranks agreed):
 // restarts that scope's clock. No effect outside a scope or without the watchdog.

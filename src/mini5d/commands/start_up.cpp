@@ -18,7 +18,12 @@ void init_mpi(int& argc, char**& argv, bool training) {
     train::install_stop_handlers();
     train::raise_stop_for_test("before_mpi_init");
   }
-  MPI_Init(&argc, &argv);
+  if (training) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   if (training) {
     train::raise_stop_for_test("after_mpi_init");
     train::install_stop_handlers();

@@ -21,6 +21,9 @@ namespace mini5d::commands {
 // (train/stop_signal.hpp says why): a SIGUSR1 or SIGTERM during start-up or a long
 // resume (Slurm's --signal=USR1@N on a requeued job) is kept and honoured at the first
 // step boundary. The other commands keep the default (they end on SIGTERM).
+// Training asks for MPI_THREAD_MULTIPLE: an asynchronous checkpoint's writer thread
+// runs MPI-IO collectives while the training thread communicates (whether it was
+// granted is asked with MPI_Query_thread where it matters: train/async_checkpoint.cpp).
 void init_mpi(int& argc, char**& argv, bool training);
 
 // For tests that kill one rank (not the launcher): MINI5D_PID_DIR=<dir> makes each rank

@@ -99,6 +99,7 @@ struct CheckpointConfig {
   int keep = 3;                 // newest checkpoints kept; 0 keeps all
   std::string resume;           // "", "latest" (in dir) or a checkpoint path
   bool overwrite = false;  // a fresh run may write beside another run's checkpoints
+  bool async = false;  // snapshot to host, then write in the background while training goes on
 };
 
 struct OutputConfig {

@@ -13,6 +13,7 @@ const char* to_string(Category c) {
     case Category::activations: return "activations";
     case Category::comm_buffers: return "comm_buffers";
     case Category::workspace: return "workspace";
+    case Category::checkpoint_staging: return "checkpoint_staging";
   }
   return "?";
 }

@@ -12,8 +12,10 @@
 
 namespace mini5d::mem {
 
-enum class Category { weights, gradients, optimizer, activations, comm_buffers, workspace };
-constexpr int kCategories = 6;
+// checkpoint_staging: the host copies an asynchronous checkpoint writes from while
+// training goes on (train/async_checkpoint.hpp).
+enum class Category { weights, gradients, optimizer, activations, comm_buffers, workspace, checkpoint_staging };
+constexpr int kCategories = 7;
 const char* to_string(Category c);
 
 struct Usage {

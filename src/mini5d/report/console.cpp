@@ -150,10 +150,25 @@ void print_step(std::ostream& os, const StepStats& st, long total_steps) {
      << fmt("%.1f MiB", double(mem::ledger().total().peak) / (1024.0 * 1024.0)) << "\n";
 }
 
+namespace {
+// "dir/step-00000004.h5" -> "step-00000004".
+std::string checkpoint_stem(const std::string& path) {
+  std::string n = path.substr(path.find_last_of('/') + 1);
+  if (n.size() > 3 && n.compare(n.size() - 3, 3, ".h5") == 0) n.resize(n.size() - 3);
+  return printable(n);
+}
+}  // namespace
+
 void print_checkpoint(std::ostream& os, const CheckpointEvent& e) {
   os << (e.kind == "save" ? "checkpoint saved: " : "resumed from ") << printable_path(e.path) << " at step " << e.step << " ("
      << e.reason << "), " << fmt("%.2f MB", e.bytes * 1e-6) << " in " << fmt("%.3f s", e.seconds) << ", "
      << fmt("%.1f MB/s", e.seconds > 0 ? e.bytes * 1e-6 / e.seconds : 0.0) << "\n";
+  if (e.async) {
+    os << "checkpoint " << checkpoint_stem(e.path) << ": snapshot " << fmt("%.3f s", e.snapshot_seconds)
+       << " (blocking), written in " << fmt("%.3f s", e.seconds) << " in the background";
+    if (!e.waited_at.empty()) os << "; waited " << fmt("%.3f s", e.wait_seconds) << " for it (" << e.waited_at << ")";
+    os << "\n";
+  }
   for (const auto& c : e.changes) os << c << "\n";
 }
 
@@ -210,15 +225,24 @@ void print_traffic(std::ostream& os, const Trainer& tr) {
 
 void print_memory(std::ostream& os, const Trainer& tr) {
   os << "memory (rank 0, current / peak):";
+  const auto& peaks = tr.peak_memory_by_rank();
+  // Checkpoint staging is listed only where some rank had any (checkpoint.async).
+  auto listed = [&](mem::Category c) {
+    if (c != mem::Category::checkpoint_staging) return true;
+    for (const auto& r : peaks)
+      if (r[int(c)] > 0) return true;
+    return mem::ledger().of(c).peak > 0;
+  };
   for (auto c : kCategories) {
+    if (!listed(c)) continue;
     const auto& u = mem::ledger().of(c);
     os << " " << mem::to_string(c) << " " << mib(double(u.current)) << " / " << mib(double(u.peak)) << ";";
   }
   os << " total peak " << mib(double(mem::ledger().total().peak)) << "\n";
-  const auto& peaks = tr.peak_memory_by_rank();
   if (peaks.size() > 1) {
     os << "memory peaks over " << peaks.size() << " ranks (min / max):";
     for (auto c : kCategories) {
+      if (!listed(c)) continue;
       double lo = peaks[0][int(c)], hi = lo;
       for (const auto& r : peaks) lo = std::min(lo, r[int(c)]), hi = std::max(hi, r[int(c)]);
       os << " " << mem::to_string(c) << " " << mib(lo) << " / " << mib(hi) << ";";

@@ -7,6 +7,7 @@ namespace mini5d::report {
 
 inline constexpr mem::Category kCategories[] = {mem::Category::weights,      mem::Category::gradients,
                                                 mem::Category::optimizer,    mem::Category::activations,
-                                                mem::Category::comm_buffers, mem::Category::workspace};
+                                                mem::Category::comm_buffers, mem::Category::workspace,
+                                                mem::Category::checkpoint_staging};
 
 }  // namespace mini5d::report

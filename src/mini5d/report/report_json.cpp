@@ -148,6 +148,10 @@ void json_outcome(std::ostream& o, const Trainer& tr) {
     o << (i ? ", " : "") << "{\"kind\": " << jstr(e.kind) << ", \"path\": " << jstr(e.path) << ", \"reason\": "
       << jstr(e.reason) << ", \"step\": " << e.step << ", \"bytes\": " << jnum(e.bytes) << ", \"seconds\": "
       << jnum(e.seconds);
+    // An asynchronous save: the blocking snapshot and the wait for the background write.
+    if (e.async)
+      o << ", \"async\": true, \"snapshot_seconds\": " << jnum(e.snapshot_seconds) << ", \"wait_seconds\": "
+        << jnum(e.wait_seconds) << ", \"waited_at\": " << jstr(e.waited_at);
     // A resume's allowed changes (learning rate, steps, layout, ...), as the console printed them.
     if (e.kind == "load") {
       o << ", \"changes\": [";

@@ -319,19 +319,6 @@ long Trainer::skipped_steps() const {
   return n;
 }
 
-bool Trainer::stop_requested(bool after_save) {
-  // The step's all-reduce carried every rank's signal. A save takes long enough for one
-  // to arrive after it, so after a save the ranks agree once more (the largest wins).
-  if (!after_save) {
-    stopped_by_ = agreed_stop_;
-    return stopped_by_ != 0;
-  }
-  double sig = stop_signal();
-  comms_->world().allreduce_host(&sig, 1, comm::Communicator::Op::max);
-  stopped_by_ = int(sig);
-  return stopped_by_ != 0;
-}
-
 void Trainer::run(const std::function<void(const StepStats&)>& on_step,
                   const std::function<void(const CheckpointEvent&)>& on_checkpoint, long until) {
   Kokkos::Timer timer;
@@ -343,6 +330,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   };
   long last_saved = -1;
   install_stop_handlers();
+  prepare_background_saves();
   // Never a checkpoint from a non-finite state: the run stops instead and the
   // previous checkpoint stays `latest`.
   auto save_if_finite = [&](const std::string& reason) {
@@ -356,7 +344,10 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     // stops there, but the steps it did train still get their summary, FOM line and
     // report, marked invalid with the reason (halt_reason), rather than being lost.
     try {
-      saved(save(reason));
+      if (writer_)
+        save_in_background(reason, saved);
+      else
+        saved(save(reason));
     } catch (const AgreedError& e) {
       halted_ = std::string(e.what()) + " (the save after step " + std::to_string(next_step_) +
                 " failed: the run stops, the previous checkpoint stays latest)";
@@ -370,6 +361,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
     history_.push_back(step(s));
     next_step_ = s + 1;
     if (on_step) on_step(history_.back());
+    poll_background_save(saved);
     if (verdict_ == StepGuard::Verdict::Stop) {
       halted_ = "step " + std::to_string(next_step_) + ": " + guard_->why();
       break;
@@ -384,6 +376,7 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   if (halted_.empty() && stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end &&
       last_saved != next_step_)
     save_if_finite("end of run");
+  finish_background_save(saved, stopped_by_ ? "stop signal" : "end of run");  // an error: halt_reason
   // The end of the run's gathers, as one watchdog phase (a rank stopped after its last
   // step must not leave the others waiting in them).
   static const std::string kWorldAxis = "world";

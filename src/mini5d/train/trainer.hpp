@@ -26,6 +26,7 @@
 #include "mini5d/parallel/axis_comms.hpp"
 #include "mini5d/parallel/pp/tied_embedding.hpp"
 #include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/train/async_checkpoint.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/step_guard.hpp"
@@ -79,6 +80,12 @@ struct CheckpointEvent {
   long step = 0;
   double bytes = 0, seconds = 0;  // summed over ranks; wall time of the slowest rank
   std::vector<std::string> changes;  // a resume: "resume: train.lr changed 0.001 -> 0.0005", one per field
+  // checkpoint.async: `seconds` is the background write; snapshot_seconds the copy that
+  // blocked training (slowest rank); wait_seconds how long training then waited for the
+  // write (rank 0), at `waited_at` ("next save", "end of run"; "" if it never waited).
+  bool async = false;
+  double snapshot_seconds = 0, wait_seconds = 0;
+  std::string waited_at;
 };
 
 // A phase's time over the ranks, at the end of the run.
@@ -122,6 +129,9 @@ plan::StateBytes state_bytes(const Deck& deck, double params, int group);
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the
 // attention scores and their weighted sums.
 double model_flops_per_token(const ModelConfig& m, std::int64_t matmul_params);
+
+// "step-00000012": a checkpoint's name in checkpoint.dir (without ".h5").
+std::string checkpoint_name(long step);
 
 namespace testing {
 // Test-only fault injection: every rank multiplies its gradient scale (1 / global
@@ -230,6 +240,17 @@ class Trainer {
   // collective: the ranks agree again.
   bool stop_requested(bool after_save);
   bool state_is_finite();  // collective: weights and moments free of NaN and infinity?
+  // Asynchronous saves (train/trainer_checkpoint.cpp). `notify` gets each save's event
+  // once its write has finished. Collective: start-up, the save and the wait.
+  using Notify = std::function<void(const CheckpointEvent&)>;
+  void prepare_background_saves();  // the writer, if checkpoint.async and MPI allow it
+  checkpoint::CheckpointMeta checkpoint_meta() const;  // of the current step
+  void save_in_background(const std::string& reason, const Notify& notify);
+  // Waits for the save in flight, if any, and reports it; `where` names the wait. An
+  // AgreedError of its write is thrown on every rank.
+  void finish_background_save(const Notify& notify, const char* where);
+  // Reports the save in flight if its write has finished; never blocks.
+  void poll_background_save(const Notify& notify);
   Deck deck_;
   std::string run_id_;
   std::unique_ptr<StepGuard> guard_;
@@ -264,6 +285,9 @@ class Trainer {
   double total_seconds_ = 0;
   double flops_per_token_ = 0;
   mem::Charge staging_mem_;  // the data source's tables
+  // Last: the writer thread ends (its save waited for) before anything else goes.
+  std::unique_ptr<AsyncCheckpointWriter> writer_;
+  std::optional<CheckpointEvent> pending_;  // the save the writer is writing
 };
 
 }  // namespace mini5d::train

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Trainer::save and Trainer::resume: what a checkpoint records besides the tensors
-// (step, tokens, deck, layout, seeds, data cursor) and how a resume checks it; and the
-// check that keeps a non-finite state out of a checkpoint.
+// (step, tokens, deck, layout, seeds, data cursor) and how a resume checks it; the
+// check that keeps a non-finite state out of a checkpoint; and whether a stop signal
+// ends the run.
 #include <cstdio>
 
 #include "mini5d/comm/watchdog.hpp"
@@ -9,6 +10,7 @@
 #include "mini5d/core/error.hpp"
 #include "mini5d/kernels/grad_norm.hpp"
 #include "mini5d/train/trainer.hpp"
+#include "mini5d/train/stop_signal.hpp"
 #include "mini5d/train/training_state.hpp"
 #include "mini5d/core/printable.hpp"
 
@@ -23,6 +25,12 @@ std::string layout_json(const Deck& d) {
 }
 }  // namespace
 
+std::string checkpoint_name(long step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08ld", step);
+  return name;
+}
+
 bool Trainer::state_is_finite() {
   zero_->settle();
   double bad = 0;
@@ -32,12 +40,20 @@ bool Trainer::state_is_finite() {
   return bad == 0;
 }
 
-CheckpointEvent Trainer::save(const std::string& reason) {
-  static const std::string kAxis = "checkpoint";
-  // HDF5's collectives, which the comm layer does not see. A large checkpoint takes long
-  // while healthy: the timeout counts from the save's last progress (a dataset written).
-  comm::watchdog::Scope saving(kAxis, "save", true);
-  zero_->settle();  // the weights of this step, not half-gathered ones
+bool Trainer::stop_requested(bool after_save) {
+  // The step's all-reduce carried every rank's signal. A save takes long enough for one
+  // to arrive after it, so after a save the ranks agree once more (the largest wins).
+  if (!after_save) {
+    stopped_by_ = agreed_stop_;
+    return stopped_by_ != 0;
+  }
+  double sig = stop_signal();
+  comms_->world().allreduce_host(&sig, 1, comm::Communicator::Op::max);
+  stopped_by_ = int(sig);
+  return stopped_by_ != 0;
+}
+
+checkpoint::CheckpointMeta Trainer::checkpoint_meta() const {
   checkpoint::CheckpointMeta meta;
   meta.step = next_step_;
   meta.tokens_seen = next_step_ * tokens_per_step();
@@ -51,11 +67,20 @@ CheckpointEvent Trainer::save(const std::string& reason) {
   meta.run_id = run_id_;
   meta.extra["global_sequences_per_step"] = std::to_string(global_sequences_per_step());
   meta.extra["tokens_per_step"] = std::to_string(tokens_per_step());  // load checks tokens_seen against it
-  char name[32];
-  std::snprintf(name, sizeof name, "step-%08ld", next_step_);
-  const auto io = save_training_state(grid_->cart().get(), *zero_, deck_.checkpoint.dir, name, meta,
+  return meta;
+}
+
+CheckpointEvent Trainer::save(const std::string& reason) {
+  finish_background_save({}, "a blocking save");  // one thread in HDF5 at a time
+  static const std::string kAxis = "checkpoint";
+  // HDF5's collectives, which the comm layer does not see. A large checkpoint takes long
+  // while healthy: the timeout counts from the save's last progress (a dataset written).
+  comm::watchdog::Scope saving(kAxis, "save", true);
+  zero_->settle();  // the weights of this step, not half-gathered ones
+  const std::string name = checkpoint_name(next_step_);
+  const auto io = save_training_state(grid_->cart().get(), *zero_, deck_.checkpoint.dir, name, checkpoint_meta(),
                                       deck_.checkpoint.keep);
-  CheckpointEvent e{"save", deck_.checkpoint.dir + "/" + name + ".h5", reason, next_step_, io.bytes, io.seconds, {}};
+  CheckpointEvent e{"save", deck_.checkpoint.dir + "/" + name + ".h5", reason, next_step_, io.bytes, io.seconds, {}, false, 0, 0, ""};
   checkpoints_.push_back(e);
   return e;
 }
@@ -99,7 +124,7 @@ CheckpointEvent Trainer::resume(const std::string& where) {
   zero_->weights_loaded();  // a bf16 run's working copy, from the master weights just read
   next_step_ = meta.step;
   if (!meta.run_id.empty()) run_id_ = meta.run_id;  // the same run, continued
-  CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds, diff.changed};
+  CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds, diff.changed, false, 0, 0, ""};
   checkpoints_.push_back(e);
   return e;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "mini5d/train/training_state.hpp"
 
+#include "mini5d/core/memory_ledger.hpp"
+
 namespace mini5d::train {
 
 namespace {
@@ -45,14 +47,42 @@ std::vector<WrittenPart> written_parts(const dp::ZeroOptimizer& opt) {
   return out;
 }
 
+std::int64_t stage_parts(const dp::ZeroOptimizer& opt, std::vector<WrittenPart>& staged) {
+  const auto parts = parts_of(opt);
+  std::int64_t allocated = 0;
+  if (staged.size() != parts.size()) staged.resize(parts.size());
+  // The instance the step's kernels ran on: the copies follow them, and only it is fenced.
+  const ExecSpace exec;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    WrittenPart& w = staged[i];
+    const auto& src = parts[i].buf.data;
+    if (w.host.extent(0) != src.extent(0)) {
+      w.host = HostVec(Kokkos::view_alloc(Kokkos::WithoutInitializing, "mini5d::checkpoint_staging"), src.extent(0));
+      allocated += mem::view_bytes(w.host);
+    }
+    Kokkos::deep_copy(exec, w.host, src);
+    if (w.shards.empty()) {  // the descriptors depend on the layout only
+      w.root = parts[i].root;
+      for (const auto& ts : opt.partition().tensor_shards(parts[i].buf.flat, true))
+        w.shards.push_back({ts.name, ts.desc, w.host.data()});
+    }
+  }
+  exec.fence();
+  return allocated;
+}
+
+std::vector<checkpoint::TensorShard> shards_of(const std::vector<WrittenPart>& parts) {
+  std::vector<checkpoint::TensorShard> shards;
+  for (const auto& p : parts)
+    for (const auto& s : p.shards) shards.push_back({checkpoint::dataset_path(p.root, s.tensor), s.desc, s.data});
+  return shards;
+}
+
 checkpoint::IoStats save_training_state(MPI_Comm comm, const dp::ZeroOptimizer& opt, const std::string& dir,
                                         const std::string& name, const checkpoint::CheckpointMeta& meta,
                                         int keep_last) {
   const auto parts = written_parts(opt);  // the host copies stay alive for the save
-  std::vector<checkpoint::TensorShard> shards;
-  for (const auto& p : parts)
-    for (const auto& s : p.shards) shards.push_back({checkpoint::dataset_path(p.root, s.tensor), s.desc, s.data});
-  return checkpoint::save_checkpoint(comm, dir, name, meta, shards, keep_last);
+  return checkpoint::save_checkpoint(comm, dir, name, meta, shards_of(parts), keep_last);
 }
 
 checkpoint::IoStats load_training_state(MPI_Comm comm, dp::ZeroOptimizer& opt,

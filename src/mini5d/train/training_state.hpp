@@ -36,6 +36,14 @@ WrittenPart written_model(const dp::ZeroOptimizer& opt);
 // Every part a checkpoint writes: the model, then both AdamW moments.
 std::vector<WrittenPart> written_parts(const dp::ZeroOptimizer& opt);
 
+// As written_parts, but into `staged`: copies of their own (also on host backends),
+// so that training may change the state while a background save writes them. The
+// buffers are allocated on the first call and reused; the copies are complete on
+// return (one execution-space instance, fenced alone). Returns the bytes allocated.
+std::int64_t stage_parts(const dp::ZeroOptimizer& opt, std::vector<WrittenPart>& staged);
+// The shards of `parts` as the save writes them (pointers into their host copies).
+std::vector<checkpoint::TensorShard> shards_of(const std::vector<WrittenPart>& parts);
+
 // Collective over `comm` (every rank of the run). `meta` is written as is.
 checkpoint::IoStats save_training_state(MPI_Comm comm, const dp::ZeroOptimizer& opt, const std::string& dir,
                                         const std::string& name, const checkpoint::CheckpointMeta& meta,

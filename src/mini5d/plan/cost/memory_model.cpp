@@ -25,6 +25,13 @@ StateBytes zero_state_bytes(double params, int stage, int group, Precision prec,
   return s;
 }
 
+double checkpoint_staging_bytes(double params, int stage, int group, Precision prec) {
+  const double G = group < 1 ? 1.0 : double(group);
+  // What ZeroOptimizer::weights() is: a bf16 run's master copy is sharded from stage 1.
+  const bool weights_sharded = stage >= 3 || (prec == Precision::bf16 && stage >= 1);
+  return params * 4.0 / (weights_sharded ? G : 1.0) + params * 8.0 / (stage >= 1 ? G : 1.0);
+}
+
 ShardParams block_params(const ModelDesc& m, const Layout& l) {
   const ParamCounts c = count_params(m);
   const double t = l.t;
@@ -332,6 +339,8 @@ MemoryBreakdown stage_memory(const ModelDesc& m, const TrainDesc& tr, const Clus
   mb.weights = dense.weights + expert.weights;
   mb.grads = dense.grads + expert.grads;
   mb.optimizer = dense.optimizer + expert.optimizer;
+  mb.checkpoint_staging = checkpoint_staging_bytes(sp.dense, l.zero, l.dense_group(), tr.precision) +
+                          checkpoint_staging_bytes(sp.expert, l.zero, l.expert_group(), tr.precision);
   const ActShape s = act_shape(m, l, tr.precision, o.moe_imbalance);
   const InFlight f = in_flight(m, l, stage);
   mb.activations = f.blocks * stage_block_count(m, l, stage) * block_activation_bytes(s, l.recompute);

@@ -44,6 +44,12 @@ struct StateBytes {
 StateBytes zero_state_bytes(double params, int stage, int group, Precision prec,
                             bool fp32_grad_accum = false);
 
+// Host bytes an asynchronous checkpoint (checkpoint.async) stages on one rank: a copy
+// of the buffers the save writes from, the fp32 weights (the master copy in a bf16
+// run, sharded from stage 1; fp32 weights from stage 3) and both AdamW moments
+// (sharded from stage 1). Allocated at the first save and kept.
+double checkpoint_staging_bytes(double params, int stage, int group, Precision prec);
+
 // Parameters one rank holds on pipeline stage `stage` (dense: ZeRO over d*c*e,
 // expert: ZeRO over d*c).
 struct ShardParams {
@@ -141,6 +147,9 @@ struct MemoryBreakdown {
   int stage = 0;  // the pipeline stage this is for (the fullest one)
   double weights = 0, grads = 0, optimizer = 0, activations = 0, workspace = 0,
          comm_buffers = 0, reserved = 0;
+  // Host memory, outside total() (device memory): an asynchronous checkpoint's staging
+  // copy (checkpoint_staging_bytes). On a host backend it is the same memory as the rest.
+  double checkpoint_staging = 0;
   double total() const {
     return weights + grads + optimizer + activations + workspace + comm_buffers + reserved;
   }
