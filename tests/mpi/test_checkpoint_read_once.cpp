@@ -29,7 +29,7 @@ ShardBlock box(std::vector<std::int64_t> offset, std::vector<std::int64_t> exten
 std::vector<int> counted(const std::vector<std::int64_t>& shape, const std::vector<Reader>& readers, int parts) {
   std::vector<int> seen(static_cast<std::size_t>(element_count(shape)), 0);
   for (std::size_t r = 0; r < readers.size(); ++r)
-    for (const auto& run : owned_runs(shape, readers, r, ShardDescriptor{shape, readers[r].blocks}))
+    for (const auto& run : owned_runs(shape, readers, r, ShardDescriptor{shape, readers[r].blocks}, parts))
       for (std::int64_t k = 0; k < run.length; ++k) ++seen[static_cast<std::size_t>(run.global + k)];
   for (int p = 0; p < parts; ++p)
     for (const auto& s : unread_spans(shape, readers, even_part(element_count(shape), parts, p)))
@@ -47,21 +47,30 @@ TEST_CASE("owner rule: every element counted once, whatever the requests", "[che
       {{0, {box({0, 0}, {6, 3})}}, {1, {box({0, 3}, {6, 4})}}},              // column stripes
       {{0, {box({0, 0}, {4, 7})}}, {1, {box({2, 2}, {4, 3})}}},              // a partial overlap
       {{0, {box({1, 1}, {2, 2})}}, {1, {box({4, 0}, {1, 7}), box({5, 6}, {1, 1})}}},  // gaps
-      {{0, {}}, {1, {box({0, 0}, {6, 7})}}, {0, {box({3, 0}, {3, 7})}}},     // an empty reader, a later one inside
+      {{0, {}}, {0, {box({3, 0}, {3, 7})}}, {2, {box({0, 0}, {6, 7})}}},     // an empty reader, two of one rank
       {}};                                                                   // nobody
   for (std::size_t c = 0; c < cases.size(); ++c)
-    for (int parts : {1, 3, 4}) {
+    for (int parts : {3, 4, 7}) {
       const auto seen = counted(shape, cases[c], parts);
       INFO("case " << c << ", " << parts << " parts");
       CHECK(std::count(seen.begin(), seen.end(), 1) == 42);
     }
-  // Owned runs keep the local positions of the request they come from.
+  // Replicas share the checksum's work: each of three owns its even part.
+  for (std::size_t r = 0; r < 3; ++r) {
+    const auto runs = owned_runs(shape, cases[0], r, ShardDescriptor{shape, {whole}}, 3);
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].global == 14 * static_cast<std::int64_t>(r));
+    CHECK(runs[0].length == 14);
+  }
+  // Owned runs keep the local positions of the request they come from: rows 1-3 read
+  // into local 100.., rank 1 owns what rank 0 does not read (row 2 on) and, the row
+  // both read being part 1 of six (elements 7-13), that row too.
   const std::vector<Reader> two{{0, {box({0, 0}, {2, 7})}}, {1, {box({1, 0}, {3, 7})}}};
-  const auto runs = owned_runs(shape, two, 1, ShardDescriptor{shape, {box({1, 0}, {3, 7}, 100)}});
+  const auto runs = owned_runs(shape, two, 1, ShardDescriptor{shape, {box({1, 0}, {3, 7}, 100)}}, 6);
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].global == 14);
-  CHECK(runs[0].local == 107);
-  CHECK(runs[0].length == 14);
+  CHECK(runs[0].global == 7);
+  CHECK(runs[0].local == 100);
+  CHECK(runs[0].length == 21);
 }
 
 namespace {

@@ -3,7 +3,7 @@
 //
 // A load reads each byte of the file once. The checksum of a dataset is a sum over its
 // elements, so it is verified from what the ranks read for their state, each element
-// counted by the one reader that owns it (read_owners.hpp), whatever blocks the ranks
+// counted by the one reader that owns it (read_owners.hpp: replicas share the work), whatever blocks the ranks
 // asked for: they may overlap (replicas) or leave gaps, and only the gaps are read
 // for the checksum alone. The sums meet in one allreduce, so every rank reaches the
 // same verdict, and a corrupted byte anywhere in a used dataset is caught.
@@ -198,6 +198,8 @@ std::vector<OwnedSums> read_requested(MPI_Comm comm, const Opened& o, Requests& 
     for (std::size_t s : q.mine[paths[i]]) rounds[n + i] |= runs_are_one_range(q.runs[s]) ? 0 : 1;
   }
   MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(rounds.size()), MPI_INT, MPI_MAX, comm);
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
   H5Handle collective = transfer_for(false), independent = transfer_for(true);
   std::vector<std::string> problems;
   std::vector<OwnedSums> sums(n);
@@ -214,7 +216,7 @@ std::vector<OwnedSums> read_requested(MPI_Comm comm, const Opened& o, Requests& 
                     s ? s->data : nullptr))
         problems.push_back(printable_path(o.path) + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
       else if (s)
-        add_owned_sums(owned_runs(shape, plan.readers[i], plan.my_reader[k], s->desc), s->data, sums[i]);
+        add_owned_sums(owned_runs(shape, plan.readers[i], plan.my_reader[k], s->desc, ranks), s->data, sums[i]);
       if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
       comm::watchdog::progress();  // a read done: the load's phase clock restarts
     }

@@ -8,10 +8,9 @@ namespace mini5d::checkpoint {
 
 namespace {
 
-// Boxes are compared first, as boxes: in the loads the trainer makes, an earlier
-// reader's block either holds all of a later one (replicas) or none of it (other
-// shards), and neither case needs the element runs. Only a partial overlap is
-// resolved run by run.
+// Boxes are compared first, as boxes: in the loads the trainer makes, another
+// reader's block either holds all of one (replicas) or none of it (other shards), and
+// neither case needs the element runs. Only a partial overlap is resolved run by run.
 bool holds(const ShardBlock& outer, const ShardBlock& inner) {
   for (std::size_t k = 0; k < inner.offset.size(); ++k)
     if (inner.offset[k] < outer.offset[k] || inner.offset[k] + inner.extent[k] > outer.offset[k] + outer.extent[k])
@@ -37,20 +36,39 @@ std::vector<Run> runs_of(const std::vector<std::int64_t>& shape, const ShardBloc
   return shard_runs(ShardDescriptor{shape, {b}});
 }
 
+// `spans` sorted and merged.
+std::vector<Span> merged(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  std::vector<Span> out;
+  for (const auto& s : spans) {
+    if (!out.empty() && s.begin <= out.back().end)
+      out.back().end = std::max(out.back().end, s.end);
+    else
+      out.push_back(s);
+  }
+  return out;
+}
+
 // The global ranges of `boxes`, sorted and merged.
 std::vector<Span> union_of(const std::vector<std::int64_t>& shape, const std::vector<ShardBlock>& boxes) {
   std::vector<Span> all;
   for (const auto& b : boxes)
     for (const auto& r : runs_of(shape, b)) all.push_back({r.global, r.global + r.length});
-  std::sort(all.begin(), all.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
-  std::vector<Span> merged;
-  for (const auto& s : all) {
-    if (!merged.empty() && s.begin <= merged.back().end)
-      merged.back().end = std::max(merged.back().end, s.end);
-    else
-      merged.push_back(s);
-  }
-  return merged;
+  return merged(std::move(all));
+}
+
+// Where reader j (rank rj) comes before reader me (rank rm) in the owner order: the
+// flat ranges of the even parts p at which j's rank is nearer, counting cyclically
+// from p; for two requests of one rank, everywhere if j was asked first.
+std::vector<Span> ranges_ahead(std::int64_t n, int ranks, int rj, std::size_t j, int rm, std::size_t me) {
+  if (rj == rm) return j < me ? std::vector<Span>{{0, n}} : std::vector<Span>{};
+  // (rj - p) mod R < (rm - p) mod R exactly for p in the cyclic interval (rm, rj].
+  auto begin_of = [&](int p) { return even_part(n, ranks, p).begin; };
+  auto end_of = [&](int p) { return even_part(n, ranks, p).end; };
+  if (rm < rj) return {{begin_of(rm + 1), end_of(rj)}};
+  std::vector<Span> out{{0, end_of(rj)}};
+  if (rm + 1 < ranks) out.push_back({begin_of(rm + 1), n});
+  return out;
 }
 
 // The parts of `runs` (sorted) outside `taken` (sorted, disjoint), local positions kept.
@@ -71,28 +89,32 @@ void append_outside(const std::vector<Run>& runs, const std::vector<Span>& taken
 }  // namespace
 
 std::vector<Run> owned_runs(const std::vector<std::int64_t>& shape, const std::vector<Reader>& readers,
-                            std::size_t me, const ShardDescriptor& mine) {
+                            std::size_t me, const ShardDescriptor& mine, int ranks) {
+  const std::int64_t n = element_count(shape);
+  const int my_rank = readers[me].rank;
   std::vector<Run> out;
   for (const auto& b : mine.blocks) {
     if (b.size() == 0) continue;
-    std::vector<ShardBlock> overlaps;
-    bool held = false;
-    for (std::size_t r = 0; r < me && !held; ++r)
-      for (const auto& e : readers[r].blocks) {
+    std::vector<Span> taken;  // elements of b an earlier reader owns
+    for (std::size_t j = 0; j < readers.size(); ++j) {
+      if (j == me) continue;
+      const auto ahead = ranges_ahead(n, ranks, readers[j].rank, j, my_rank, me);
+      if (ahead.empty()) continue;
+      for (const auto& e : readers[j].blocks) {
         ShardBlock m;
         if (e.size() == 0 || !meet(e, b, m)) continue;
         if (holds(e, b)) {
-          held = true;
-          break;
+          taken.insert(taken.end(), ahead.begin(), ahead.end());
+          continue;
         }
-        overlaps.push_back(std::move(m));
+        for (const auto& r : runs_of(shape, m))
+          for (const auto& a : ahead) {
+            const std::int64_t lo = std::max(a.begin, r.global), hi = std::min(a.end, r.global + r.length);
+            if (lo < hi) taken.push_back({lo, hi});
+          }
       }
-    if (held) continue;
-    const auto runs = runs_of(shape, b);
-    if (overlaps.empty())
-      out.insert(out.end(), runs.begin(), runs.end());
-    else
-      append_outside(runs, union_of(shape, overlaps), out);
+    }
+    append_outside(runs_of(shape, b), merged(std::move(taken)), out);
   }
   return out;
 }

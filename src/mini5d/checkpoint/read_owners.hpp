@@ -5,11 +5,14 @@
 // A load's requests may overlap (every data-parallel rank reads the same whole weight)
 // and may leave gaps (a caller that needs part of a dataset). The checksum is a sum
 // over elements, so the ranks can add up the parts they read, provided each element is
-// counted exactly once: a requested element is owned by the first reader that asked
-// for it, readers ordered by rank and then by the order of the rank's requests; an
-// element nobody asked for is read for the checksum alone, by the rank whose even part
-// of the flat dataset holds it. Every rank derives the same owners from the same
-// gathered blocks, with no further exchange.
+// counted exactly once. An element that several requests hold is owned by one of
+// them: for an element in the even part p of the flat dataset (p of the ranks' count),
+// the request whose rank comes first counting cyclically from p (p, p+1, ..., 0, ...),
+// and of one rank's requests the first it made. Replicas thus split the work of the
+// checksum evenly, and a rank that alone reads an element owns it. An element nobody
+// asked for is read for the checksum alone, by the rank whose even part holds it.
+// Every rank derives the same owners from the same gathered blocks, with no further
+// exchange.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -26,11 +29,11 @@ struct Reader {
   std::vector<ShardBlock> blocks;
 };
 
-// The runs of `mine` (the request `readers[me]`) that it owns: the parts no earlier
-// reader (readers[0 .. me)) asked for. Runs keep their local positions, so they index
-// the buffer `mine` was read into. `readers` in owner order.
+// The runs of `mine` (the request `readers[me]`) that it owns among `ranks` ranks.
+// Runs keep their local positions, so they index the buffer `mine` was read into.
+// `readers` in rank order, each rank's requests in the order it made them.
 std::vector<Run> owned_runs(const std::vector<std::int64_t>& shape, const std::vector<Reader>& readers,
-                            std::size_t me, const ShardDescriptor& mine);
+                            std::size_t me, const ShardDescriptor& mine, int ranks);
 
 // The flat ranges of [part.begin, part.end) that no reader asked for, in order.
 std::vector<Span> unread_spans(const std::vector<std::int64_t>& shape, const std::vector<Reader>& readers,
