@@ -25,4 +25,5 @@ grep -q "rank 0 (node 0, ${HOSTS[0]})" job.out && grep -q "rank 1 (node 1, ${HOS
   fail "job.out: ranks 0 and 1 not on ${HOSTS[0]} and ${HOSTS[1]}"
 grep -qE '^  d +data +2 +1 +inter-node' job.out || fail "job.out: d does not cross the hosts"
 python3 "$here/compare_runs.py" ref.json "$first" "$second" || exit 1
+grep -m1 '^restart:' job.out || fail "job.out: the second start printed no restart line"
 echo "ok: job $job across $(field "$job" NodeList): SIGUSR1 -> checkpoint -> requeue -> resume, losses equal"

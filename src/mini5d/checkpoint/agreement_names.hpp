@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The agreement calls of comm/agreement.hpp under short names in mini5d::checkpoint,
-// shared by save.cpp and load.cpp. Only .cpp files include it, so the short names
-// never reach the public headers.
+// shared by the save, the load and a load's checksums. Only .cpp files include it, so
+// the short names never reach the public headers.
 #pragma once
 #include "mini5d/comm/agreement.hpp"
 

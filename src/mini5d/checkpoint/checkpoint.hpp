@@ -67,9 +67,10 @@ struct CheckpointMeta {
   std::vector<ManifestEntry> manifest;  // set by save (the datasets it writes); read back by load
 };
 
-// What one save or load moved: `bytes` summed over all ranks (a load counts the
-// checksum pass too), `seconds` the wall time of the slowest rank, so bytes / seconds
-// is the aggregate bandwidth.
+// What one save or load moved: `bytes` summed over all ranks (a load counts what the
+// ranks asked for and the elements nobody did, read once for their checksum),
+// `seconds` the wall time of the slowest rank, so bytes / seconds is the aggregate
+// bandwidth.
 struct IoStats {
   double bytes = 0, seconds = 0;
 };
@@ -124,7 +125,8 @@ std::string resolve_checkpoint(const std::string& path);
 CheckpointMeta read_checkpoint_meta(MPI_Comm comm, const std::string& path);
 
 // Reads every requested block and verifies the checksum of every dataset any rank
-// asked for. Checks every dataset exists with the descriptor's global shape and is in
+// asked for, from what was read: each byte of the file is read once, whatever the
+// blocks (read_owners.hpp). Checks every dataset exists with the descriptor's global shape and is in
 // the file's manifest first and reports all problems at once.
 IoStats load_checkpoint(MPI_Comm comm, const std::string& path,
                         const std::vector<TensorShardOut>& shards);

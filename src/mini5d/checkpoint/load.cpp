@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Reading checkpoints: metadata, requested blocks, checksum verification, listing.
 //
-// The checksum of a dataset is verified over a disjoint cover of it, whatever blocks
-// the ranks asked for (they may overlap or leave gaps). When the requests are an exact
-// cover (the same ZeRO layout reading its shards back), the data just read serve; else
-// rank r reads the r-th even part of the flat dataset as well, so such a dataset is
-// read about twice. Either way one allreduce gives every rank every total, so every
-// rank reaches the same verdict, and a corrupted byte anywhere in a used dataset is caught.
+// A load reads each byte of the file once. The checksum of a dataset is a sum over its
+// elements, so it is verified from what the ranks read for their state, each element
+// counted by the one reader that owns it (read_owners.hpp: replicas share the work), whatever blocks the ranks
+// asked for: they may overlap (replicas) or leave gaps, and only the gaps are read
+// for the checksum alone. The sums meet in one allreduce, so every rank reaches the
+// same verdict, and a corrupted byte anywhere in a used dataset is caught.
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "mini5d/checkpoint/agreement_names.hpp"
 #include "mini5d/checkpoint/checkpoint.hpp"
 #include "mini5d/checkpoint/h5.hpp"
 #include "mini5d/checkpoint/meta.hpp"
+#include "mini5d/checkpoint/read_checksums.hpp"
 #include "mini5d/comm/watchdog.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/printable.hpp"
@@ -76,8 +78,9 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-// Recomputed checksums of `paths` (which exist) over an even cover; adds the bytes
-// read; with `nonfinite`, also counts each dataset's NaN and infinite elements.
+// Recomputed checksums of `paths` (which exist) over an even cover, each byte read
+// once; adds the bytes read; with `nonfinite`, also counts each dataset's NaN and
+// infinite elements.
 std::vector<std::uint64_t> compute_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::string>& paths,
                                              double& bytes, std::vector<std::uint64_t>* nonfinite = nullptr) {
   int rank = 0, ranks = 1;
@@ -183,12 +186,10 @@ std::vector<std::uint64_t> stored_checksums(MPI_Comm comm, const Opened& o, Requ
 }
 
 // The requested blocks: one read per dataset and round, collective unless every rank's
-// part is one range of the file (transfer_for). Returns, per
-// dataset, the count, cover, checksum and target of the blocks read, summed over ranks;
-// `nonfinite` gets each dataset's NaN and infinite elements among what this rank read.
-std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Requests& q,
-                                          const std::vector<TensorShardOut>& shards, double& bytes,
-                                          std::vector<std::uint64_t>& nonfinite) {
+// part is one range of the file (transfer_for). Returns, per dataset, the sums of the
+// elements this rank owns among those it read (read_owners.hpp).
+std::vector<OwnedSums> read_requested(MPI_Comm comm, const Opened& o, Requests& q, const ReadPlan& plan,
+                                      const std::vector<TensorShardOut>& shards, double& bytes) {
   const auto& paths = q.paths;
   const std::size_t n = paths.size();
   std::vector<int> rounds(2 * n, 0);  // per dataset the most shards one rank reads, then 1 if strided
@@ -197,65 +198,54 @@ std::vector<std::uint64_t> read_requested(MPI_Comm comm, const Opened& o, Reques
     for (std::size_t s : q.mine[paths[i]]) rounds[n + i] |= runs_are_one_range(q.runs[s]) ? 0 : 1;
   }
   MPI_Allreduce(MPI_IN_PLACE, rounds.data(), static_cast<int>(rounds.size()), MPI_INT, MPI_MAX, comm);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
+  int ranks = 1;
   MPI_Comm_size(comm, &ranks);
   H5Handle collective = transfer_for(false), independent = transfer_for(true);
   std::vector<std::string> problems;
-  std::vector<std::uint64_t> cover(4 * paths.size(), 0);  // per dataset: count, cover, checksum, target
-  nonfinite.assign(paths.size(), 0);
-  for (std::size_t i = 0; i < paths.size(); ++i) {
+  std::vector<OwnedSums> sums(n);
+  for (std::size_t i = 0; i < n; ++i) {
     H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
+    const auto shape = dataset_shape(dset.get());
     const auto& idx = q.mine[paths[i]];
-    CoverSums sums;
     for (int r = 0; r < rounds[i]; ++r) {
       static const std::vector<Run> none;
-      const TensorShardOut* s = r < static_cast<int>(idx.size()) ? &shards[idx[r]] : nullptr;
+      const std::size_t k = r < static_cast<int>(idx.size()) ? idx[static_cast<std::size_t>(r)] : shards.size();
+      const TensorShardOut* s = k < shards.size() ? &shards[k] : nullptr;
       const hid_t dxpl = rounds[n + i] ? collective.get() : independent.get();
-      if (!transfer(dset.get(), dxpl, Direction::read, s ? &s->desc : nullptr, s ? q.runs[idx[r]] : none,
-                    nullptr, s ? s->data : nullptr))
+      if (!transfer(dset.get(), dxpl, Direction::read, s ? &s->desc : nullptr, s ? q.runs[k] : none, nullptr,
+                    s ? s->data : nullptr))
         problems.push_back(printable_path(o.path) + ": cannot read dataset " + paths[i] + " (" + h5_error_detail() + ")");
       else if (s)
-        add_cover_sums(q.runs[idx[r]], s->data, sums);
+        add_owned_sums(owned_runs(shape, plan.readers[i], plan.my_reader[k], s->desc, ranks), s->data, sums[i]);
       if (s) bytes += 4.0 * static_cast<double>(s->desc.local_elements());
       comm::watchdog::progress();  // a read done: the load's phase clock restarts
     }
-    cover[4 * i] = sums.count;
-    cover[4 * i + 1] = sums.cover;
-    cover[4 * i + 2] = sums.checksum;
-    nonfinite[i] = sums.nonfinite;
-    cover[4 * i + 3] = cover_target(even_part(element_count(dataset_shape(dset.get())), ranks, rank));
   }
   raise_if_any(comm, problems, ProblemKind::Input);
-  MPI_Allreduce(MPI_IN_PLACE, cover.data(), static_cast<int>(cover.size()), MPI_UINT64_T, MPI_SUM, comm);
-  return cover;
+  return sums;
 }
 
-// Datasets the requests covered exactly once are checked from what was read; the
-// others get a pass of their own.
-void check_checksums(MPI_Comm comm, const Opened& o, const std::vector<std::string>& paths,
-                     const std::vector<std::uint64_t>& cover, const std::vector<std::uint64_t>& stored,
-                     double& bytes) {
-  std::vector<std::uint64_t> computed(paths.size());
-  std::vector<std::string> uncovered;
-  std::vector<std::size_t> where;
+// Each dataset's checksum against the stored one, then its NaN and infinite elements.
+void check_sums(MPI_Comm comm, const Opened& o, const std::vector<std::string>& paths,
+                const std::vector<OwnedSums>& sums, const std::vector<std::uint64_t>& stored) {
+  std::vector<std::string> problems;
   for (std::size_t i = 0; i < paths.size(); ++i) {
     H5Handle dset(H5Dopen2(o.file.get(), paths[i].c_str(), H5P_DEFAULT), H5Dclose);
     const auto n = static_cast<std::uint64_t>(element_count(dataset_shape(dset.get())));
-    if (cover[4 * i] == n && cover[4 * i + 1] == cover[4 * i + 3]) {
-      computed[i] = cover[4 * i + 2];
-    } else {
-      uncovered.push_back(paths[i]);
-      where.push_back(i);
-    }
-  }
-  const auto extra = compute_checksums(comm, o, uncovered, bytes);
-  for (std::size_t k = 0; k < where.size(); ++k) computed[where[k]] = extra[k];
-  std::vector<std::string> problems;
-  for (std::size_t i = 0; i < paths.size(); ++i)
-    if (computed[i] != stored[i])
+    if (sums[i].count != n)  // every element has exactly one owner: a broken rule, not a broken file
+      throw std::runtime_error("checkpoint load: " + paths[i] + ": " + std::to_string(sums[i].count) +
+                             " elements verified of " + std::to_string(n));
+    if (sums[i].checksum != stored[i])
       problems.push_back(printable_path(o.path) + ": checksum mismatch in dataset " + paths[i] + " (stored " + hex(stored[i]) +
-                         ", computed " + hex(computed[i]) + ")");
+                         ", computed " + hex(sums[i].checksum) + ")");
+  }
+  raise_if_any(comm, problems, ProblemKind::Input);
+  // A checksum covers what was written, not whether it can train: a NaN or an infinity
+  // in the state would surface steps later as a diverging loss. Named here instead.
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    if (sums[i].nonfinite > 0)
+      problems.push_back(printable_path(o.path) + ": dataset " + paths[i] + " holds " + std::to_string(sums[i].nonfinite) +
+                         " NaN or infinite value(s): this checkpoint cannot be resumed");
   raise_if_any(comm, problems, ProblemKind::Input);
 }
 
@@ -309,19 +299,11 @@ IoStats load_checkpoint(MPI_Comm comm, const std::string& path, const std::vecto
   check_manifest(comm, o, dataset_paths(o.file.get()));
   Requests q = gather_requests(comm, shards);
   const std::vector<std::uint64_t> stored = stored_checksums(comm, o, q, shards);
+  const ReadPlan plan = gather_readers(comm, q.paths, q.mine, shards);
   double bytes = 0;
-  std::vector<std::uint64_t> nonfinite;
-  const std::vector<std::uint64_t> cover = read_requested(comm, o, q, shards, bytes, nonfinite);
-  check_checksums(comm, o, q.paths, cover, stored, bytes);
-  // A checksum covers what was written, not whether it can train: a NaN or an infinity
-  // in the state would surface steps later as a diverging loss. Named here instead.
-  MPI_Allreduce(MPI_IN_PLACE, nonfinite.data(), static_cast<int>(nonfinite.size()), MPI_UINT64_T, MPI_SUM, comm);
-  std::vector<std::string> bad;
-  for (std::size_t i = 0; i < q.paths.size(); ++i)
-    if (nonfinite[i] > 0)
-      bad.push_back(printable_path(o.path) + ": dataset " + q.paths[i] + " holds " + std::to_string(nonfinite[i]) +
-                    " NaN or infinite value(s): this checkpoint cannot be resumed");
-  raise_if_any(comm, bad, ProblemKind::Input);
+  auto sums = read_requested(comm, o, q, plan, shards, bytes);
+  sums = whole_dataset_sums(comm, o.file.get(), o.path, q.paths, plan, std::move(sums), bytes);
+  check_sums(comm, o, q.paths, sums, stored);
   return {summed(comm, bytes), slowest_seconds(comm, t0)};
 }
 

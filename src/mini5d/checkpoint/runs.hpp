@@ -125,31 +125,4 @@ inline std::uint64_t partial_checksum(const std::vector<Run>& runs, const float*
   return sum;
 }
 
-// What a load learns from the blocks a rank read, to skip the separate checksum pass
-// when the ranks' requests happen to be an exact cover of the dataset (ZeRO shards
-// read back by the same layout): summed over ranks, `count` equals the size and
-// `cover` equals the sum of mix64(i) over all i only for an exact cover (up to a 2^-64
-// chance), and then `checksum` is the dataset's checksum. `nonfinite` counts the NaN
-// and infinite elements read, in the same pass.
-struct CoverSums {
-  std::uint64_t count = 0, cover = 0, checksum = 0, nonfinite = 0;
-};
-inline void add_cover_sums(const std::vector<Run>& runs, const float* data, CoverSums& s) {
-  for (const auto& r : runs)
-    for (std::int64_t k = 0; k < r.length; ++k) {
-      const std::uint64_t h = rng::mix64(static_cast<std::uint64_t>(r.global + k));
-      s.cover += h;
-      s.checksum += element_hash(h, data[r.local + k]);
-      s.nonfinite += std::isfinite(data[r.local + k]) ? 0 : 1;
-    }
-  for (const auto& r : runs) s.count += static_cast<std::uint64_t>(r.length);
-}
-// This rank's share of the cover sum every exact cover reaches: sum of mix64(i) over
-// `part` (the ranks' parts together cover the dataset).
-inline std::uint64_t cover_target(Span part) {
-  std::uint64_t s = 0;
-  for (std::int64_t i = part.begin; i < part.end; ++i) s += rng::mix64(static_cast<std::uint64_t>(i));
-  return s;
-}
-
 }  // namespace mini5d::checkpoint

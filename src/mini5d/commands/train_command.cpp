@@ -9,6 +9,7 @@
 #include "mini5d/core/diag.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/printable.hpp"
+#include "mini5d/core/process_age.hpp"
 #include "mini5d/grid/layout_rules.hpp"
 #include "mini5d/measure/platform.hpp"
 #include "mini5d/report/report.hpp"
@@ -17,6 +18,13 @@
 #include "mini5d/train/trainer.hpp"
 
 namespace mini5d::commands {
+
+namespace {
+double slowest(MPI_Comm comm, double seconds) {
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return seconds;
+}
+}  // namespace
 
 Prepared prepare_train(const CommandLine& a, MPI_Comm world, int ranks) {
   Prepared p;
@@ -55,6 +63,11 @@ int train_command(MPI_Comm world, const Prepared& prep, std::optional<comm::watc
                              "are reported under mpiexec");
   const auto pf = measure::describe_platform();
   train::Trainer tr(deck, world);
+  // A restart in parts, each the slowest rank's: start-up (from the process's start),
+  // the load, the first step after it; one line once that step is done, and the report.
+  report::RestartTimes restart;
+  restart.resumed = !deck.checkpoint.resume.empty();
+  if (restart.resumed) restart.startup_s = slowest(world, process_age_seconds());
   starting.reset();
   if (rank == 0) {
     report::print_header(out, pf, tr);
@@ -63,13 +76,22 @@ int train_command(MPI_Comm world, const Prepared& prep, std::optional<comm::watc
   auto checkpoint_line = [&](const train::CheckpointEvent& e) {
     if (rank == 0) report::print_checkpoint(out, e);
   };
-  if (!deck.checkpoint.resume.empty()) checkpoint_line(tr.resume(deck.checkpoint.resume));
+  if (restart.resumed) {
+    const auto loaded = tr.resume(deck.checkpoint.resume);
+    checkpoint_line(loaded);
+    restart.load_s = loaded.seconds;
+    restart.load_bytes = loaded.bytes;
+  }
   const long every = deck.output.log_every, total = deck.train.steps;
   const long first = tr.current_step() + 1;
   tr.run(
       [&](const train::StepStats& st) {
         if (rank == 0 && (!st.note.empty() || st.step == first || st.step % every == 0 || st.step == total))
           report::print_step(out, st, total);
+        if (restart.resumed && st.step == first) {  // every rank sees the same steps
+          restart.first_step_s = slowest(world, st.seconds);
+          if (rank == 0) report::print_restart(out, restart);
+        }
       },
       checkpoint_line);
   if (rank == 0 && tr.stopped_by() && tr.halt_reason().empty())
@@ -85,7 +107,7 @@ int train_command(MPI_Comm world, const Prepared& prep, std::optional<comm::watc
         std::string note;
         const std::string path = train::report_destination(deck.output.report, prep.claim, tr.run_id(), note);
         if (!note.empty()) write_stderr("mini5d: warning: " + printable_lines(note));
-        report::write_report(path, pf, tr);
+        report::write_report(path, pf, tr, restart);
         out << "report written to " << printable_path(path) << "\n";
       } catch (const std::exception& e) {
         report_problem = e.what();

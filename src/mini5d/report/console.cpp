@@ -172,6 +172,12 @@ void print_checkpoint(std::ostream& os, const CheckpointEvent& e) {
   for (const auto& c : e.changes) os << c << "\n";
 }
 
+void print_restart(std::ostream& os, const RestartTimes& r) {
+  os << "restart: start-up " << fmt("%.2f s", r.startup_s) << ", load " << fmt("%.2f s", r.load_s) << " ("
+     << fmt("%.3f GB", r.load_bytes * 1e-9) << " at " << fmt("%.2f GB/s", r.load_s > 0 ? r.load_bytes * 1e-9 / r.load_s : 0.0)
+     << "), first step " << fmt("%.2f s", r.first_step_s) << "\n";
+}
+
 namespace {
 // The closing summary, one part per function, in the order it prints them.
 void print_phases(std::ostream& os, const Trainer& tr) {

@@ -25,19 +25,30 @@ using train::Trainer;
 
 constexpr int kReportSchemaVersion = 1;
 
+// The parts of a restart this process can see, each the slowest rank's (resumed false
+// on a fresh run): start-up from the process's start until the trainer is built, the
+// checkpoint's load (read and verify), and the first step after it. The requeue before
+// the process started is the batch system's (tests/slurm measure it).
+struct RestartTimes {
+  bool resumed = false;
+  double startup_s = 0, load_s = 0, load_bytes = 0, first_step_s = 0;
+};
+
 void print_header(std::ostream& os, const Platform& pf, const Trainer& tr);
 void print_step(std::ostream& os, const StepStats& st, long total_steps);
 void print_checkpoint(std::ostream& os, const CheckpointEvent& e);
+// "restart: start-up X s, load Y s (Z GB at W GB/s), first step V s"
+void print_restart(std::ostream& os, const RestartTimes& r);
 void print_summary(std::ostream& os, const Trainer& tr);
 // Median over steps, leaving out the first (warm-up: page faults, BLAS set-up) when
 // there is more than one.
 double median_tokens_per_s(const Trainer& tr);
 // The FOM's validity (above), from the run's history.
 bool fom_valid(const Trainer& tr);
-std::string report_json(const Platform& pf, const Trainer& tr);
+std::string report_json(const Platform& pf, const Trainer& tr, const RestartTimes& restart = {});
 // Writes report_json to path atomically (a temporary file renamed into place); throws
 // std::runtime_error naming the path and the OS error when it cannot (the previous
 // file, if any, is left as it was).
-void write_report(const std::string& path, const Platform& pf, const Trainer& tr);
+void write_report(const std::string& path, const Platform& pf, const Trainer& tr, const RestartTimes& restart = {});
 
 }  // namespace mini5d::report

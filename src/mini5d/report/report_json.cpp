@@ -163,6 +163,17 @@ void json_outcome(std::ostream& o, const Trainer& tr) {
   o << "],\n";
 }
 
+// A resume's restart, in parts (null on a fresh run).
+void json_restart(std::ostream& o, const RestartTimes& r) {
+  o << "  \"restart\": ";
+  if (!r.resumed)
+    o << "null";
+  else
+    o << "{\"startup_seconds\": " << jnum(r.startup_s) << ", \"load_seconds\": " << jnum(r.load_s)
+      << ", \"load_bytes\": " << jnum(r.load_bytes) << ", \"first_step_seconds\": " << jnum(r.first_step_s) << "}";
+  o << ",\n";
+}
+
 // One record per step.
 void json_steps(std::ostream& o, const Trainer& tr) {
   o << "  \"steps\": [";
@@ -189,7 +200,7 @@ void json_steps(std::ostream& o, const Trainer& tr) {
 }
 }  // namespace
 
-std::string report_json(const Platform& pf, const Trainer& tr) {
+std::string report_json(const Platform& pf, const Trainer& tr, const RestartTimes& restart) {
   std::ostringstream o;
   json_run_facts(o, pf, tr);
   json_context(o, tr);
@@ -198,12 +209,13 @@ std::string report_json(const Platform& pf, const Trainer& tr) {
   json_memory(o, tr);
   json_pipeline(o, tr);
   json_outcome(o, tr);
+  json_restart(o, restart);
   json_steps(o, tr);
   o << "\n  ]\n}\n";
   return o.str();
 }
 
-void write_report(const std::string& path, const Platform& pf, const Trainer& tr) {
+void write_report(const std::string& path, const Platform& pf, const Trainer& tr, const RestartTimes& restart) {
   // Through "<path>.tmp" and a rename, every write and the close checked: a full disk
   // leaves the previous report as it was, never a truncated one.
   // A link is written through to its target (the link stays); anything but a regular
@@ -211,7 +223,7 @@ void write_report(const std::string& path, const Platform& pf, const Trainer& tr
   // may have changed during the run).
   const ReplaceTarget target = replace_target(path, "output.report");
   if (!target.problem.empty()) throw std::runtime_error(target.problem);
-  const std::string text = report_json(pf, tr), tmp = target.path + ".tmp";
+  const std::string text = report_json(pf, tr, restart), tmp = target.path + ".tmp";
   auto fail = [&](const std::string& what, int err) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(path + ": cannot write the report (output.report): " + what + ": " + std::strerror(err));
