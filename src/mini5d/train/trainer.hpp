@@ -26,6 +26,7 @@
 #include "mini5d/parallel/axis_comms.hpp"
 #include "mini5d/parallel/pp/tied_embedding.hpp"
 #include "mini5d/plan/cost/memory_model.hpp"
+#include "mini5d/train/checkpoint_interval.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/step_guard.hpp"
@@ -137,7 +138,7 @@ class Trainer {
   explicit Trainer(const Deck& deck, MPI_Comm comm = MPI_COMM_SELF);
   // Runs from the current step (0, or where a resume left off) to deck.train.steps;
   // calls on_step after each step and on_checkpoint after each save. Saves every
-  // checkpoint.every steps, after the last step if checkpoint.at_end, and when SIGTERM
+  // checkpoint.every steps (auto: train/checkpoint_interval.hpp), after the last step if checkpoint.at_end, and when SIGTERM
   // or SIGUSR1 arrived (then it stops after saving; see stopped_by()). A step with a
   // non-finite loss or gradient norm is skipped; too many in a row, a loss spike, or a
   // non-finite state at a save stop the run without saving (see halt_reason()).
@@ -230,6 +231,9 @@ class Trainer {
   // collective: the ranks agree again.
   bool stop_requested(bool after_save);
   bool state_is_finite();  // collective: weights and moments free of NaN and infinity?
+  // When run() saves, from checkpoint.every (train/checkpoint_interval.cpp). Collective
+  // with checkpoint.every=auto: it counts the job's nodes.
+  CheckpointSchedule checkpoint_schedule();
   Deck deck_;
   std::string run_id_;
   std::unique_ptr<StepGuard> guard_;
