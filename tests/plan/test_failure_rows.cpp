@@ -7,10 +7,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "compare.hpp"
 #include "mini5d/plan/inputs/input_files.hpp"
+#include "mini5d/core/deck.hpp"
+#include "mini5d/plan/output/emit_deck.hpp"
 #include "mini5d/plan/output/goodput_plan.hpp"
 #include "mini5d/plan/search/given_layout.hpp"
 #include "plan_test_util.hpp"
@@ -69,6 +72,20 @@ TEST_CASE("published failure rows: the fit row sets the node MTBF, the test rows
     CHECK(g.ettr < 1);
   }
   CHECK(tested == 2);
+}
+
+TEST_CASE("the emitted deck carries the cluster file's node MTBF: checkpoint.every=auto loads from it", "[plan][goodput]") {
+  const ModelInput in = load_model_file(plan_test::input("models/llama3-405b.yaml"));
+  ClusterDesc cl = load_cluster_file(plan_test::input("clusters/meta-h100-roce-8.yaml"));
+  cl.nodes = 2048;
+  const Layout l = complete_layout(parse_layout_spec("t=8,p=16,mb=1,zero=1,recompute=selective,sp=on"), in.train,
+                                   cl.devices());
+  std::ostringstream os;
+  write_deck(os, in, cl, evaluate(in.model, in.train, cl, l, SearchOptions{}), false);
+  const mini5d::Deck fixed = mini5d::parse_deck(os.str(), "emitted.yaml");
+  CHECK(fixed.checkpoint.node_mtbf_hours == cl.node_mtbf_hours);
+  CHECK(fixed.checkpoint.every > 0);
+  CHECK(mini5d::parse_deck(os.str(), "emitted.yaml", {"checkpoint.every=auto"}).checkpoint.every_auto);
 }
 
 TEST_CASE("reliability and read-rate fields: each out-of-range value is one line naming field and range",

@@ -70,10 +70,11 @@ std::string check_value(const Field& f, const std::string& v) {
       if (c == v) return "";
     return want;
   }
+  if (f.kind == Kind::IntOrAuto && v == "auto") return "";
   if (v.empty()) return want;
   char* end = nullptr;
   errno = 0;
-  if (f.kind == Kind::Int) {
+  if (f.kind == Kind::Int || f.kind == Kind::IntOrAuto) {
     const long long x = std::strtoll(v.c_str(), &end, 10);
     if (*end != '\0' || errno == ERANGE) return want;
     if (x < f.lo || x > f.hi) return want;
@@ -124,6 +125,8 @@ void check_relations(const Deck& d, const std::string& origin, const Provenance&
   if (d.train.min_lr > d.train.lr)
     bad("train.min_lr", "must be at most train.lr=" + fmt_real(d.train.lr) + ", got " +
                             fmt_real(d.train.min_lr));
+  if (d.checkpoint.every_auto && !(d.checkpoint.node_mtbf_hours > 0))
+    bad("checkpoint.every", "auto needs checkpoint.node_mtbf_hours > 0 (one node's mean time between failures, in hours)");
   if (d.data.source != DataSource::markov && d.data.path.empty())
     bad("data.path", std::string("required when data.source=") + to_string(d.data.source));
   // The padded vocabulary (rules/vocab_padding.hpp) is indexed with 32-bit integers.

@@ -94,7 +94,9 @@ struct DataConfig {
 
 struct CheckpointConfig {
   std::string dir = "checkpoints";
-  long every = 0;               // steps between saves; 0: none
+  long every = 0;               // steps between saves; 0: none (and 0 when every_auto)
+  bool every_auto = false;      // `every: auto`: the trainer derives it (train/checkpoint_interval.hpp)
+  double node_mtbf_hours = 0;   // one node's mean time between failures; 0: no figure
   bool at_end = false;  // save after the last step
   int keep = 3;                 // newest checkpoints kept; 0 keeps all
   std::string resume;           // "", "latest" (in dir) or a checkpoint path

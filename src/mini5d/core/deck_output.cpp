@@ -65,7 +65,7 @@ std::string Deck::to_json() const {
     std::string v = f.get(*this);
     const bool counts = f.kind == Kind::Counts && v != "auto" && v != "balanced";
     if (counts) v = "[" + v + "]";
-    else if (f.kind == Kind::Text || f.kind == Kind::Choice || f.kind == Kind::Counts) v = json_quote(v);
+    else if (f.kind == Kind::Text || f.kind == Kind::Choice || f.kind == Kind::Counts || v == "auto") v = json_quote(v);
     out += "\"" + f.name + "\": " + v;
   }
   return out + "}}";

@@ -54,7 +54,8 @@ const std::vector<std::pair<std::string, ResumeClass>>& table() {
       // The data: another source, file, seed or chain is other sequences.
       {"data.source", C::MustMatch}, {"data.path", C::MustMatch}, {"data.seed", C::MustMatch},
       {"data.markov_order", C::MustMatch}, {"data.markov_branching", C::MustMatch},
-      {"checkpoint.dir", C::Run}, {"checkpoint.every", C::Run}, {"checkpoint.at_end", C::Run}, {"checkpoint.async", C::Run},
+      {"checkpoint.dir", C::Run}, {"checkpoint.every", C::Run},
+      {"checkpoint.node_mtbf_hours", C::Run}, {"checkpoint.at_end", C::Run}, {"checkpoint.async", C::Run},
       {"checkpoint.keep", C::Run}, {"checkpoint.resume", C::Run}, {"checkpoint.overwrite", C::Run},
       {"output.log_every", C::Run}, {"output.report", C::Run}, {"output.kernel_profile", C::Run},
       {"output.trace", C::Run},

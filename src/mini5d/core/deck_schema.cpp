@@ -29,6 +29,9 @@ std::string range_text(const Field& f) {
     case Kind::Int:
       return "an integer in [" + std::to_string(static_cast<long long>(f.lo)) + ", " +
              std::to_string(static_cast<long long>(f.hi)) + "]";
+    case Kind::IntOrAuto:
+      return "auto or an integer in [" + std::to_string(static_cast<long long>(f.lo)) + ", " +
+             std::to_string(static_cast<long long>(f.hi)) + "]";
     case Kind::Real: return "a number in [" + fmt_real(f.lo) + ", " + fmt_real(f.hi) + "]";
     case Kind::Text: return "a string";
     case Kind::Counts: return "auto, balanced or a list of positive integers such as [3, 5]";
@@ -95,6 +98,18 @@ Field counts_field(const char* sec, const char* name, StageLayers ParallelConfig
                [m](const Deck& d) { return format_stage_layers(d.parallel.*m); }};
 }
 
+// checkpoint.every: auto (every_auto, every = 0) or a number of steps.
+Field every_field(const char* doc) {
+  return Field{"checkpoint", "every", Kind::IntOrAuto, 0, 1e12, {}, doc,
+               [](Deck& d, const std::string& v) {
+                 d.checkpoint.every_auto = v == "auto";
+                 d.checkpoint.every = d.checkpoint.every_auto ? 0 : std::stol(v);
+               },
+               [](const Deck& d) {
+                 return d.checkpoint.every_auto ? std::string("auto") : std::to_string(d.checkpoint.every);
+               }};
+}
+
 }  // namespace
 
 const std::vector<Field>& schema() {
@@ -159,7 +174,8 @@ const std::vector<Field>& schema() {
       int_field("data", "markov_order", &Deck::data, &DataConfig::markov_order, 1, 8, "Markov chain order (tokens of context)"),
       int_field("data", "markov_branching", &Deck::data, &DataConfig::markov_branching, 1, 1 << 20, "successors per context (sparsity); at most vocab"),
       text_field("checkpoint", "dir", &Deck::checkpoint, &CheckpointConfig::dir, {}, "directory of the checkpoints and their latest pointer"),
-      int_field("checkpoint", "every", &Deck::checkpoint, &CheckpointConfig::every, 0, 1e12, "steps between checkpoints; 0: none (signals and at_end still save)"),
+      every_field("steps between checkpoints; 0: none (signals and at_end still save); auto: Young's interval sqrt(2 x C x M) in steps, with C the blocking cost of a save (estimated at start-up from the checkpoint's bytes at 1 GB/s, then measured at the first save) and M = checkpoint.node_mtbf_hours / the job's nodes, derived after the second step and again after the first save"),
+      real_field("checkpoint", "node_mtbf_hours", &Deck::checkpoint, &CheckpointConfig::node_mtbf_hours, 0, 1e9, "one node's mean time between failures, in hours, for checkpoint.every=auto (the job's is this divided by its nodes: the distinct hosts of its ranks, or ranks / parallel.ranks_per_node); 0: no figure"),
       flag_field("checkpoint", "at_end", &Deck::checkpoint, &CheckpointConfig::at_end, {false, true}, "save a checkpoint after the last step"),
       int_field("checkpoint", "keep", &Deck::checkpoint, &CheckpointConfig::keep, 0, 1 << 20, "newest checkpoints kept; 0 keeps all"),
       text_field("checkpoint", "resume", &Deck::checkpoint, &CheckpointConfig::resume, {}, "resume from \"latest\" in checkpoint.dir or a checkpoint file; empty starts fresh"),

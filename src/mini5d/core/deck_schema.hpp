@@ -11,12 +11,13 @@
 namespace mini5d::deck_schema {
 
 // Counts: "auto" or a list of positive integers (a YAML list, or "3,5" on the command line).
-enum class Kind { Int, Real, Text, Choice, Counts };
+// IntOrAuto: "auto" or an integer in [lo, hi].
+enum class Kind { Int, Real, Text, Choice, Counts, IntOrAuto };
 
 struct Field {
   std::string section, name;
   Kind kind;
-  double lo, hi;                     // Int / Real range (inclusive)
+  double lo, hi;                     // Int / IntOrAuto / Real range (inclusive)
   std::vector<std::string> choices;  // Choice
   std::string doc;
   std::function<void(Deck&, const std::string&)> set;  // value already validated

@@ -324,9 +324,10 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   Kokkos::Timer timer;
   const auto traffic_before = traffic_snapshot();
   const long first_step = next_step_;
-  const auto& ck = deck_.checkpoint;
+  auto schedule = checkpoint_schedule();
   auto saved = [&](const CheckpointEvent& e) {
     if (on_checkpoint) on_checkpoint(e);
+    schedule.saved(e);  // after the save's line: a re-derived interval follows it
   };
   long last_saved = -1;
   install_stop_handlers();
@@ -366,14 +367,13 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
       halted_ = "step " + std::to_string(next_step_) + ": " + guard_->why();
       break;
     }
-    if (ck.every > 0 && next_step_ % ck.every == 0 && !save_if_finite("every " + std::to_string(ck.every) + " steps"))
-      break;
+    if (schedule.due(next_step_, history_.back().seconds) && !save_if_finite(schedule.reason())) break;
     if (stop_requested(last_saved == next_step_)) {
       if (last_saved != next_step_) save_if_finite(std::string("signal ") + (stopped_by_ == SIGTERM ? "SIGTERM" : "SIGUSR1"));
       break;
     }
   }
-  if (halted_.empty() && stopped_by_ == 0 && next_step_ == deck_.train.steps && ck.at_end &&
+  if (halted_.empty() && stopped_by_ == 0 && next_step_ == deck_.train.steps && deck_.checkpoint.at_end &&
       last_saved != next_step_)
     save_if_finite("end of run");
   finish_background_save(saved, stopped_by_ ? "stop signal" : "end of run");  // an error: halt_reason

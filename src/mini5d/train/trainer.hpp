@@ -27,6 +27,7 @@
 #include "mini5d/parallel/pp/tied_embedding.hpp"
 #include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/async_checkpoint.hpp"
+#include "mini5d/train/checkpoint_interval.hpp"
 #include "mini5d/train/pipeline.hpp"
 #include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/step_guard.hpp"
@@ -147,7 +148,7 @@ class Trainer {
   explicit Trainer(const Deck& deck, MPI_Comm comm = MPI_COMM_SELF);
   // Runs from the current step (0, or where a resume left off) to deck.train.steps;
   // calls on_step after each step and on_checkpoint after each save. Saves every
-  // checkpoint.every steps, after the last step if checkpoint.at_end, and when SIGTERM
+  // checkpoint.every steps (auto: train/checkpoint_interval.hpp), after the last step if checkpoint.at_end, and when SIGTERM
   // or SIGUSR1 arrived (then it stops after saving; see stopped_by()). A step with a
   // non-finite loss or gradient norm is skipped; too many in a row, a loss spike, or a
   // non-finite state at a save stop the run without saving (see halt_reason()).
@@ -251,6 +252,9 @@ class Trainer {
   void finish_background_save(const Notify& notify, const char* where);
   // Reports the save in flight if its write has finished; never blocks.
   void poll_background_save(const Notify& notify);
+  // When run() saves, from checkpoint.every (train/checkpoint_interval.cpp). Collective
+  // with checkpoint.every=auto: it counts the job's nodes.
+  CheckpointSchedule checkpoint_schedule();
   Deck deck_;
   std::string run_id_;
   std::unique_ptr<StepGuard> guard_;

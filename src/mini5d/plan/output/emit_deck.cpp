@@ -90,6 +90,8 @@ DeckSection model_section(const ModelDesc& s) {
 
 // The interval the goodput model picks for the plan where the cluster file states its
 // failure rate and write rate (plan/output/goodput_plan.hpp); else saves only on signals.
+// The node MTBF goes with it, so that checkpoint.every=auto lets the trainer derive the
+// interval again from what it measures.
 void write_checkpoint_section(std::ostream& os, const ModelInput& in, const ClusterDesc& cl, const Plan& p,
                               bool scale_down) {
   DeckSection checkpoint = kCheckpoint;
@@ -99,6 +101,7 @@ void write_checkpoint_section(std::ostream& os, const ModelInput& in, const Clus
     os << "# checkpoint.every: Young's interval for a job MTBF of " << fixed(good.in.job_mtbf_s() / 3600, 2)
        << " h and a " << ms(good.in.save_s) << " save (predicted ETTR " << pct(good.ettr) << ")\n";
   }
+  if (cl.node_mtbf_hours > 0) set(checkpoint, "node_mtbf_hours", exact(cl.node_mtbf_hours));
   section(os, "checkpoint", checkpoint);
 }
 
