@@ -44,8 +44,8 @@ long auto_interval_steps(const IntervalFigures& f);
 // at 10.2 s/step; M = 24.7 h / 8 nodes; C estimated from 4.87 TB at 1 GB/s)".
 std::string interval_line(const IntervalFigures& f, long steps);
 
-// The part of a save that stops training: the whole save while saves are synchronous.
-// An asynchronous save's snapshot plus any wait for the previous write belongs here.
+// The part of a save that stops training: the whole save when synchronous; for an
+// asynchronous save its snapshot plus any wait for its write.
 double blocking_save_seconds(const CheckpointEvent& e);
 
 class CheckpointSchedule {
