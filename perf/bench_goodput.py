@@ -36,6 +36,8 @@ def soak(a, work, mtbf, mode, seed, reference):
         env["SOAK_REFERENCE"] = reference
     cmd = [os.path.join(ROOT, "tests", "cluster", "slurm_goodput.sh"), work, a.planner, a.app,
            os.path.join(ROOT, "inputs"), f"checkpoint.async={'true' if mode == 'async' else 'false'}"]
+    if a.every == "auto":  # Young's interval from the host MTBF the soak sets
+        cmd.append(f"checkpoint.node_mtbf_hours={mtbf / 3600:.6g}")
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)}\n{r.stdout[-3000:]}{r.stderr[-2000:]}")
@@ -54,10 +56,10 @@ def predicted_curve(planner, costs, mtbfs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mtbf", default="60,180", help="host MTBFs in seconds of running time, comma-separated")
+    ap.add_argument("--mtbf", default="200", help="host MTBFs in seconds of running time, comma-separated")
     ap.add_argument("--modes", default="sync,async")
-    ap.add_argument("--steps", type=int, default=2000)
-    ap.add_argument("--every", default="100", help="checkpoint.every (steps, or auto)")
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--every", default="auto", help="checkpoint.every (steps, or auto: Young's interval)")
     ap.add_argument("--max-kills", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--deadline", type=int, default=1500, help="seconds per point")
@@ -79,7 +81,8 @@ def main():
             diff = s["ettr_measured"] / s["ettr_predicted_realised_rate"] - 1
             rows.append(dict(s, mode=mode, relative_difference=diff, within=abs(diff) <= a.bound))
             c = s["costs"]
-            print(f"{mode:5} host MTBF {mtbf:5.0f} s set, {s['host_mtbf_realised_s']:5.0f} s happened: {s['kills']} kills, "
+            print(f"{mode:5} host MTBF {mtbf:5.0f} s set, {s['host_mtbf_realised_s']:5.0f} s happened: "
+                  f"{s['kills']} kills, "
                   f"{s['saves']} saves, {s['steps_lost']} steps run twice; step {c['step_s'] * 1e3:.1f} ms, save "
                   f"{c['save_s']:.3f} s blocking (+{c['write_s']:.3f} s in the background), restart "
                   f"{c['restart_s']:.1f} s; ETTR {s['ettr_measured']:.3f} measured, "

@@ -3,27 +3,30 @@
 """A training job under Slurm on the two-tier test cluster while its hosts are killed at random.
 
 The job is the planner's sbatch script (plan.sh in the work directory, made by the
-caller), one rank per host. Failures arrive as a Poisson process: the time to the next
-kill is drawn from an exponential distribution whose mean is the job's MTBF (the host
-MTBF over the hosts), counted only while the job is running. A kill is a SIGKILL to
-every process of one host, slurmd included, as when a node loses power. The host is
-started again (its slurmd) once the job has left the running state, as a spare node
-would take its place; the job then starts again: Slurm requeues it (node failure), or,
-where the surviving rank ended the job first (MPI's lost connection), the soak submits
-the script again. Either way the script resumes from `latest`.
+caller), one rank per host. Failures arrive as a Poisson process from the first step on:
+the time to the next kill is drawn from an exponential distribution whose mean is the
+job's MTBF (the host MTBF over the hosts), on the wall clock, so a failure can hit a
+restart too, as the goodput model assumes (while the job is down it takes a host that
+is still up). A kill is a SIGKILL to every process of one host, slurmd included, as
+when a node loses power. The hosts are started again (their slurmd) once the job has
+left the running state, as spare nodes would take their place; the job then starts
+again: Slurm requeues it (node failure), or, where the surviving rank ended the job
+first (MPI's lost connection, or the deck's collective watchdog), the soak submits the
+script again. Either way the script resumes from `latest`.
 
 Measured, from the job's log as it grows (the log has no clock; lines are stamped when
 this script reads them, every 0.1 s):
 - wall: from the first step of the first start to the last step of the last start;
 - useful: steps x the median step time of the job's own steps;
 - ETTR = useful / wall;
-- per failure the restart: from the kill to the first step of the next start;
+- per failure the restart: from the kill to the first step of the next start (restarts
+  that a failure hit are left out of the restart cost: the model charges them again);
 - the saves' blocking cost (the log's "checkpoint saved" lines, or their snapshot part
   for asynchronous saves) and background write time;
 - kills, saves, restarts, steps run twice.
 The prediction comes from the planner's goodput model (mini5d-plan --goodput) fed with
 these measured costs, at the set failure rate and at the rate that happened (kills over
-running time). Every step's loss must equal the uninterrupted run's within TOL.
+the wall time). Every step's loss must equal the uninterrupted run's within TOL.
 Prints a summary and writes it as JSON (--out).
 """
 import argparse
@@ -43,6 +46,7 @@ ASYNC = re.compile(r"^checkpoint \S+: snapshot ([0-9.]+) s \(blocking\), written
 WAITED = re.compile(r"waited ([0-9.]+) s")
 VERSION = re.compile(r"^mini5d \d+\.\d+")
 ENDED = ("FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "BOOT_FAIL", "NODE_FAIL", "DEADLINE")
+AUTO = re.compile(r"^checkpoint.every auto: every (\d+) step")
 RESUMED = re.compile(r"^resumed from (\S+) at step (\d+)")
 
 
@@ -110,11 +114,12 @@ def main():
     log = Log("job.out")
     jobs = [sh(*sbatch)]
     kills, restarts, saves, loads, lines_seen, step_ms = [], [], [], [], [], []
-    running_s, last_tick = 0.0, None
-    next_kill = rng.expovariate(1 / job_mtbf)
+    auto_interval = 0
+    next_kill = rng.expovariate(1 / job_mtbf)  # seconds after the first step
     first_step_t = last_step_t = None
-    # phase: "training" (the failure clock runs), "ending" (a host was killed; waiting for
-    # Slurm to end or requeue the job), "starting" (started again; waiting for its first step)
+    dead = set()
+    # phase: "training"; "ending" (a host was killed: waiting for Slurm to end or requeue
+    # the job); "starting" (released or submitted again: waiting for its first step)
     phase, header_seen = "training", False
     t_start = time.monotonic()
     while True:
@@ -129,7 +134,7 @@ def main():
                 last_step_t = t
                 if phase == "starting" and header_seen:
                     restarts[-1]["first_step_s"] = t - restarts[-1]["killed_at"]
-                    phase, last_tick = "training", None
+                    phase = "training"
             elif VERSION.match(line) and phase == "starting":
                 header_seen = True  # the new start's first line: step lines from here on are its own
             elif m := SAVED.match(line):
@@ -139,47 +144,53 @@ def main():
                 w = WAITED.search(line)
                 saves[-1].update(blocking_s=float(m.group(1)) + (float(w.group(1)) if w else 0.0),
                                  write_s=float(m.group(2)))
+            elif m := AUTO.match(line):
+                auto_interval = int(m.group(1))  # the last one derived: after the first measured save
             elif m := RESUMED.match(line):
                 loads.append({"path": m.group(1), "step": int(m.group(2))})
         state = job_field(jobs[-1], "JobState")
         if state == "COMPLETED" and phase == "training":
             break
-        if state in ENDED and phase == "training":
+        if state in ENDED and phase in ("training", "starting"):
             sys.exit(f"FAIL: job {jobs[-1]} ended {state} with no kill")
-        if phase == "training" and state == "RUNNING" and first_step_t is not None:
-            if last_tick is not None:
-                running_s += now - last_tick
-            last_tick = now
-            if running_s >= next_kill and len(kills) < a.max_kills:
-                host = rng.choice(a.hosts)
-                pids = sh("ip", "netns", "pids", host, check=False).split()
-                for p in pids:
-                    subprocess.run(["kill", "-KILL", p], capture_output=True)
-                step = lines_seen[-1][1] if lines_seen else 0
-                kills.append({"host": host, "at_running_s": running_s, "last_step": step, "pids": len(pids)})
+        # Failures come at any time after the first step, restarts included, as the model
+        # has them; a failure while the job is down takes a host that is still up.
+        alive = [h for h in a.hosts if h not in dead]
+        if first_step_t is not None and now - first_step_t >= next_kill and len(kills) < a.max_kills and alive:
+            host = rng.choice(alive if phase == "ending" else a.hosts)
+            pids = sh("ip", "netns", "pids", host, check=False).split()
+            for p in pids:
+                subprocess.run(["kill", "-KILL", p], capture_output=True)
+            dead.add(host)
+            step = lines_seen[-1][1] if lines_seen else 0
+            kills.append({"host": host, "at_s": now - first_step_t, "phase": phase, "last_step": step,
+                          "pids": len(pids)})
+            print(f"kill {len(kills)}: {host} ({len(pids)} processes) at step {step}, {now - first_step_t:.1f} s "
+                  f"after the first step, {phase}", flush=True)
+            if phase == "training":
                 restarts.append({"job": jobs[-1], "killed_at": now})
-                print(f"kill {len(kills)}: {host} ({len(pids)} processes) at step {step}, "
-                      f"{running_s:.1f} s of running time", flush=True)
-                phase, last_tick = "ending", None
-                next_kill = running_s + rng.expovariate(1 / job_mtbf)
-        elif phase == "training":
-            last_tick = None
+            else:  # the restart itself was hit: its time is not a restart's cost
+                restarts[-1]["interrupted"] = True
+            phase = "ending"
+            next_kill += rng.expovariate(1 / job_mtbf)
         elif phase == "ending" and state == "NODE_FAIL" and now - restarts[-1].setdefault("node_fail_at", now) < 3:
             pass  # with --requeue, NODE_FAIL passes on to PENDING: give it 3 s to
         elif phase == "ending" and (state in ENDED or state == "PENDING"):
-            # Slurm has ended or requeued the job: the host comes back, the job starts again.
-            host = kills[-1]["host"]
-            restarts[-1]["ended_s"] = now - restarts[-1]["killed_at"]
-            if node_state(host) not in ("idle", "mixed", "allocated"):
-                subprocess.run([os.path.join(a.cluster_root, "scripts", "cluster-enter.sh"), host, "slurmd", "-f",
-                                os.environ["SLURM_CONF"], "-N", host], capture_output=True)
-                for _ in range(240):
-                    if node_state(host) == "idle":
-                        break
-                    time.sleep(0.25)
+            # Slurm has ended or requeued the job: the hosts come back, the job starts again.
+            restarts[-1].setdefault("ended_s", now - restarts[-1]["killed_at"])
+            for host in sorted(dead):
+                if node_state(host) not in ("idle", "mixed", "allocated"):
+                    subprocess.run([os.path.join(a.cluster_root, "scripts", "cluster-enter.sh"), host, "slurmd", "-f",
+                                    os.environ["SLURM_CONF"], "-N", host], capture_output=True)
+                    for _ in range(240):
+                        if node_state(host) == "idle":
+                            break
+                        time.sleep(0.25)
+            dead.clear()
             if state == "PENDING":  # requeued by Slurm (node failure): out of its requeue hold
                 time.sleep(2)  # a credential issued in the second of the kill is refused
-                sh("scontrol", "update", f"JobId={jobs[-1]}", "StartTime=now")
+                # (it may have started meanwhile: then there is nothing to release)
+                sh("scontrol", "update", f"JobId={jobs[-1]}", "StartTime=now", check=False)
                 restarts[-1]["how"] = "requeued by Slurm"
             else:
                 jobs.append(sh(*sbatch))
@@ -210,11 +221,16 @@ def main():
     periodic = [s for s in saves if s["reason"].startswith("every")]
     blocking = [s["blocking_s"] for s in periodic]
     writes = [s["write_s"] for s in periodic]
-    restart_s = [r["first_step_s"] for r in restarts if "first_step_s" in r]
+    # A restart's cost: from the kill to the next start's first step, over the restarts no
+    # failure hit (the model charges a hit restart again from the hit).
+    restart_s = [r["first_step_s"] for r in restarts if "first_step_s" in r and not r.get("interrupted")]
     for r in restarts:
         r.pop("killed_at")
         r.pop("node_fail_at", None)
-    interval = next((int(o.split("=", 1)[1]) for o in a.overrides if o.startswith("checkpoint.every=")), 0)
+    every = [o.split("=", 1)[1] for o in a.overrides if o.startswith("checkpoint.every=")]
+    interval = auto_interval if every and every[-1] == "auto" else int(every[-1]) if every else 0
+    if interval <= 0:
+        sys.exit(f"FAIL: no checkpoint interval (checkpoint.every={every[-1] if every else 'unset'})")
     if not blocking or not restart_s:
         sys.exit(f"FAIL: no save ({len(blocking)}) or no restart measured ({len(restart_s)}): nothing to predict from")
     costs = {"step_s": step_s, "save_s": statistics.median(blocking), "write_s": statistics.median(writes),
@@ -224,19 +240,20 @@ def main():
         arg = ",".join(f"{k}={v:.6g}" for k, v in dict(costs, node_mtbf_s=node_mtbf_s).items())
         return json.loads(sh(a.planner, "--goodput", arg))
 
-    realised_host_mtbf = running_s * len(a.hosts) / max(len(kills), 1)
+    realised_host_mtbf = wall * len(a.hosts) / max(len(kills), 1)
     pred_set, pred_real = predict(a.host_mtbf_s), predict(realised_host_mtbf)
     summary = {
-        "kills": len(kills), "restarts": len(restart_s), "saves": len(saves), "jobs": jobs,
+        "kills": len(kills), "restarts": len(restarts), "restarts_hit": len(restarts) - len(restart_s),
+        "saves": len(saves), "jobs": jobs,
         "steps": steps_total, "steps_run": len(lines_seen), "steps_lost": len(lines_seen) - steps_total,
         "wall_s": wall, "useful_s": useful, "ettr_measured": meas,
         "host_mtbf_s": a.host_mtbf_s, "host_mtbf_realised_s": realised_host_mtbf,
         "ettr_predicted": pred_set["ettr"], "ettr_predicted_realised_rate": pred_real["ettr"],
-        "costs": costs, "restart_parts": restarts, "worst_loss_relative": worst,
+        "costs": costs, "kill_log": kills, "restart_parts": restarts, "worst_loss_relative": worst,
     }
     with open(a.out, "w") as f:
         json.dump(summary, f, indent=1)
-    print(f"{len(kills)} kills, {len(restart_s)} restarts, {len(saves)} saves, {len(lines_seen) - steps_total} "
+    print(f"{len(kills)} kills, {len(restarts)} restarts, {len(saves)} saves, {len(lines_seen) - steps_total} "
           f"steps run twice; wall {wall:.1f} s, useful {useful:.1f} s: ETTR {meas:.3f} measured, "
           f"{pred_real['ettr']:.3f} predicted at the rate that happened (host MTBF {realised_host_mtbf:.0f} s), "
           f"{pred_set['ettr']:.3f} at the set rate ({a.host_mtbf_s:.0f} s); losses within {worst:.2g} relative")

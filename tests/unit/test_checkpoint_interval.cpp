@@ -25,6 +25,17 @@ std::string error_of(const std::string& yaml, const std::vector<std::string>& ov
   }
   return "";
 }
+
+train::CheckpointEvent save_event(long step, double bytes, double seconds) {
+  train::CheckpointEvent e;
+  e.kind = "save";
+  e.path = "step.h5";
+  e.reason = "every";
+  e.step = step;
+  e.bytes = bytes;
+  e.seconds = seconds;
+  return e;
+}
 }  // namespace
 
 TEST_CASE("checkpoint.every is auto or a number of steps; auto needs checkpoint.node_mtbf_hours", "[deck]") {
@@ -110,15 +121,23 @@ TEST_CASE("the schedule: a fixed interval from step 0; auto after the timed step
   CHECK(s.due(100, 5.0));
   CHECK(s.reason() == "auto: every 100 steps");
   // The save took 0.125 s here, 0.25 s on the slowest rank: sqrt(2 x 0.25 x 3600) = 42.4 s = 35 steps.
-  train::CheckpointEvent e{"save", "x.h5", "every", 100, 1.5e9, 0.125, {}};
-  s.saved(e);
+  s.saved(save_event(100, 1.5e9, 0.125));
   CHECK(s.interval() == 35);
   REQUIRE(lines.size() == 2);
   CHECK_THAT(lines[1], Contains("every 35 steps") && Contains("C measured at the save after step 100, 1.5 GB"));
   CHECK(!s.due(134, 5.0));
   CHECK(s.due(135, 5.0));  // counted from the last save
-  s.saved(train::CheckpointEvent{"save", "y.h5", "every", 135, 1.5e9, 9.0, {}});
+  s.saved(save_event(135, 1.5e9, 9.0));
   CHECK(s.interval() == 35);  // derived once: later saves do not move it
   CHECK(lines.size() == 2);
   CHECK(agreed.size() == 2);  // and agree on nothing more
+}
+
+TEST_CASE("an asynchronous save costs training its snapshot and its wait, not its write", "[checkpoint]") {
+  train::CheckpointEvent e = save_event(10, 1e9, 30.0);  // the background write took 30 s
+  CHECK(train::blocking_save_seconds(e) == 30.0);        // as a blocking save: all of it
+  e.async = true;
+  e.snapshot_seconds = 0.1;
+  e.wait_seconds = 0.15;
+  CHECK(train::blocking_save_seconds(e) == Approx(0.25));
 }
