@@ -67,12 +67,14 @@ def main():
     ap.add_argument("--app", default=os.path.join(ROOT, "build", "apps", "mini5d"))
     ap.add_argument("--planner", default=os.path.join(ROOT, "build", "apps", "mini5d-plan"))
     ap.add_argument("--bound", type=float, default=0.15, help="relative difference the comparison allows")
+    ap.add_argument("--reference", default=None,
+                    help="an uninterrupted run's report of the same deck and steps (skips making one)")
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--plot", default=None, help="write ETTR against host MTBF here (PNG; needs matplotlib)")
     a = ap.parse_args()
     os.environ.setdefault("MINI5D_CLUSTER_DIR", "/tmp/mini5d-cluster")
     os.environ.setdefault("MINI5D_SLURM_DIR", os.path.join(os.environ["MINI5D_CLUSTER_DIR"], "slurm"))
-    rows, reference = [], None
+    rows, reference = [], a.reference
     for mode in a.modes.split(","):
         for i, mtbf in enumerate(float(x) for x in a.mtbf.split(",")):
             work = os.path.join(a.work, f"{mode}-{mtbf:g}")

@@ -9,10 +9,10 @@ job's MTBF (the host MTBF over the hosts), on the wall clock, so a failure can h
 restart too, as the goodput model assumes (while the job is down it takes a host that
 is still up). A kill is a SIGKILL to every process of one host, slurmd included, as
 when a node loses power. The hosts are started again (their slurmd) once the job has
-left the running state, as spare nodes would take their place; the job then starts
-again: Slurm requeues it (node failure), or, where the surviving rank ended the job
-first (MPI's lost connection, or the deck's collective watchdog), the soak submits the
-script again. Either way the script resumes from `latest`.
+left the running state (Slurm requeued it after a node failure, or it FAILED where the
+surviving rank ended it first: MPI's lost connection, or the deck's collective
+watchdog), as spare nodes would take their place, and the soak submits the script
+again (a requeued job is cancelled first: see below). The script resumes from `latest`.
 
 Measured, from the job's log as it grows (the log has no clock; lines are stamped when
 this script reads them, every 0.1 s):
@@ -30,6 +30,7 @@ the wall time). Every step's loss must equal the uninterrupted run's within TOL.
 Prints a summary and writes it as JSON (--out).
 """
 import argparse
+import atexit
 import json
 import os
 import random
@@ -65,6 +66,20 @@ def job_field(job, name):
 
 def node_state(host):
     return sh("sinfo", "-h", "-n", host, "-o", "%T", check=False)
+
+
+def revive(cluster_root, dead):
+    """Starts the killed hosts' slurmd again and waits until Slurm has them idle."""
+    # Every process of a dead host was killed, its slurmd too, whatever Slurm shows yet
+    # (it notices a silent node only after SlurmdTimeout).
+    for host in sorted(dead):
+        subprocess.run([os.path.join(cluster_root, "scripts", "cluster-enter.sh"), host, "slurmd", "-f",
+                        os.environ["SLURM_CONF"], "-N", host], capture_output=True)
+        for _ in range(240):
+            if node_state(host) == "idle":
+                break
+            time.sleep(0.25)
+    dead.clear()
 
 
 class Log:
@@ -118,6 +133,7 @@ def main():
     next_kill = rng.expovariate(1 / job_mtbf)  # seconds after the first step
     first_step_t = last_step_t = None
     dead = set()
+    atexit.register(revive, a.cluster_root, dead)  # pass or fail, the cluster is whole afterwards
     # phase: "training"; "ending" (a host was killed: waiting for Slurm to end or requeue
     # the job); "starting" (released or submitted again: waiting for its first step)
     phase, header_seen = "training", False
@@ -151,7 +167,18 @@ def main():
         state = job_field(jobs[-1], "JobState")
         if state == "COMPLETED" and phase == "training":
             break
-        if state in ENDED and phase in ("training", "starting"):
+        if state in ENDED and phase == "training":
+            sys.exit(f"FAIL: job {jobs[-1]} ended {state} with no kill")
+        if state in ENDED and phase == "starting" and not header_seen:
+            # The start itself failed (srun could not reach a slurmd just started again):
+            # part of this restart's cost; submit once more.
+            restarts[-1]["launch_failures"] = restarts[-1].get("launch_failures", 0) + 1
+            if restarts[-1]["launch_failures"] > 3:
+                sys.exit(f"FAIL: job {jobs[-1]} ended {state} at its start, 4 times in a row")
+            time.sleep(1)
+            jobs.append(sh(*sbatch))
+            continue
+        if state in ENDED and phase == "starting":
             sys.exit(f"FAIL: job {jobs[-1]} ended {state} with no kill")
         # Failures come at any time after the first step, restarts included, as the model
         # has them; a failure while the job is down takes a host that is still up.
@@ -178,23 +205,19 @@ def main():
         elif phase == "ending" and (state in ENDED or state == "PENDING"):
             # Slurm has ended or requeued the job: the hosts come back, the job starts again.
             restarts[-1].setdefault("ended_s", now - restarts[-1]["killed_at"])
-            for host in sorted(dead):
-                if node_state(host) not in ("idle", "mixed", "allocated"):
-                    subprocess.run([os.path.join(a.cluster_root, "scripts", "cluster-enter.sh"), host, "slurmd", "-f",
-                                    os.environ["SLURM_CONF"], "-N", host], capture_output=True)
-                    for _ in range(240):
-                        if node_state(host) == "idle":
-                            break
-                        time.sleep(0.25)
-            dead.clear()
-            if state == "PENDING":  # requeued by Slurm (node failure): out of its requeue hold
-                time.sleep(2)  # a credential issued in the second of the kill is refused
-                # (it may have started meanwhile: then there is nothing to release)
-                sh("scontrol", "update", f"JobId={jobs[-1]}", "StartTime=now", check=False)
-                restarts[-1]["how"] = "requeued by Slurm"
-            else:
-                jobs.append(sh(*sbatch))
-                restarts[-1]["how"] = f"job {state}, submitted again"
+            revive(a.cluster_root, dead)
+            if state == "PENDING":
+                # Requeued by Slurm (node failure). Cancelled and submitted again rather
+                # than released: a requeued job keeps its id, and the first start's
+                # termination, sent when the lost node answers again, can kill the
+                # second start on it.
+                sh("scancel", str(jobs[-1]), check=False)
+                for _ in range(100):
+                    if job_field(jobs[-1], "JobState") not in ("PENDING", "RUNNING", "COMPLETING"):
+                        break
+                    time.sleep(0.1)
+            restarts[-1]["how"] = f"job {state}, submitted again"
+            jobs.append(sh(*sbatch))
             phase, header_seen = "starting", False
         time.sleep(0.1)
     for t, line in log.new_lines():
@@ -218,7 +241,7 @@ def main():
     wall = last_step_t - first_step_t
     useful = steps_total * step_s
     meas = useful / wall
-    periodic = [s for s in saves if s["reason"].startswith("every")]
+    periodic = [s for s in saves if s["reason"].startswith(("every", "auto"))]
     blocking = [s["blocking_s"] for s in periodic]
     writes = [s["write_s"] for s in periodic]
     # A restart's cost: from the kill to the next start's first step, over the restarts no
