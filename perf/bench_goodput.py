@@ -70,12 +70,16 @@ def main():
     ap.add_argument("--reference", default=None,
                     help="an uninterrupted run's report of the same deck and steps (skips making one)")
     ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--rows", default=None, help="plot these rows (an earlier --json) instead of measuring")
     ap.add_argument("--plot", default=None, help="write ETTR against host MTBF here (PNG; needs matplotlib)")
     a = ap.parse_args()
     os.environ.setdefault("MINI5D_CLUSTER_DIR", "/tmp/mini5d-cluster")
     os.environ.setdefault("MINI5D_SLURM_DIR", os.path.join(os.environ["MINI5D_CLUSTER_DIR"], "slurm"))
     rows, reference = [], a.reference
-    for mode in a.modes.split(","):
+    if a.rows:
+        with open(a.rows) as f:
+            rows = json.load(f)
+    for mode in ([] if a.rows else a.modes.split(",")):
         for i, mtbf in enumerate(float(x) for x in a.mtbf.split(",")):
             work = os.path.join(a.work, f"{mode}-{mtbf:g}")
             s = soak(a, work, mtbf, mode, a.seed + i, reference)
@@ -110,7 +114,7 @@ def main():
             ax.scatter([r["host_mtbf_realised_s"] for r in pts], [r["ettr_measured"] for r in pts], color=colour,
                        label=f"{mode}: measured")
         ax.set_xscale("log")
-        ax.set_xlabel("host MTBF (s of running time, the rate that happened)")
+        ax.set_xlabel("host MTBF, s (the failure rate that happened)")
         ax.set_ylabel("ETTR (useful step time / wall time)")
         ax.set_ylim(0, 1)
         ax.legend(fontsize=8)
