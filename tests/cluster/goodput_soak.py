@@ -48,7 +48,6 @@ WAITED = re.compile(r"waited ([0-9.]+) s")
 VERSION = re.compile(r"^mini5d \d+\.\d+")
 ENDED = ("FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "BOOT_FAIL", "NODE_FAIL", "DEADLINE")
 AUTO = re.compile(r"^checkpoint.every auto: every (\d+) step")
-RESUMED = re.compile(r"^resumed from (\S+) at step (\d+)")
 
 
 def sh(*cmd, check=True):
@@ -128,7 +127,7 @@ def main():
               a.script] + a.overrides
     log = Log("job.out")
     jobs = [sh(*sbatch)]
-    kills, restarts, saves, loads, lines_seen, step_ms = [], [], [], [], [], []
+    kills, restarts, saves, lines_seen, step_ms = [], [], [], [], []
     auto_interval = 0
     next_kill = rng.expovariate(1 / job_mtbf)  # seconds after the first step
     first_step_t = last_step_t = None
@@ -162,8 +161,6 @@ def main():
                                  write_s=float(m.group(2)))
             elif m := AUTO.match(line):
                 auto_interval = int(m.group(1))  # the last one derived: after the first measured save
-            elif m := RESUMED.match(line):
-                loads.append({"path": m.group(1), "step": int(m.group(2))})
         state = job_field(jobs[-1], "JobState")
         if state == "COMPLETED" and phase == "training":
             break

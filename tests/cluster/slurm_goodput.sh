@@ -7,8 +7,8 @@
 # start resumes from `latest`; the deck's collective watchdog (10 s) ends a job whose
 # peer died sooner than Slurm notices the node. Checks that the job finishes, that every step's loss
 # equals an uninterrupted run's (the same layout: 1e-6 relative covers the printed
-# digits), and prints the measured ETTR beside the planner's prediction (the long form,
-# perf/bench_goodput.py, compares them; a few kills are too few for a bound).
+# digits), and prints the measured ETTR beside the planner's prediction without asserting
+# either (they are figures of time; the long form, perf/bench_goodput.py, compares them).
 # SOAK_STEPS (800) and SOAK_EVERY (100) size the run, SOAK_SEED (21) draws the kills
 # (with the default host MTBF: 9 s and 59 s after the first step, the second after the
 # first restart has finished),
@@ -35,12 +35,11 @@ python3 "$soak_py" --hosts "${HOSTS[@]}" --cluster-root "$cluster_root" --planne
   --reference ref.json --host-mtbf-s "${SOAK_MTBF_S:-100}" --max-kills "${SOAK_KILLS:-2}" --seed "${SOAK_SEED:-21}" \
   --tol 1e-6 --deadline-s "${SOAK_DEADLINE_S:-420}" --out soak.json "${soak[@]}" || fail "the soak failed"
 python3 - <<'PY' || fail "soak.json: the soak's own checks"
-import json, math
+import json
 s = json.load(open("soak.json"))
 assert s["kills"] >= 1, "no host was killed"
 assert 1 <= s["restarts"] <= s["kills"], f"{s['kills']} kills but {s['restarts']} restarts"
-for k in ("ettr_measured", "ettr_predicted", "ettr_predicted_realised_rate"):
-    assert math.isfinite(s[k]) and 0 < s[k] <= 1, f"{k} = {s[k]}"
+# The ETTRs are figures of time, reported and not asserted (perf/bench_goodput.py compares them).
 print(f"ok: {s['kills']} kills, {s['restarts']} restarts, {s['saves']} saves, {s['steps_lost']} steps run twice; "
       f"ETTR {s['ettr_measured']:.3f} measured, {s['ettr_predicted_realised_rate']:.3f} predicted")
 PY
