@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "mini5d/kernels/fill.hpp"
 #include "mini5d/kernels/profile.hpp"
@@ -129,12 +130,20 @@ int take(std::vector<int>& free, const char* what) {
 }
 }  // namespace
 
+ParamLayout param_layout(const ModelConfig& cfg, const ModelParallel& par) {
+  return ParamLayout(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, stage_units(cfg, par.stage),
+                     par.ep ? par.ep->size() : 1, par.ep ? par.ep->rank() : 0);
+}
+
 template <class S>
 Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, Owns owns, ModelParallel par)
+    : Gpt(cfg, micro_batch, param_layout(cfg, par), owns, par) {}
+
+template <class S>
+Gpt<S>::Gpt(const ModelConfig& cfg, int micro_batch, ParamLayout layout, Owns owns, ModelParallel par)
     : cfg_(cfg),
       batch_(micro_batch),
-      layout_(cfg, par.tp ? par.tp->size() : 1, par.tp ? par.tp->rank() : 0, stage_units(cfg, par.stage),
-              par.ep ? par.ep->size() : 1, par.ep ? par.ep->rank() : 0),
+      layout_(std::move(layout)),
       pw_(cfg.layers),
       gw_(cfg.layers),
       chunks_(chunks_of(cfg, par.stage)) {

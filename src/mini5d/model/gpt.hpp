@@ -90,11 +90,18 @@ struct ModelParallel {
 // (gradients under ZeRO-2, both under ZeRO-3) the caller binds per unit.
 enum class Owns { params_and_grads, params, nothing };
 
+// The parameter layout of a model with these settings: its tensor and expert shares and
+// its pipeline stage's units. Start-up builds it once, reads it for the memory check
+// before the model exists, and hands the same value to the model.
+ParamLayout param_layout(const ModelConfig& cfg, const ModelParallel& par);
+
 template <class S>
 class Gpt final : public ModelBase {
  public:
   using Owns = model::Owns;
   Gpt(const ModelConfig& cfg, int micro_batch, Owns owns = Owns::params_and_grads, ModelParallel par = {});
+  // With the layout built beforehand; it must be param_layout(cfg, par).
+  Gpt(const ModelConfig& cfg, int micro_batch, ParamLayout layout, Owns owns, ModelParallel par);
 
   const ModelConfig& config() const override { return cfg_; }
   const ParamLayout& layout() const override { return layout_; }

@@ -45,23 +45,25 @@ namespace {
 // " (padded to 50304 rows for t=4)" where the vocabulary is padded, else nothing.
 std::string padding_note(const Trainer& tr) {
   const auto& d = tr.deck();
-  const long long vp = padded_vocab(d.model.vocab, d.model.vocab_pad_to, d.parallel.t);
+  const int t = tr.parallel_layout().t;
+  const long long vp = padded_vocab(d.model.vocab, d.model.vocab_pad_to, t);
   if (vp == d.model.vocab) return "";
-  return " (padded to " + std::to_string(vp) + " rows for t=" + std::to_string(d.parallel.t) + ")";
+  return " (padded to " + std::to_string(vp) + " rows for t=" + std::to_string(t) + ")";
 }
 }  // namespace
 
 void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
   const auto& d = tr.deck();
   const auto& m = d.model;
+  const auto& l = tr.parallel_layout();
   const auto& lay = tr.model_info().layout();
   os << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << ")\n"
      << "  Kokkos " << pf.kokkos << " [" << pf.backend << "], MPI: " << pf.mpi << "\n"
      << "  execution space " << pf.backend << " on " << pf.device << "\n"
      << "  MPI buffers: " << comm::describe_mpi_memory(tr.deck().parallel.gpu_aware_mpi) << "\n"
      << "  HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc << ", " << pf.compiler << "\n"
-     << "  ranks " << pf.ranks << ", layout DP(" << d.parallel.d << ")-PP(" << d.parallel.p << ")-CP("
-     << d.parallel.c << ")-EP(" << d.parallel.e << ")-TP(" << d.parallel.t << "), ZeRO " << d.parallel.zero
+     << "  ranks " << pf.ranks << ", layout DP(" << l.d << ")-PP(" << l.p << ")-CP(" << l.c << ")-EP(" << l.e
+     << ")-TP(" << l.t << "), ZeRO " << l.zero
      << " over the dense-gradient group of " << tr.optimizer().partition().group_size() << "\n"
      << "deck " << d.origin << "\n"
      << "  model: vocab " << m.vocab << padding_note(tr) << ", d_model " << m.d_model << ", layers " << m.layers
@@ -93,7 +95,7 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
      << mib(got.weights) << ", gradients " << mib(want.gradients) << " / " << mib(got.gradients)
      << ", optimizer " << mib(want.optimizer) << " / " << mib(got.optimizer) << "\n";
   if (m.experts > 0) {
-    const int P = d.parallel.e * d.parallel.t;
+    const int P = l.e * l.t;
     os << "  mixture of experts: " << m.experts << " experts, top-" << m.top_k << ", every "
        << (m.moe_every == 1 ? std::string("block") : std::to_string(m.moe_every) + "th block") << ", "
        << (m.capacity_factor > 0 ? "capacity factor " + fmt("%g", m.capacity_factor) : std::string("dropless"))
@@ -103,9 +105,9 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
        << "), reduced over d x c = " << tr.optimizer().partition().expert_group_size() << " ranks\n";
   }
   const auto acts_want = tr.predicted_activation_memory(), acts_got = tr.measured_activation_memory();
-  os << "  activations per rank (predicted / measured, TP " << d.parallel.t
-     << (d.parallel.t > 1 ? (d.parallel.sp ? " with SP" : " without SP") : "")
-     << (d.parallel.c > 1 ? ", CP " + std::to_string(d.parallel.c) + " ring attention" : std::string(", ") + to_string(d.model.attention) + " attention")
+  os << "  activations per rank (predicted / measured, TP " << l.t
+     << (l.t > 1 ? (l.sp ? " with SP" : " without SP") : "")
+     << (l.c > 1 ? ", CP " + std::to_string(l.c) + " ring attention" : std::string(", ") + to_string(d.model.attention) + " attention")
      << ", recompute "
      << to_string(d.train.recompute) << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
@@ -114,7 +116,7 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
     const auto& sp = pl->spec();
     os << "  pipeline: " << to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
        << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; blocks per virtual stage "
-       << format_counts(train::pipeline_split(d)) << " (" << format_stage_layers(d.parallel.stage_layers)
+       << format_counts(train::pipeline_split(m, l)) << " (" << format_stage_layers(d.parallel.stage_layers)
        << "); stage 0 holds";
     for (const auto& c : tr.model_info().chunks())
       os << " [" << (c.embedding ? "embeddings, " : "") << "blocks " << c.first_block << ".."
@@ -303,7 +305,8 @@ void print_ring(std::ostream& os, const Trainer& tr) {
       slo = std::min(slo, r[1]), shi = std::max(shi, r[1]), ssum += r[1];
     }
     const double mean = ssum / double(ring.size());
-    os << "ring attention (c=" << tr.deck().parallel.c << ", " << cp::split_from_env(tr.deck().parallel.c).name()
+    const int c = tr.parallel_layout().c;
+    os << "ring attention (c=" << c << ", " << cp::split_from_env(c).name()
        << " split): blocks per layer per rank " << fmt("%.0f", blo) << ".." << fmt("%.0f", bhi)
        << ", block compute per rank " << fmt("%.3f", slo) << ".." << fmt("%.3f s", shi) << " (max / mean - 1 = "
        << fmt("%.1f%%", mean > 0 ? 100.0 * (shi / mean - 1) : 0.0) << ")\n";

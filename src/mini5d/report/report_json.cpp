@@ -54,8 +54,9 @@ void json_run_facts(std::ostream& o, const Platform& pf, const Trainer& tr) {
 // Ring attention's balance per rank (c > 1 only).
 void json_context(std::ostream& o, const Trainer& tr) {
   if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
-    o << "  \"context\": {\"c\": " << tr.deck().parallel.c << ", \"split\": "
-      << jstr(cp::split_from_env(tr.deck().parallel.c).name()) << ", \"blocks_per_layer_by_rank\": [";
+    const int c = tr.parallel_layout().c;
+    o << "  \"context\": {\"c\": " << c << ", \"split\": " << jstr(cp::split_from_env(c).name())
+      << ", \"blocks_per_layer_by_rank\": [";
     for (std::size_t r = 0; r < ring.size(); ++r) o << (r ? ", " : "") << jnum(ring[r][0]);
     o << "], \"block_compute_seconds_by_rank\": [";
     for (std::size_t r = 0; r < ring.size(); ++r) o << (r ? ", " : "") << jnum(ring[r][1]);

@@ -8,27 +8,34 @@
 
 namespace mini5d::train {
 
-pp::Spec pipeline_spec(const Deck& deck) {
+pp::Spec pipeline_spec(const plan::Layout& layout) {
   // One stage runs 1F1B whatever the deck says: GPipe's all-forwards-first would keep
   // every micro-batch's activations at once for no overlap.
-  const Schedule kind = deck.parallel.p > 1 ? deck.parallel.schedule : Schedule::one_f_one_b;
-  return {kind, deck.parallel.p, deck.parallel.virtual_stages, deck.train.accumulation};
+  const Schedule kind = layout.p > 1 ? layout.schedule : Schedule::one_f_one_b;
+  return {kind, layout.p, layout.virtual_stages, layout.accumulation};
 }
 
-SplitShape pipeline_split_shape(const Deck& deck) {
-  const auto& m = deck.model;
+SplitShape pipeline_split_shape(const ModelConfig& m) {
   return {m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.experts, m.top_k, m.moe_every, m.mlp == Mlp::swiglu};
 }
+
+SplitShape pipeline_split_shape(const Deck& deck) { return pipeline_split_shape(deck.model); }
 
 std::vector<long long> pipeline_split(const Deck& deck) {
   return stage_split(pipeline_split_shape(deck), 1LL * deck.parallel.p * deck.parallel.virtual_stages,
                      deck.parallel.stage_layers);
 }
 
-model::StageSpec pipeline_stage(const Deck& deck, int stage) {
-  const pp::Spec s = pipeline_spec(deck);
+std::vector<long long> pipeline_split(const ModelConfig& m, const plan::Layout& layout) {
+  // Start-up resolved the split at p > 1; one stage (then v = 1) holds every block.
+  if (layout.stage_layers.given()) return layout.stage_layers.counts;
+  return stage_split(pipeline_split_shape(m), 1LL * layout.p * layout.virtual_stages, layout.stage_layers);
+}
+
+model::StageSpec pipeline_stage(const ModelConfig& m, const plan::Layout& layout, int stage) {
+  const pp::Spec s = pipeline_spec(layout);
   const int P = s.p * s.v;
-  const auto split = pipeline_split(deck);
+  const auto split = pipeline_split(m, layout);
   const std::vector<long long> blocks = chunk_blocks(split, s.p, stage);
   model::StageSpec st;
   for (int c = 0; c < s.v; ++c) {
@@ -47,10 +54,9 @@ model::StageSpec pipeline_stage(const Deck& deck, int stage) {
   return st;
 }
 
-Pipeline::Pipeline(const Deck& deck, comm::Communicator& pipe, std::unique_ptr<ChunkRunner> model, dp::ZeroOptimizer& zero,
-                   const data::Source& source, int data_index, int data_shards)
+Pipeline::Pipeline(const Deck& deck, const pp::Spec& s, comm::Communicator& pipe, std::unique_ptr<ChunkRunner> model,
+                   dp::ZeroOptimizer& zero, const data::Source& source, int data_index, int data_shards)
     : deck_(deck), model_(std::move(model)), zero_(zero), source_(source), data_index_(data_index), data_shards_(data_shards) {
-  const pp::Spec s = pipeline_spec(deck);
   comm_ = std::make_unique<pp::PpComm>(pipe, s.p * s.v, s.m);
   const auto& d = model_->dims();
   exec_ = std::make_unique<pp::Executor>(s, *comm_, model_->boundary_bytes());

@@ -17,21 +17,25 @@
 #include "mini5d/model/gpt.hpp"
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/pp/executor.hpp"
+#include "mini5d/plan/cost/layout.hpp"
 #include "mini5d/train/chunk_runner.hpp"
 
 namespace mini5d::train {
 
-// The schedule of the deck (parallel.schedule, p, virtual_stages, accumulation).
-pp::Spec pipeline_spec(const Deck& deck);
+// The schedule of the run's layout (its schedule, p, virtual_stages, accumulation).
+pp::Spec pipeline_spec(const plan::Layout& layout);
 // Blocks per virtual stage, as parallel.stage_layers says (rules/stage_split.hpp, the
-// planner's rule too).
+// planner's rule too): start-up resolves it once into the layout (train/deck_plan.hpp).
 std::vector<long long> pipeline_split(const Deck& deck);
+// The same split read from the run's layout (one stage at p = 1: the whole model).
+std::vector<long long> pipeline_split(const ModelConfig& m, const plan::Layout& layout);
 // The model's shape as the split (and the replayed bubble) costs it.
+SplitShape pipeline_split_shape(const ModelConfig& m);
 SplitShape pipeline_split_shape(const Deck& deck);
 // Pipeline rank `stage`'s chunks (local chunk j is virtual stage j*p + stage, with its
 // blocks of pipeline_split; the embeddings on virtual stage 0, the head on the last)
 // and the activation sets its schedule needs at once.
-model::StageSpec pipeline_stage(const Deck& deck, int stage);
+model::StageSpec pipeline_stage(const ModelConfig& m, const plan::Layout& layout, int stage);
 
 // A step's bubble on this rank: the idle share of the slowest pipeline rank's step.
 struct BubbleStats {
@@ -42,9 +46,10 @@ struct BubbleStats {
 
 class Pipeline : public pp::Stage {
  public:
-  // Collective over nothing; `pipe`: the p communicator (accounted as "pp").
-  Pipeline(const Deck& deck, comm::Communicator& pipe, std::unique_ptr<ChunkRunner> model, dp::ZeroOptimizer& zero,
-           const data::Source& source, int data_index, int data_shards);
+  // Collective over nothing; `spec`: pipeline_spec of the run's layout; `pipe`: the p
+  // communicator (accounted as "pp").
+  Pipeline(const Deck& deck, const pp::Spec& spec, comm::Communicator& pipe, std::unique_ptr<ChunkRunner> model,
+           dp::ZeroOptimizer& zero, const data::Source& source, int data_index, int data_shards);
   // One step's forwards and backwards; returns this rank's summed token loss (the
   // last stage's; 0 elsewhere).                        collective over the p group
   double run_step(long step, float grad_scale);

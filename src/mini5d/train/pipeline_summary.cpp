@@ -85,7 +85,7 @@ void Trainer::summarise_pipeline() {
   const auto act = measured_activation_memory().activations, pred = predicted_activation_memory().activations;
   const Schedule sch = sp.kind;
   const int stage = grid_->coord(grid::Axis::p);
-  const auto costs = virtual_stage_costs(pipeline_split_shape(deck_), pipeline_split(deck_));
+  const auto costs = virtual_stage_costs(pipeline_split_shape(deck_), pipeline_split(deck_.model, layout_));
   const double predicted = pp::modelled_bubbles(sp, costs)[std::size_t(stage)];
   const double mine[] = {n > 0 ? bubble / n : 0.0, pp::formula_bubble(sp), in_flight,
                          plan::in_flight_microbatches(sch, sp.p, sp.m, sp.v, stage), act, pred,

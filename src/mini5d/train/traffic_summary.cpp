@@ -42,7 +42,7 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
   const auto now = measured_now();
   const double dense = double(base_->layout().total() - base_->layout().expert_total());
   const double experts = double(base_->layout().expert_total());
-  const auto want = plan::step_traffic(plan_model(deck_), plan_layout(deck_), grid_->coord(grid::Axis::p),
+  const auto want = plan::step_traffic(plan_model(deck_), layout_, grid_->coord(grid::Axis::p),
                                        deck_.model.moe_every, dense, experts,
                                        deck_.train.precision == Precision::bf16 ? 2.0 : 4.0, comms_->dp().rank(),
                                        deck_.parallel.grad_reduce_dtype == Precision::bf16 ? 2.0 : 4.0);

@@ -74,8 +74,10 @@ bool kernel_profile_on(const Deck& deck) {
 }
 
 Trainer::Trainer(const Deck& deck, MPI_Comm comm)
-    : deck_(deck), guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
-  if (auto why = activation_budget_problem(deck_); !why.empty()) throw InputError(why);
+    : deck_(deck),
+      layout_(plan_layout(deck)),
+      guard_(std::make_unique<StepGuard>(deck.train.max_skipped, deck.train.spike_factor)) {
+  if (auto why = activation_budget_problem(deck_, layout_); !why.empty()) throw InputError(why);
   for (const auto& u : unsupported_features(deck_))  // tied: the sum needs ZeRO 0-1's whole buffer
     if (u.find("model.tie_embeddings") != std::string::npos) throw InputError(u);
   // Counting starts before the first allocation, so the first step's are seen too.
@@ -92,17 +94,19 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   const auto transport =
       comm::gpu_aware_mpi(deck_.parallel.gpu_aware_mpi) ? comm::Transport::device : comm::Transport::staged;
   comms_ = std::make_unique<parallel::AxisComms>(*grid_, transport);
-  // Before the data source is built: its tables count in the memory check.
-  refuse_if_memory_short();
-  // Agreed: a data file missing or unreadable on one node fails there only.
-  comm::agreed(grid_->cart().get(), [&] { source_ = build_source(); });
-  const int stage = deck_.parallel.zero;
-  model::ModelParallel mp{&comms_->tensor(), deck_.parallel.sp, deck_.train.recompute};
-  mp.stage = pipeline_stage(deck_, grid_->coord(grid::Axis::p));
+  model::ModelParallel mp{&comms_->tensor(), layout_.sp, deck_.train.recompute};
+  mp.stage = pipeline_stage(deck_.model, layout_, grid_->coord(grid::Axis::p));
   mp.cp = &comms_->ring();
-  mp.zigzag = cp::split_from_env(deck_.parallel.c).zigzag;
+  mp.zigzag = cp::split_from_env(layout_.c).zigzag;
   mp.ep = &comms_->experts();
   mp.aux_loss_coef = deck_.train.aux_loss_coef;
+  // Built once: the memory check reads it before anything is allocated, the model keeps it.
+  model::ParamLayout params = model::param_layout(deck_.model, mp);
+  // Before the data source is built: its tables count in the memory check.
+  refuse_if_memory_short(params);
+  // Agreed: a data file missing or unreadable on one node fails there only.
+  comm::agreed(grid_->cart().get(), [&] { source_ = build_source(); });
+  const int stage = layout_.zero;
   optim::AdamWConfig ac{deck_.train.beta1, deck_.train.beta2, deck_.train.eps, deck_.train.weight_decay};
   const auto bucket = std::int64_t(deck_.parallel.bucket_mb * 1024 * 1024 / sizeof(float));
   std::unique_ptr<ChunkRunner> chunks;
@@ -110,7 +114,8 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   // the same code.
   auto build = [&](auto& model, auto tag) {
     using S = decltype(tag);
-    model = std::make_unique<model::Gpt<S>>(deck_.model, deck_.train.micro_batch, model_ownership(stage), mp);
+    model = std::make_unique<model::Gpt<S>>(deck_.model, deck_.train.micro_batch, std::move(params),
+                                            model_ownership(stage), mp);
     base_ = model.get();
     zero_ = dp::make_zero_optimizer<S>(zero_model(*model), comms_->dp(), stage, ac, deck_.train.seed, bucket, &comms_->tensor(),
                                        &comms_->dp_expert(), &comms_->experts(),
@@ -122,15 +127,15 @@ Trainer::Trainer(const Deck& deck, MPI_Comm comm)
   else
     build(model_, float{});
   // Grouped-query attention with t > kv_heads: t/kv_heads ranks share each key/value head.
-  if (deck_.parallel.t > deck_.model.kv_head_count())
-    zero_->sum_kv_shared_over(comms_->split_kv_group(deck_.parallel.t / deck_.model.kv_head_count()));
+  if (layout_.t > deck_.model.kv_head_count())
+    zero_->sum_kv_shared_over(comms_->split_kv_group(layout_.t / deck_.model.kv_head_count()));
   // A tied embedding split over the pipeline: the two ends' group, made once, and wte's
   // place (or its copy's) in the gradient buffer.
   if (const auto* wte = base_->layout().find("wte"); wte && deck_.model.tie_embeddings)
     tied_ = pp::TiedEmbedding(comms_->split_pipeline_ends(), wte->offset, wte->size());
   // Every step runs through the pipeline (p = 1: one stage).
-  pipeline_ = std::make_unique<Pipeline>(deck_, comms_->pp(), std::move(chunks), *zero_, *source_, grid_->data_index(),
-                                         grid_->data_shards());
+  pipeline_ = std::make_unique<Pipeline>(deck_, pipeline_spec(layout_), comms_->pp(), std::move(chunks), *zero_,
+                                         *source_, grid_->data_index(), grid_->data_shards());
   pipeline_->keep_timelines(!deck_.output.trace.empty());
   flops_per_token_ = model_flops_per_token(deck_.model, base_->layout().matmul_params());
   // The data source's tables.
@@ -171,20 +176,15 @@ std::unique_ptr<data::Source> Trainer::build_source() const {
   return source;
 }
 
-void Trainer::refuse_if_memory_short() {
+void Trainer::refuse_if_memory_short(const model::ParamLayout& layout) {
   MemoryNeed need;
   need.data = data::predicted_source_bytes(deck_);
-  // The header's predictions, from the deck alone: nothing is allocated yet.
-  // (A pipeline rank holds only its stage's units.)
-  const model::ParamLayout layout(deck_.model, grid_->dim(grid::Axis::t), grid_->coord(grid::Axis::t),
-                                  deck_.parallel.p > 1 ? model::stage_units(deck_.model, pipeline_stage(
-                                                                              deck_, grid_->coord(grid::Axis::p)))
-                                                       : std::vector<int>{},
-                                  comms_->ep_group().size(), comms_->ep_group().rank());
+  // The header's predictions, from the deck and the model's layout alone: nothing is
+  // allocated yet. (A pipeline rank holds only its stage's units.)
   // Dense tensors sharded over the dense-gradient group, experts over the expert one.
   const double experts = double(layout.expert_total());
-  const auto s = state_bytes(deck_, double(layout.total()) - experts, comms_->dp().size());
-  const auto x = state_bytes(deck_, experts, comms_->dp_expert().size());
+  const auto s = state_bytes(deck_, layout_, double(layout.total()) - experts, comms_->dp().size());
+  const auto x = state_bytes(deck_, layout_, experts, comms_->dp_expert().size());
   need.state = s.weights + s.grads + s.optimizer + x.weights + x.grads + x.optimizer;
   const auto a = predicted_activation_memory();
   need.activations = a.activations;

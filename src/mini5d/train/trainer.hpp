@@ -25,6 +25,7 @@
 #include "mini5d/parallel/dp/zero_optimizer.hpp"
 #include "mini5d/parallel/axis_comms.hpp"
 #include "mini5d/parallel/pp/tied_embedding.hpp"
+#include "mini5d/plan/cost/layout.hpp"
 #include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/async_checkpoint.hpp"
 #include "mini5d/train/checkpoint_interval.hpp"
@@ -123,8 +124,9 @@ struct PipelineRankSummary {
 };
 
 // Training state of `params` parameters sharded over a ZeRO group of `group` ranks, as
-// the planner counts it for the deck's precision and stage (train/trainer_memory.cpp).
-plan::StateBytes state_bytes(const Deck& deck, double params, int group);
+// the planner counts it for the deck's precision and the layout's ZeRO stage
+// (train/trainer_memory.cpp).
+plan::StateBytes state_bytes(const Deck& deck, const plan::Layout& layout, double params, int group);
 
 // Model FLOPs per trained token: 6 * N (N = parameters in matrix products) for the
 // matrix products forward and backward, plus 12 * layers * d_model * seq for the
@@ -174,6 +176,10 @@ class Trainer {
   const std::vector<CheckpointEvent>& checkpoints() const { return checkpoints_; }
 
   const Deck& deck() const { return deck_; }
+  // The parallel layout (degrees, ZeRO stage, SP, schedule, the resolved stage split),
+  // computed once from the deck at start-up: the run reads its degrees here, never from
+  // the deck's parallel section again.
+  const plan::Layout& parallel_layout() const { return layout_; }
   const data::Source& source() const { return *source_; }
   // The model, whatever its precision (layout, chunks, memory).
   const model::ModelBase& model_info() const { return *base_; }
@@ -202,7 +208,7 @@ class Trainer {
   // with p > 1, or at p = 1 when output.trace asks for the schedule; nullptr otherwise
   // (every step runs through a pipeline, but one stage's bubble is zero by construction).
   const Pipeline* pipeline() const {
-    return deck_.parallel.p > 1 || !deck_.output.trace.empty() ? pipeline_.get() : nullptr;
+    return layout_.p > 1 || !deck_.output.trace.empty() ? pipeline_.get() : nullptr;
   }
   // Every rank's pipeline figures, gathered at the end of run() (empty without a pipeline).
   const std::vector<PipelineRankSummary>& pipeline_summary() const { return pipeline_summary_; }
@@ -232,7 +238,8 @@ class Trainer {
   // what its node or device has free, unless train.allow_oversubscribe_memory=true.
   // The deck's data source, with progress lines (rank 0) and a stop on a stop signal.
   std::unique_ptr<data::Source> build_source() const;
-  void refuse_if_memory_short();
+  // `params`: the model's parameter layout, built before the model.
+  void refuse_if_memory_short(const model::ParamLayout& params);
   StepStats step(long s);
   // The step's scalars reduced, the guard's verdict and (if it applies) the update.
   void reduce_and_update(StepStats& st, long s, double loss_sum, double tokens);
@@ -256,6 +263,7 @@ class Trainer {
   // with checkpoint.every=auto: it counts the job's nodes.
   CheckpointSchedule checkpoint_schedule();
   Deck deck_;
+  plan::Layout layout_;  // from deck_, once (parallel_layout())
   std::string run_id_;
   std::unique_ptr<StepGuard> guard_;
   StepGuard::Verdict verdict_ = StepGuard::Verdict::Apply;  // of the last step

@@ -9,10 +9,10 @@
 
 namespace mini5d::train {
 
-plan::StateBytes state_bytes(const Deck& deck, double params, int group) {
+plan::StateBytes state_bytes(const Deck& deck, const plan::Layout& layout, double params, int group) {
   // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
   const bool bf = deck.train.precision == Precision::bf16;
-  return plan::zero_state_bytes(params, deck.parallel.zero, group, bf ? Precision::bf16 : Precision::fp32,
+  return plan::zero_state_bytes(params, layout.zero, group, bf ? Precision::bf16 : Precision::fp32,
                                 bf);
 }
 
@@ -21,13 +21,14 @@ StateMemory Trainer::predicted_state_memory() const {
   // expert-gradient group (the planner's split: plan/cost/memory_model.cpp).
   // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
   const double experts = double(base_->layout().expert_total());
-  const auto b = state_bytes(deck_, double(base_->layout().total()) - experts, zero_->partition().group_size());
-  const auto e = state_bytes(deck_, experts, zero_->partition().expert_group_size());
+  const auto b =
+      state_bytes(deck_, layout_, double(base_->layout().total()) - experts, zero_->partition().group_size());
+  const auto e = state_bytes(deck_, layout_, experts, zero_->partition().expert_group_size());
   return {b.weights + e.weights, b.grads + e.grads, b.optimizer + e.optimizer};
 }
 
 ActivationMemory Trainer::predicted_activation_memory() const {
-  return train::predicted_activation_memory(deck_, grid_->coord(grid::Axis::p));
+  return train::predicted_activation_memory(deck_, layout_, grid_->coord(grid::Axis::p));
 }
 
 double Trainer::predicted_expert_params() const {
@@ -36,7 +37,7 @@ double Trainer::predicted_expert_params() const {
   int moe_blocks = 0;  // of this pipeline stage's units
   for (const auto& u : base_->layout().units())
     if (u.global >= 1 && u.global <= m.layers && model::is_moe_block(m, u.global - 1)) ++moe_blocks;
-  return moe_blocks * plan::block_params(plan_model(deck_), plan_layout(deck_)).expert;
+  return moe_blocks * plan::block_params(plan_model(deck_), layout_).expert;
 }
 
 double Trainer::measured_expert_params() const { return double(base_->layout().expert_total()); }

@@ -9,11 +9,10 @@
 
 namespace mini5d::train {
 
-ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
+ActivationMemory predicted_activation_memory(const Deck& deck, const plan::Layout& l, int stage) {
   // The planner's shapes for this deck: dense blocks, and MoE blocks where the model
   // has experts (every moe_every-th), with a router that balances its load.
   const plan::ModelDesc md = plan_model(deck);
-  const plan::Layout l = plan_layout(deck);
   plan::ActShape moe =
       plan::act_shape(md, l, deck.train.precision == Precision::bf16 ? Precision::bf16 : Precision::fp32);
   moe.widened_core = true;  // this runtime's bf16 core (kernels/widened_attention.hpp)
@@ -29,27 +28,33 @@ ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
   return {kept, plan::workspace_bytes(dense, l.recompute)};
 }
 
-std::string activation_budget_problem(const Deck& deck) {
+ActivationMemory predicted_activation_memory(const Deck& deck, int stage) {
+  return predicted_activation_memory(deck, plan_layout(deck), stage);
+}
+
+std::string activation_budget_problem(const Deck& deck) { return activation_budget_problem(deck, plan_layout(deck)); }
+
+std::string activation_budget_problem(const Deck& deck, const plan::Layout& l) {
   const double budget = deck.train.activation_budget_mib;
   if (budget <= 0) return "";
   // The fullest pipeline stage (the only one without a pipeline).
   ActivationMemory p;
-  for (int stage = 0; stage < deck.parallel.p; ++stage) {
-    const auto q = predicted_activation_memory(deck, stage);
+  for (int stage = 0; stage < l.p; ++stage) {
+    const auto q = predicted_activation_memory(deck, l, stage);
     if (q.activations + q.workspace > p.activations + p.workspace) p = q;
   }
   const double mib = 1024.0 * 1024.0, total = (p.activations + p.workspace) / mib;
   if (total <= budget) return "";
   // Full attention at c = 1 is the one core that keeps seq x seq probabilities.
-  const bool full = deck.parallel.c == 1 && deck.model.attention == Attention::full;
+  const bool full = l.c == 1 && deck.model.attention == Attention::full;
   char line[640];
   std::snprintf(line, sizeof line,
                 "%s: train.activation_budget_mib=%g: the predicted activation memory per rank is %.1f MiB "
                 "(kept %.1f + work buffers %.1f) at parallel.c=%d, parallel.t=%d, train.micro_batch=%d; %sraise "
                 "parallel.c (ring attention splits the sequence and keeps no seq x seq probabilities) or lower "
                 "train.micro_batch",
-                deck.origin.c_str(), budget, total, p.activations / mib, p.workspace / mib, deck.parallel.c,
-                deck.parallel.t, deck.train.micro_batch,
+                deck.origin.c_str(), budget, total, p.activations / mib, p.workspace / mib, l.c, l.t,
+                deck.train.micro_batch,
                 full ? "set model.attention=blockwise (keeps no seq x seq probabilities), " : "");
   return line;
 }
