@@ -60,9 +60,14 @@ set(mini5d_test_env "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1;OMP_PROC_BIND=fals
 # threads per rank with binding off. Kokkos::AUTO gives one thread per team on the host,
 # so MINI5D_TEST_TEAM_SIZE (tests/support/main.cpp) fixes it: team size 2 runs the team
 # reductions and every kernel's thread-level loops as a GPU would.
-# Idle OpenMP threads: a one-rank test (2 threads on the 2 cores ctest gives it) keeps
-# libgomp's default, a short spin before sleeping; with passive waiting every kernel
-# launch pays a sleep and a wake-up, and test_model_gradients took 72 s instead of 1.8 s.
+# Idle OpenMP threads: a one-rank test (2 threads on the 2 cores ctest gives it) spins a
+# little before sleeping, 1000 rounds (GOMP_SPINCOUNT: libgomp's own count where threads
+# outnumber cores; its default, 300000, is some milliseconds). With passive waiting every
+# kernel launch pays a sleep and a wake-up (test_model_gradients once took 72 s instead of
+# 1.8 s); with the default spin, a thread whose partner lost its core to another process
+# spins out its time slice at every barrier: under two busy loops test_blockwise_attention
+# at team size 2 took 84.6 s and test_moe over 240 s (idle: 3.9 s and 11 s). With 1000
+# rounds: 3.97 s idle, 54.5 s under the two loops.
 # An MPI test has ranks x threads above the cores, so its idle threads sleep at once
 # (OMP_WAIT_POLICY=passive): spinning made test_data_parallel_np4 391 s instead of 31 s.
 if("OPENMP" IN_LIST Kokkos_DEVICES)
@@ -86,11 +91,15 @@ function(mini5d_openmp_variants test ranks teams hang_limit)
   if(ranks GREATER 1)
     list(APPEND labels mpi)
     list(APPEND env "OMP_WAIT_POLICY=passive")
+  else()
+    list(APPEND env "GOMP_SPINCOUNT=1000")
   endif()
   math(EXPR cores "${ranks} * ${mini5d_openmp_threads}")
-  # Threads contend for the same cores as the other tests' ranks (CI has 2): the base
-  # test's limit, times the threads per rank, so a loaded machine slows it, never fails it.
-  math(EXPR timeout "${hang_limit} * ${mini5d_openmp_threads}")
+  # Threads contend for the same cores as the other tests' ranks and whatever else runs
+  # (CI has 2): the base test's limit, times twice the threads per rank, so a loaded
+  # machine slows it, never fails it (under two busy loops the team-2 tests ran 10-14
+  # times slower than idle).
+  math(EXPR timeout "${hang_limit} * ${mini5d_openmp_threads} * 2")
   foreach(team IN LISTS teams)
     add_test(NAME ${test}_omp_team${team} COMMAND ${ARGN})
     set_tests_properties(${test}_omp_team${team} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${cores} LABELS "${labels}"
