@@ -27,41 +27,21 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 junit_main=$root/build/mini5d-tests.junit.xml junit_openmp=$root/build-openmp/mini5d-tests.junit.xml
 rm -f "$junit_main" "$junit_openmp"
 status=0
-# The threaded Kokkos and build-openmp/ are built while the main suite runs, at the
-# lowest CPU and I/O priority (nice 19, ionice idle): about a tenth of the suite's core
-# time is idle (tests waiting on Slurm, on the test cluster's daemons, on watchdogs), and
-# the build takes those cycles; where the tests keep both cores busy, the kernel gives it
-# almost none (a nice-19 task weighs 15 against a nice-0 one's 1024). Its log is
-# build-openmp.log; the openmp stage starts when both are done, and a line says how long
-# the build went on after the main suite.
-openmp_build() {
-  local kokkos
-  kokkos=$("$root/scripts/build-kokkos-openmp.sh") &&
-    BUILD_DIR="$root/build-openmp" TARGET=mini5d-openmp-tests "$root/scripts/build.sh" -DKokkos_ROOT="$kokkos" \
-      -DKokkosKernels_ROOT="$kokkos" -DCMAKE_PREFIX_PATH="$kokkos" -DMINI5D_SLURM_TESTS=OFF -DMINI5D_CLUSTER_TESTS=OFF
-}
-openmp_log=$root/build-openmp.log
 if "$root/scripts/build.sh"; then
-  (renice -n 19 -p "$BASHPID" >/dev/null && ionice -c 3 -p "$BASHPID" && openmp_build) >"$openmp_log" 2>&1 &
-  openmp_pid=$!
   ctest --test-dir "$root/build" --output-on-failure -j "$(nproc)" --timeout 600 --output-junit "$junit_main" ||
     status=1
-  suite_end=$SECONDS
 else
   echo "quickstart-test: the build in build/ failed; its tests did not run" >&2
   status=1
-  openmp_build >"$openmp_log" 2>&1 &
-  openmp_pid=$!
 fi
 
-if wait "$openmp_pid"; then
-  echo "quickstart-test: build-openmp/ built beside the main suite ($openmp_log);" \
-    "it went on $((SECONDS - ${suite_end:-$SECONDS})) s after the suite ended"
+if kokkos=$("$root/scripts/build-kokkos-openmp.sh") &&
+  BUILD_DIR="$root/build-openmp" TARGET=mini5d-openmp-tests "$root/scripts/build.sh" -DKokkos_ROOT="$kokkos" \
+    -DKokkosKernels_ROOT="$kokkos" -DCMAKE_PREFIX_PATH="$kokkos" -DMINI5D_SLURM_TESTS=OFF -DMINI5D_CLUSTER_TESTS=OFF; then
   ctest --test-dir "$root/build-openmp" -L openmp --output-on-failure -j "$(nproc)" --timeout 600 \
     --output-junit "$junit_openmp" || status=1
 else
-  tail -n 30 "$openmp_log" >&2
-  echo "quickstart-test: the threaded Kokkos or the build in build-openmp/ failed ($openmp_log); the openmp tests did not run" >&2
+  echo "quickstart-test: the threaded Kokkos or the build in build-openmp/ failed; the openmp tests did not run" >&2
   status=1
 fi
 
