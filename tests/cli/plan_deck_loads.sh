@@ -15,6 +15,11 @@ set -euo pipefail
 plan=$1; app=$2; src=$3; work=$4
 mkdir -p "$work" && cd "$work"
 ran=0; nofit=0
+# The best plan's two decks into the folder $tag (reads tag, model, cluster, prec).
+plan_best() {
+  rm -rf "$tag" && "$plan" --model "$model" --cluster "$cluster" "${prec[@]}" --tune 1 --scale-down \
+    --tune-dir "$tag" 2>&1 >/dev/null
+}
 for model in "$src"/inputs/models/*.yaml; do
   for cluster in "$src"/inputs/clusters/*.yaml; do
     tag="$(basename "$model" .yaml)@$(basename "$cluster" .yaml)"
@@ -22,10 +27,6 @@ for model in "$src"/inputs/models/*.yaml; do
     # in fp32, which the planner's error message asks for.
     want=$(sed -n 's/^  precision: *\([a-z0-9]*\).*/\1/p' "$model"); want=${want:-fp32}
     prec=()
-    plan_best() {
-      rm -rf "$tag" && "$plan" --model "$model" --cluster "$cluster" "${prec[@]}" --tune 1 --scale-down \
-        --tune-dir "$tag" 2>&1 >/dev/null
-    }
     set +e
     err=$(plan_best)
     rc=$?
@@ -59,7 +60,7 @@ for model in "$src"/inputs/models/*.yaml; do
     back=$("$plan" --model "$tag.yaml" --cluster "$cluster" --nodes 1 --top 1 2>/dev/null)
     rc=$?
     set -e
-    { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && echo "$back" | grep -q "^state   $want " ||
+    { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && grep -q "^state   $want " <<<"$back" ||
       { echo "FAIL $tag: planning from the emitted deck lost precision $want (exit $rc)"; exit 1; }
     "$app" check "$tag-small.yaml" >/dev/null 2>&1 || { echo "FAIL $tag: check refused the scaled-down deck"; "$app" check "$tag-small.yaml" 2>&1 | tail -5; exit 1; }
     out=$("$app" train "$tag-small.yaml" train.steps=2 output.report= checkpoint.dir="ck-$tag" 2>&1) ||
