@@ -29,7 +29,7 @@ using test::tiny;
 using test::world_max;
 using test::world_rank;
 
-TEST_CASE("layout invariance: c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1 and 3, c2 x p2", "[cp][mpi]") {
+TEST_CASE("layout invariance: c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1 and 3, c2 x p2", "[cp][mpi][threads]") {
   REQUIRE(test::world_size() == 4);
   const std::vector<Layout> layouts = {"c2", "c4", "c2 t2", "d2 c2 zero1", "d2 c2 zero3", "c2 p2"};
   for (const auto& cfg : test::configs()) {

@@ -47,7 +47,7 @@ struct ScaleError {
 };
 }  // namespace
 
-TEST_CASE("layout invariance: d = 1, 2, 4 and ZeRO 0-3 match the single-rank run", "[dp][mpi]") {
+TEST_CASE("layout invariance: d = 1, 2, 4 and ZeRO 0-3 match the single-rank run", "[dp][mpi][threads]") {
   REQUIRE(world_size() == 4);
   const int steps = 10;
   // Tolerance (invariance.hpp): the ranks sum their gradients in another order than one

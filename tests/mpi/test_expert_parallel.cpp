@@ -31,7 +31,7 @@ using test::moe_tiny;
 using test::world_max;
 using test::world_rank;
 
-TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2, e2 x c2", "[ep][mpi]") {
+TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2, e2 x c2", "[ep][mpi][threads]") {
   REQUIRE(test::world_size() == 4);
   // ZeRO 1 and 3 move the same sums as 0 and 2 (they shard the moments and weights,
   // which the checksum and the memory test see): one of each pair per layout keeps

@@ -99,7 +99,7 @@ void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::st
 }  // namespace
 
 TEST_CASE("llama-tiny: t2, p2, c2, c4, t2 c2 and d2 at ZeRO 3 match one rank; bytes per axis are the planner's",
-          "[llama][mpi]") {
+          "[llama][mpi][threads]") {
   REQUIRE(test::world_size() == 4);
   check_layouts({"t2", "p2", "c2", "c4", "t2 c2 recompute=selective", "d2 zero3"}, {});
 }

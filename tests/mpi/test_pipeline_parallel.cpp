@@ -70,7 +70,7 @@ void check_invariance(const std::vector<Layout>& layouts, long steps) {
 }  // namespace
 
 TEST_CASE("layout invariance: p = 2 and 4 under GPipe and 1F1B, p = 2 v = 2 under every schedule",
-          "[pp][mpi][np4]") {
+          "[pp][mpi][np4][threads]") {
   REQUIRE(test::world_size() == 4);
   std::vector<Layout> layouts;
   for (const char* s : {"gpipe", "1f1b"}) {

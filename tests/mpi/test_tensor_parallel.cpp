@@ -58,7 +58,7 @@ void check_invariance(const std::vector<Layout>& layouts, long steps, const std:
 }
 }  // namespace
 
-TEST_CASE("layout invariance: t = 2 and 4, SP on and off, d2 x t2 at ZeRO 0-3", "[tp][mpi]") {
+TEST_CASE("layout invariance: t = 2 and 4, SP on and off, d2 x t2 at ZeRO 0-3", "[tp][mpi][threads]") {
   REQUIRE(test::world_size() == 4);
   std::vector<Layout> layouts;
   for (int t : {2, 4})
@@ -75,7 +75,7 @@ TEST_CASE("layout invariance with a padded vocabulary: vocab 257 at t = 2 and 4"
   check_invariance({tp_layout(1, 4, 0, true)}, 10, {"model.vocab=257", "model.vocab_pad_to=0"});
 }
 
-TEST_CASE("layout invariance: recompute selective and full at t = 1 and 2", "[tp][mpi][recompute]") {
+TEST_CASE("layout invariance: recompute selective and full at t = 1 and 2", "[tp][mpi][recompute][threads]") {
   std::vector<Layout> layouts;
   for (const char* r : {"selective", "full"}) {
     layouts.push_back(tp_layout(1, 1, 0, true, r));
