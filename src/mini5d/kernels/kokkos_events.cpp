@@ -32,8 +32,13 @@ bool our_kernel(const char* name) {
   return open && std::strncmp(name, "Kokkos::View::", 14) == 0 && ours(open + 1);
 }
 // An allocation label of the project's ("mini5d::...") or of the Kokkos runtime's own
-// buffers ("Kokkos::...", e.g. team scratch); never empty.
-bool our_allocation(const char* label) { return ours(label) || (label && std::strncmp(label, "Kokkos::", 8) == 0); }
+// buffers: "Kokkos::..." (e.g. team scratch), or "[unlabeled]", the name Kokkos gives a
+// memory space's allocate(bytes) called without one. Kokkos 3.4's OpenMP backend sizes
+// its per-thread data that way (OpenMPExec::resize_thread_data); mini5d allocates only
+// through named Views, never through a space's allocate. Never empty.
+bool our_allocation(const char* label) {
+  return ours(label) || (label && (std::strncmp(label, "Kokkos::", 8) == 0 || std::strcmp(label, "[unlabeled]") == 0));
+}
 
 void note_foreign(const char* name, std::set<std::string>& foreign) {
   std::lock_guard<std::mutex> lock(g_labels_lock);
