@@ -13,10 +13,8 @@
 # OpenMP backend (and Serial) is built once from Debian's own source package into .deps/
 # (the same Kokkos 3.4 as the packages, reused after), and everything is built on it in
 # build-openmp/. ctest runs every test there in one pass: the main suite at one thread
-# per rank, and the tests labelled `openmp` at two (docs/testing.md). This replaced a
-# main build in build/ on Debian's Serial Kokkos plus a second build of the `openmp`
-# tests, which cost the command one more build (323 s of 2528 s in CI). build/ stays the
-# train command's (scripts/quickstart-train.sh), on Debian's packaged Kokkos.
+# per rank, and the tests labelled `openmp` at two (docs/testing.md says why one build).
+# build/ stays the train command's (scripts/quickstart-train.sh), on Debian's packaged Kokkos.
 # A failed Kokkos or build: the tests do not run, and the command exits 1 with the reason.
 # At the end, a summary (scripts/test-summary.py, from ctest's JUnit file): the failures,
 # the tests skipped and why (a test that lacks what it needs exits 77, which CTest

@@ -136,7 +136,6 @@ function(mini5d_unit_test)
                        LABELS "${labels}" ${arg_PROPERTIES})
   if(arg_OPENMP_TEAMS)
     mini5d_openmp_variants(${arg_NAME} 1 "${arg_OPENMP_TEAMS}" ${arg_TIMEOUT} ${arg_TARGET} ${arg_ARGS})
-    set_property(GLOBAL APPEND PROPERTY mini5d_openmp_targets ${arg_TARGET})
   endif()
 endfunction()
 
@@ -149,9 +148,7 @@ endfunction()
 # unless a target of that name exists already (a unit binary with [mpi] cases, or one
 # that needs other libraries). OPENMP_ONLY: only the OPENMP_TEAMS variants, for a test
 # whose one-thread run would repeat what other tests check. OPENMP_ARGS: the variants'
-# test spec instead of ARGS (the 4-rank tests run only their `[threads]` invariance case
-# at two threads per rank: byte counts, memory formulas and resumes are the same figures
-# at any thread count and are checked by the one-thread run).
+# test spec instead of ARGS (tests/mpi/CMakeLists.txt says which cases run threaded).
 function(mini5d_mpi_test)
   mini5d_skips_are_skips()
   cmake_parse_arguments(PARSE_ARGV 0 arg "OPENMP_ONLY" "NAME;TIMEOUT;SUFFIX" "RANKS;ARGS;LABELS;PROPERTIES;OPENMP_TEAMS;OPENMP_ARGS")
@@ -165,9 +162,6 @@ function(mini5d_mpi_test)
     mini5d_test_executable(${arg_NAME})
   endif()
   set(labels mpi ${arg_LABELS})
-  if(arg_OPENMP_TEAMS)
-    set_property(GLOBAL APPEND PROPERTY mini5d_openmp_targets ${arg_NAME})
-  endif()
   foreach(np IN LISTS arg_RANKS)
     set(test ${arg_NAME}_${arg_SUFFIX}${np})
     if(NOT arg_OPENMP_ONLY)
