@@ -27,6 +27,7 @@
 #include "mini5d/train/trainer.hpp"
 #include "compare.hpp"
 #include "mpi_util.hpp"
+#include "reference_run.hpp"
 
 namespace mini5d::test {
 
@@ -61,13 +62,13 @@ inline std::vector<InvarianceConfig> configs() {
   return {{"tiny deck", {}}, {"clip off, decay 0.1", {"train.grad_clip=0", "train.weight_decay=0.1"}}};
 }
 
-// Every rank of the world calls it, each with the reference run (one rank, on
-// MPI_COMM_SELF) and the layout run of its group; collective over the grids of both
-// trainers, then over the world. Histories of different lengths or different tensor
+// Every rank of the world calls it, each with the shared single-rank reference
+// (reference_run.hpp) and the layout run of its group; collective over the run's grid,
+// then over the world. Histories of different lengths or different tensor
 // sets count as an infinite difference.
 // `skip`: tensors left out of the checksum comparison (named, with the reason, by the
 // caller).
-inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& run,
+inline Invariance compare_runs(const Reference& ref, const train::Trainer& run,
                                const std::vector<std::string>& skip = {}) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   Invariance w;
@@ -81,7 +82,7 @@ inline Invariance compare_runs(const train::Trainer& ref, const train::Trainer& 
       w.grad_norm = worse(w.grad_norm, relative_to(b[i].grad_norm, a[i].grad_norm, std::abs(a[i].grad_norm)));
     }
   }
-  const auto want = train::parameter_checksums(ref);
+  const auto& want = ref.checksums();
   const auto got = train::parameter_checksums(run);
   if (want.size() != got.size() || want.empty()) w.sum = w.sum_sq = inf;
   for (const auto& [name, c] : want) {

@@ -11,7 +11,7 @@
 
 namespace mini5d::test {
 
-inline void check_invariant(const train::Trainer& ref, const train::Trainer& run, const std::string& layout,
+inline void check_invariant(const Reference& ref, const train::Trainer& run, const std::string& layout,
                             const std::string& config, const Tolerance& tol = {}) {
   const Invariance w = compare_runs(ref, run);
   INFO(layout << ", " << config << ": loss " << w.loss << ", grad norm " << w.grad_norm << ", sum " << w.sum

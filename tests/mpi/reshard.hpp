@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "mini5d/core/deck.hpp"
 #include "mini5d/train/param_checksum.hpp"
@@ -70,6 +71,7 @@ inline StateChecksums save_state_at_cut(const Deck& deck, int ranks, long cut) {
       saved = train::state_checksums(first);  // collective over the group
     }
   }
+  idle_barrier();  // the other groups sleep while the first saves
   return broadcast_state(saved, 0);
 }
 
@@ -100,9 +102,10 @@ inline std::string copy_for_group(const std::string& saved, const std::string& b
 }
 
 // Worst relative difference of the resumed run's losses from the uninterrupted run's
-// steps cut.. (local to the rank; infinite when the resumed run did not run them all).
-inline double resumed_loss_difference(const train::Trainer& straight, const train::Trainer& resumed, long cut) {
-  const auto& want = straight.history();
+// (`want`, its history) steps cut.. (local to the rank; infinite when the resumed run did
+// not run them all).
+inline double resumed_loss_difference(const std::vector<train::StepStats>& want, const train::Trainer& resumed,
+                                      long cut) {
   const auto& got = resumed.history();
   if (cut < 0 || want.size() != got.size() + std::size_t(cut) || got.empty()) return HUGE_VAL;
   double worst = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "layouts.hpp"
+#include "reference_run.hpp"
 #include "reshard.hpp"
 
 namespace mini5d::test {
@@ -31,9 +32,12 @@ inline void check_reshard(const std::string& deck, const Layout& one,
                           const Layout& saved, const std::vector<Layout>& resumed, long steps, long cut,
                           const std::string& name, const std::vector<std::string>& extra = {}) {
   const std::string base = fresh_dir(name);
-  train::Trainer straight(layout_deck(deck, one, steps, extra), MPI_COMM_SELF);
-  straight.run();
-  const StateChecksums one_state = state_at_cut(layout_deck(deck, one, steps, extra), cut);
+  // The single-rank runs on world rank 0 only, their figures shared (reference_run.hpp).
+  const Reference straight = Reference::run(layout_deck(deck, one, steps, extra));
+  StateChecksums one_state;
+  if (world_rank() == 0) one_state = state_at_cut(layout_deck(deck, one, steps, extra), cut);
+  idle_barrier();
+  one_state = broadcast_state(one_state, 0);
   const std::string saved_dir = base + "/saved";
   const StateChecksums saved_state =
       save_state_at_cut(with_checkpoint_dir(layout_deck(deck, saved, steps, extra), saved_dir), saved.ranks(), cut);
@@ -58,7 +62,7 @@ inline void check_reshard(const std::string& deck, const Layout& one,
     CHECK(exact_w <= 1e-10);
     CHECK(near_sq <= 1e-5);
     tr.run();
-    const double worst = world_max(resumed_loss_difference(straight, tr, cut));
+    const double worst = world_max(resumed_loss_difference(straight.history(), tr, cut));
     CHECK(worst <= 1e-5);
     if (world_rank() == 0)
       std::printf("saved at %s, resumed at %s: worst relative loss difference %.3g\n", saved.name().c_str(),

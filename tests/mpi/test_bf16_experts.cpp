@@ -67,78 +67,77 @@ TEST_CASE("bf16 experts: e2, e4, d2 x e2, e2 x t2 match one bf16 rank", "[bf16][
   REQUIRE(test::world_size() == 4);
   const std::vector<Layout> layouts = {"e2 zero0", "e4 zero3", "d2 e2 zero1", "e2 t2 sp zero1"};
   for (const auto& c : test::configs()) {
-    train::Trainer ref(moe_tiny(Layout{}, kSteps, bf16_with(c.overrides)), MPI_COMM_SELF);
-    ref.run();
-    for (const auto& l : layouts) {
-      Group g(l.ranks());
-      train::Trainer tr(moe_tiny(l, kSteps, bf16_with(c.overrides)), g.comm);
-      tr.run();
-      const auto &a = ref.history().at(0), &b = tr.history().at(0);
-      double first = test::relative_to(b.loss, a.loss, a.loss);
-      first = test::worse(first, test::relative_to(b.grad_norm, a.grad_norm, a.grad_norm));
-      first = test::worse(first, test::relative_to(b.aux_loss, a.aux_loss, a.aux_loss));
-      double load = 0;
-      for (std::size_t e = 0; e < a.expert_load.size(); ++e)
-        load = test::worse(load, test::abs_error(b.expert_load.at(e), a.expert_load[e]));
-      first = world_max(first);
-      load = world_max(load);
-      const auto w = test::compare_runs(ref, tr, kNullGradient);
-      const std::string what = "moe-tiny " + l.name() + " (" + c.name + ")";
-      INFO(what << ": step 1 " << first << ", loads " << load << "; " << kSteps << " steps: loss " << w.loss << ", grad norm "
-                << w.grad_norm << ", sum " << w.sum << ", sum of squares " << w.sum_sq);
-      if (l.t == 1) {
-        CHECK(first <= 1e-6);
-        CHECK(load == 0);
-      } else {
-        CHECK(first <= kU);
-      }
-      CHECK(w.loss <= kU);
-      CHECK(w.grad_norm <= 8 * kU);
-      CHECK(w.sum_sq <= 8 * kU);
-      CHECK(w.sum <= 32 * kU);
-      if (world_rank() == 0)
-        std::printf("bf16 invariance %-40s step 1 %.1e, loads %.0f; %d steps: loss %.2e  grad_norm %.2e  sum %.2e  "
-                    "sum_sq %.2e\n",
-                    what.c_str(), first, load, kSteps, w.loss, w.grad_norm, w.sum, w.sum_sq);
-    }
+    const test::Reference ref = test::Reference::run(moe_tiny(Layout{}, kSteps, bf16_with(c.overrides)));
+    for (const auto& l : layouts)
+      test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(moe_tiny(l, kSteps, bf16_with(c.overrides)), group);
+        tr.run();
+        const auto &a = ref.history().at(0), &b = tr.history().at(0);
+        double first = test::relative_to(b.loss, a.loss, a.loss);
+        first = test::worse(first, test::relative_to(b.grad_norm, a.grad_norm, a.grad_norm));
+        first = test::worse(first, test::relative_to(b.aux_loss, a.aux_loss, a.aux_loss));
+        double load = 0;
+        for (std::size_t e = 0; e < a.expert_load.size(); ++e)
+          load = test::worse(load, test::abs_error(b.expert_load.at(e), a.expert_load[e]));
+        first = world_max(first);
+        load = world_max(load);
+        const auto w = test::compare_runs(ref, tr, kNullGradient);
+        const std::string what = "moe-tiny " + l.name() + " (" + c.name + ")";
+        INFO(what << ": step 1 " << first << ", loads " << load << "; " << kSteps << " steps: loss " << w.loss << ", grad norm "
+                  << w.grad_norm << ", sum " << w.sum << ", sum of squares " << w.sum_sq);
+        if (l.t == 1) {
+          CHECK(first <= 1e-6);
+          CHECK(load == 0);
+        } else {
+          CHECK(first <= kU);
+        }
+        CHECK(w.loss <= kU);
+        CHECK(w.grad_norm <= 8 * kU);
+        CHECK(w.sum_sq <= 8 * kU);
+        CHECK(w.sum <= 32 * kU);
+        if (world_rank() == 0)
+          std::printf("bf16 invariance %-40s step 1 %.1e, loads %.0f; %d steps: loss %.2e  grad_norm %.2e  sum %.2e  "
+                      "sum_sq %.2e\n",
+                      what.c_str(), first, load, kSteps, w.loss, w.grad_norm, w.sum, w.sum_sq);
+      });
   }
 }
 
 TEST_CASE("bf16 experts: ep bytes halve and equal the planner; kept activations equal the planner",
           "[bf16][ep][mpi]") {
-  for (const Layout l : {"e2 zero0", "e2 t2 sp zero1"}) {
-    Group g(l.ranks());
-    double ep[2];
-    for (int b = 0; b < 2; ++b) {
-      comm::accounts().clear();
-      std::vector<std::string> o = {"train.recompute=full"};
-      if (b) o = bf16_with(o);
-      train::Trainer tr(moe_tiny(l, 2, o), g.comm);
-      // Before a step: the planner's full-recompute figure without the routed rows,
-      // which the router sizes (as test_expert_parallel does in fp32).
-      const Deck& d = tr.deck();
-      const plan::ModelDesc md = train::plan_model(d);
-      const plan::Layout pl = train::plan_layout(d);
-      const auto blocks = plan::stage_blocks(md, pl, 0, d.model.moe_every);
-      const auto prec = b ? Precision::bf16 : Precision::fp32;
-      const double routed = blocks.moe * plan::moe_routed_bytes(plan::act_shape(md, pl, prec));
-      const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
-      INFO(l.name() << (b ? " bf16" : " fp32") << ": kept activations " << got.activations << " / "
-                    << want.activations - routed);
-      CHECK(test::all_ranks(got.activations == want.activations - routed));
-      tr.run();
-      ep[b] = comm::accounts().bytes("ep", comm::Traffic::activations);
-      for (const auto& a : tr.traffic_summary()) {
-        const double err = a.axis == "e" ? std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted : a.worst;
-        INFO(l.name() << (b ? " bf16 " : " fp32 ") << a.axis << ": measured " << a.measured << " predicted "
-                      << a.predicted);
-        CHECK(world_max(err) <= 1e-12);
+  for (const Layout l : {"e2 zero0", "e2 t2 sp zero1"})
+    test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+      double ep[2];
+      for (int b = 0; b < 2; ++b) {
+        comm::accounts().clear();
+        std::vector<std::string> o = {"train.recompute=full"};
+        if (b) o = bf16_with(o);
+        train::Trainer tr(moe_tiny(l, 2, o), group);
+        // Before a step: the planner's full-recompute figure without the routed rows,
+        // which the router sizes (as test_expert_parallel does in fp32).
+        const Deck& d = tr.deck();
+        const plan::ModelDesc md = train::plan_model(d);
+        const plan::Layout pl = train::plan_layout(d);
+        const auto blocks = plan::stage_blocks(md, pl, 0, d.model.moe_every);
+        const auto prec = b ? Precision::bf16 : Precision::fp32;
+        const double routed = blocks.moe * plan::moe_routed_bytes(plan::act_shape(md, pl, prec));
+        const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
+        INFO(l.name() << (b ? " bf16" : " fp32") << ": kept activations " << got.activations << " / "
+                      << want.activations - routed);
+        CHECK(test::all_ranks(got.activations == want.activations - routed));
+        tr.run();
+        ep[b] = comm::accounts().bytes("ep", comm::Traffic::activations);
+        for (const auto& a : tr.traffic_summary()) {
+          const double err = a.axis == "e" ? std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted : a.worst;
+          INFO(l.name() << (b ? " bf16 " : " fp32 ") << a.axis << ": measured " << a.measured << " predicted "
+                        << a.predicted);
+          CHECK(world_max(err) <= 1e-12);
+        }
       }
-    }
-    // The routing can differ between the precisions, so the bytes are compared per
-    // routed row through the planner above; here only that bf16 moved about half.
-    INFO(l.name() << ": ep " << ep[0] << " -> " << ep[1]);
-    CHECK(ep[0] > 0);
-    CHECK(std::abs(ep[1] / ep[0] - 0.5) < 0.05);
-  }
+      // The routing can differ between the precisions, so the bytes are compared per
+      // routed row through the planner above; here only that bf16 moved about half.
+      INFO(l.name() << ": ep " << ep[0] << " -> " << ep[1]);
+      CHECK(ep[0] > 0);
+      CHECK(std::abs(ep[1] / ep[0] - 0.5) < 0.05);
+    });
 }

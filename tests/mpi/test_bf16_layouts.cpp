@@ -92,35 +92,33 @@ TEST_CASE("bf16 layout invariance: d (ZeRO 0-3) and t (with and without SP) matc
   REQUIRE(world_size() == 4);
   const int steps = 10;
   for (const auto& cfg : test::configs()) {
-    train::Trainer ref(test::tiny("", steps, with_bf16(cfg.overrides)), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(test::tiny("", steps, with_bf16(cfg.overrides)));
     for (const test::Layout& l : {test::Layout("d2 zero0"), test::Layout("d2 zero1"), test::Layout("d2 zero3"),
                                   test::Layout("d4 zero2"), test::Layout("t2 sp"), test::Layout("t2 nosp"),
-                                  test::Layout("t4 sp"), test::Layout("d2 t2 sp zero3")}) {
-      Group g(l.ranks());
-      train::Trainer tr(test::tiny(l, steps, with_bf16(cfg.overrides)), g.comm);
-      tr.run();
-      const Invariance w = test::compare_runs(ref, tr, kNullGradient);
-      const std::string what = l.name() + " (" + cfg.name + ")";
-      check_within_bf16(what, w);
-    }
+                                  test::Layout("t4 sp"), test::Layout("d2 t2 sp zero3")})
+      test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(test::tiny(l, steps, with_bf16(cfg.overrides)), group);
+        tr.run();
+        const Invariance w = test::compare_runs(ref, tr, kNullGradient);
+        const std::string what = l.name() + " (" + cfg.name + ")";
+        check_within_bf16(what, w);
+      });
   }
 }
 
 TEST_CASE("bf16 Llama block (RMSNorm, SwiGLU, RoPE, GQA) at t2 with SP matches one bf16 rank", "[bf16][mpi]") {
   const int steps = 10;
   for (const auto& cfg : test::configs()) {
-    train::Trainer ref(test::layout_deck(test::input_deck("llama-tiny.yaml"), "", steps, with_bf16(cfg.overrides)),
-                       MPI_COMM_SELF);
-    ref.run();
-    for (const test::Layout& l : {test::Layout("t2 sp"), test::Layout("d2 t2 sp zero1")}) {
-      Group g(l.ranks());
-      train::Trainer tr(test::layout_deck(test::input_deck("llama-tiny.yaml"), l, steps, with_bf16(cfg.overrides)), g.comm);
-      tr.run();
-      const Invariance w = test::compare_runs(ref, tr);
-      const std::string what = "llama-tiny " + l.name() + " (" + cfg.name + ")";
-      check_within_bf16(what, w);
-    }
+    const test::Reference ref =
+        test::Reference::run(test::layout_deck(test::input_deck("llama-tiny.yaml"), "", steps, with_bf16(cfg.overrides)));
+    for (const test::Layout& l : {test::Layout("t2 sp"), test::Layout("d2 t2 sp zero1")})
+      test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(test::layout_deck(test::input_deck("llama-tiny.yaml"), l, steps, with_bf16(cfg.overrides)), group);
+        tr.run();
+        const Invariance w = test::compare_runs(ref, tr);
+        const std::string what = "llama-tiny " + l.name() + " (" + cfg.name + ")";
+        check_within_bf16(what, w);
+      });
   }
 }
 
@@ -131,46 +129,44 @@ TEST_CASE("bf16 gradient reduction (grad_reduce_dtype=bf16) matches one bf16 ran
   const int steps = 10;
   for (const auto& cfg : test::configs()) {
     auto extra = with_bf16(cfg.overrides);
-    train::Trainer ref(test::tiny("", steps, extra), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(test::tiny("", steps, extra));
     extra.push_back("parallel.grad_reduce_dtype=bf16");
     for (const test::Layout& l : {test::Layout("d2 zero1"), test::Layout("d2 zero3"), test::Layout("d4 zero2"),
-                                  test::Layout("d2 t2 sp zero1")}) {
-      Group g(l.ranks());
-      train::Trainer tr(test::tiny(l, steps, extra), g.comm);
-      tr.run();
-      const Invariance w = test::compare_runs(ref, tr, kNullGradient);
-      const std::string what = l.name() + " bf16 reduce (" + cfg.name + ")";
-      check_within_bf16(what, w);
-    }
+                                  test::Layout("d2 t2 sp zero1")})
+      test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(test::tiny(l, steps, extra), group);
+        tr.run();
+        const Invariance w = test::compare_runs(ref, tr, kNullGradient);
+        const std::string what = l.name() + " bf16 reduce (" + cfg.name + ")";
+        check_within_bf16(what, w);
+      });
   }
   // Bytes: the d gradients halve at every stage, nothing else changes.
-  for (const test::Layout& l : {test::Layout("d2 zero1"), test::Layout("d2 zero2"), test::Layout("d2 zero3")}) {
-    Group g(l.ranks());
-    double grads[2], weights[2];
-    for (int b = 0; b < 2; ++b) {
-      comm::accounts().clear();
-      auto extra = with_bf16({});
-      if (b) extra.push_back("parallel.grad_reduce_dtype=bf16");
-      train::Trainer tr(test::tiny(l, 2, extra), g.comm);
-      tr.run();
-      grads[b] = comm::accounts().bytes("dp", comm::Traffic::grads);
-      weights[b] = comm::accounts().bytes("dp", comm::Traffic::weights);
-      check_traffic_as_predicted(tr, l.name() + (b ? " bf16 reduce" : " fp32 reduce"));
-    }
-    INFO(l.name() << ": d gradients " << grads[0] << " -> " << grads[1]);
-    CHECK(grads[0] > 0);
-    CHECK(grads[1] == 0.5 * grads[0]);
-    CHECK(weights[1] == weights[0]);
-  }
+  for (const test::Layout& l : {test::Layout("d2 zero1"), test::Layout("d2 zero2"), test::Layout("d2 zero3")})
+    test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+      double grads[2], weights[2];
+      for (int b = 0; b < 2; ++b) {
+        comm::accounts().clear();
+        auto extra = with_bf16({});
+        if (b) extra.push_back("parallel.grad_reduce_dtype=bf16");
+        train::Trainer tr(test::tiny(l, 2, extra), group);
+        tr.run();
+        grads[b] = comm::accounts().bytes("dp", comm::Traffic::grads);
+        weights[b] = comm::accounts().bytes("dp", comm::Traffic::weights);
+        check_traffic_as_predicted(tr, l.name() + (b ? " bf16 reduce" : " fp32 reduce"));
+      }
+      INFO(l.name() << ": d gradients " << grads[0] << " -> " << grads[1]);
+      CHECK(grads[0] > 0);
+      CHECK(grads[1] == 0.5 * grads[0]);
+      CHECK(weights[1] == weights[0]);
+    });
 }
 
 TEST_CASE("bf16: a gradient scale error is caught by the gradient norm", "[bf16][mpi]") {
   // As in fp32 (test_data_parallel): x2 on every rank's gradient is hidden from the
   // losses by clipping and AdamW, and doubles the pre-clip norm.
   const int steps = 10, d = 2;
-  train::Trainer ref(test::tiny("", steps, with_bf16({})), MPI_COMM_SELF);
-  ref.run();
+  const test::Reference ref = test::Reference::run(test::tiny("", steps, with_bf16({})));
   Group g(d);
   // fp32 and bf16 gradient reductions: a wrongly scaled bf16 reduction is caught too.
   for (const char* reduce : {"fp32", "bf16"}) {
@@ -195,31 +191,31 @@ TEST_CASE("bf16 bytes per axis: activation messages and weight gathers halve, fp
   // fp32 in both; every other t message carries bf16 activations.
   const int steps = 2;
   for (const test::Layout& l : {test::Layout("t2 sp"), test::Layout("t2 nosp"), test::Layout("d2 zero1"),
-                                test::Layout("d2 zero3"), test::Layout("d2 t2 sp zero2")}) {
-    Group g(l.ranks());
-    double t_act[2], t_grad[2], d_grad[2], d_weights[2];
-    for (int b = 0; b < 2; ++b) {
-      comm::accounts().clear();
-      train::Trainer tr(test::tiny(l, steps, b ? with_bf16({}) : std::vector<std::string>{}), g.comm);
-      tr.run();
-      t_act[b] = comm::accounts().bytes("tp", comm::Traffic::activations);
-      t_grad[b] = comm::accounts().bytes("tp", comm::Traffic::grads);
-      d_grad[b] = comm::accounts().bytes("dp", comm::Traffic::grads);
-      d_weights[b] = comm::accounts().bytes("dp", comm::Traffic::weights);
-      // Every axis as the planner predicts, for this precision.
-      check_traffic_as_predicted(tr, l.name() + (b ? " bf16" : " fp32"));
-    }
-    const double N = 16.0 / l.d * 32;  // tokens of a rank's micro-batch: micro_batch 16/d, seq 32
-    const double stats = l.t > 1 ? steps * (l.t * N + 2 * N) * 4 : 0;
-    INFO(l.name() << ": t " << t_act[0] << " -> " << t_act[1] << ", d weights " << d_weights[0] << " -> "
-                  << d_weights[1]);
-    CHECK(t_act[1] - stats == 0.5 * (t_act[0] - stats));
-    CHECK(t_grad[1] == t_grad[0]);
-    CHECK(d_grad[1] == d_grad[0]);
-    CHECK(d_weights[1] == 0.5 * d_weights[0]);
-    if (l.t > 1) CHECK(t_act[1] > 0);
-    if (l.d > 1 && l.zero >= 1) CHECK(d_weights[1] > 0);
-  }
+                                test::Layout("d2 zero3"), test::Layout("d2 t2 sp zero2")})
+    test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+      double t_act[2], t_grad[2], d_grad[2], d_weights[2];
+      for (int b = 0; b < 2; ++b) {
+        comm::accounts().clear();
+        train::Trainer tr(test::tiny(l, steps, b ? with_bf16({}) : std::vector<std::string>{}), group);
+        tr.run();
+        t_act[b] = comm::accounts().bytes("tp", comm::Traffic::activations);
+        t_grad[b] = comm::accounts().bytes("tp", comm::Traffic::grads);
+        d_grad[b] = comm::accounts().bytes("dp", comm::Traffic::grads);
+        d_weights[b] = comm::accounts().bytes("dp", comm::Traffic::weights);
+        // Every axis as the planner predicts, for this precision.
+        check_traffic_as_predicted(tr, l.name() + (b ? " bf16" : " fp32"));
+      }
+      const double N = 16.0 / l.d * 32;  // tokens of a rank's micro-batch: micro_batch 16/d, seq 32
+      const double stats = l.t > 1 ? steps * (l.t * N + 2 * N) * 4 : 0;
+      INFO(l.name() << ": t " << t_act[0] << " -> " << t_act[1] << ", d weights " << d_weights[0] << " -> "
+                    << d_weights[1]);
+      CHECK(t_act[1] - stats == 0.5 * (t_act[0] - stats));
+      CHECK(t_grad[1] == t_grad[0]);
+      CHECK(d_grad[1] == d_grad[0]);
+      CHECK(d_weights[1] == 0.5 * d_weights[0]);
+      if (l.t > 1) CHECK(t_act[1] > 0);
+      if (l.d > 1 && l.zero >= 1) CHECK(d_weights[1] > 0);
+    });
 }
 
 TEST_CASE("bf16 memory per category equals the planner's bf16 figures", "[bf16][mpi]") {
@@ -228,20 +224,20 @@ TEST_CASE("bf16 memory per category equals the planner's bf16 figures", "[bf16][
   // statistics (plan/cost/memory_model.cpp).
   for (const test::Layout& l : {test::Layout(""), test::Layout("d2 zero1"), test::Layout("d2 zero2"),
                                 test::Layout("d2 zero3"), test::Layout("t2 sp"), test::Layout("d2 t2 nosp zero3"),
-                                test::Layout("c2"), test::Layout("t2 c2 sp")}) {
-    Group g(l.ranks());
-    train::Trainer tr(test::tiny(l, 1, with_bf16({})), g.comm);
-    tr.run();
-    const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
-    const auto act_want = tr.predicted_activation_memory(), act_got = tr.measured_activation_memory();
-    INFO(l.name() << ": weights " << got.weights << " / " << want.weights << ", gradients " << got.gradients << " / "
-                  << want.gradients << ", optimizer " << got.optimizer << " / " << want.optimizer << ", activations "
-                  << act_got.activations << " / " << act_want.activations << ", workspace " << act_got.workspace
-                  << " / " << act_want.workspace);
-    CHECK(got.weights == want.weights);
-    CHECK(got.gradients == want.gradients);
-    CHECK(got.optimizer == want.optimizer);
-    CHECK(act_got.activations == act_want.activations);
-    CHECK(act_got.workspace == act_want.workspace);
-  }
+                                test::Layout("c2"), test::Layout("t2 c2 sp")})
+    test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+      train::Trainer tr(test::tiny(l, 1, with_bf16({})), group);
+      tr.run();
+      const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
+      const auto act_want = tr.predicted_activation_memory(), act_got = tr.measured_activation_memory();
+      INFO(l.name() << ": weights " << got.weights << " / " << want.weights << ", gradients " << got.gradients << " / "
+                    << want.gradients << ", optimizer " << got.optimizer << " / " << want.optimizer << ", activations "
+                    << act_got.activations << " / " << act_want.activations << ", workspace " << act_got.workspace
+                    << " / " << act_want.workspace);
+      CHECK(got.weights == want.weights);
+      CHECK(got.gradients == want.gradients);
+      CHECK(got.optimizer == want.optimizer);
+      CHECK(act_got.activations == act_want.activations);
+      CHECK(act_got.workspace == act_want.workspace);
+    });
 }

@@ -18,7 +18,6 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <map>
-#include <memory>
 #include <string>
 
 #include "mini5d/comm/accounts.hpp"
@@ -58,26 +57,25 @@ TEST_CASE("bf16 pipeline and ring: p2 (1F1B, interleaved), d2 x p2, t2 x p2, tie
                                    {"t2 c2 m1 sp", {}},
                                    {"c2 m1 recompute=selective", {}}};
   for (const auto& cfg : test::configs()) {
-    std::map<std::string, std::unique_ptr<train::Trainer>> refs;  // by micro-batches, layers and tie
+    std::map<std::string, test::Reference> refs;  // by micro-batches, layers and tie
     for (const Case& c : cases) {
       test::Layout one;
       one.m = c.layout.m, one.layers = c.layout.layers;
       const std::string key = one.name() + (c.extra.empty() ? "" : " tied");
-      auto& ref = refs[key];
-      if (!ref) {
-        ref = std::make_unique<train::Trainer>(test::tiny(one, steps, bf16_with(cfg.overrides, c.extra)), MPI_COMM_SELF);
-        ref->run();
-      }
-      Group g(c.layout.ranks());
-      train::Trainer tr(test::tiny(c.layout, steps, bf16_with(cfg.overrides, c.extra)), g.comm);
-      tr.run();
-      const Invariance w = test::compare_runs(*ref, tr, kNullGradient);
-      const std::string what = c.layout.name() + (c.extra.empty() ? "" : " tied") + " (" + cfg.name + ")";
-      INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
-      CHECK(test::within(w, kBf16));
-      if (world_rank() == 0)
-        std::printf("bf16 invariance %-40s loss %.2e  grad_norm %.2e  sum %.2e  sum_sq %.2e (%s)\n", what.c_str(),
-                    w.loss, w.grad_norm, w.sum, w.sum_sq, w.worst_sum_sq_tensor.c_str());
+      if (!refs.count(key))
+        refs.emplace(key, test::Reference::run(test::tiny(one, steps, bf16_with(cfg.overrides, c.extra))));
+      const test::Reference& ref = refs.at(key);
+      test::on_first_group(c.layout.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(test::tiny(c.layout, steps, bf16_with(cfg.overrides, c.extra)), group);
+        tr.run();
+        const Invariance w = test::compare_runs(ref, tr, kNullGradient);
+        const std::string what = c.layout.name() + (c.extra.empty() ? "" : " tied") + " (" + cfg.name + ")";
+        INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
+        CHECK(test::within(w, kBf16));
+        if (world_rank() == 0)
+          std::printf("bf16 invariance %-40s loss %.2e  grad_norm %.2e  sum %.2e  sum_sq %.2e (%s)\n", what.c_str(),
+                      w.loss, w.grad_norm, w.sum, w.sum_sq, w.worst_sum_sq_tensor.c_str());
+      });
     }
   }
 }
@@ -95,29 +93,32 @@ TEST_CASE("bf16 pipeline and ring bytes: boundaries halve, K/V hops halve, fp32 
       {"d2 p2 m4 zero1 schedule=1f1b", kTied},
       {"c2 m1", {}},
       {"t2 c2 m1 sp", {}}};
-  for (const auto& [l, extra] : cases) {
-    Group g(l.ranks());
-    double pp_act[2], pp_grads[2], cp_act[2];
-    for (int b = 0; b < 2; ++b) {
-      comm::accounts().clear();
-      train::Trainer tr(test::tiny(l, steps, b ? bf16_with(extra) : extra), g.comm);
-      tr.run();
-      pp_act[b] = comm::accounts().bytes("pp", comm::Traffic::activations);
-      pp_grads[b] = comm::accounts().bytes("pp", comm::Traffic::grads);
-      cp_act[b] = comm::accounts().bytes("cp", comm::Traffic::activations);
-      for (const auto& a : tr.traffic_summary()) {
-        INFO(l.name() << (b ? " bf16 " : " fp32 ") << a.axis << ": measured " << a.measured << " predicted "
-                      << a.predicted);
-        CHECK(a.worst == 0);
+  for (const auto& c : cases) {
+    const test::Layout& l = c.first;
+    const std::vector<std::string>& extra = c.second;  // a lambda may not capture a structured binding in C++17
+    test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+      double pp_act[2], pp_grads[2], cp_act[2];
+      for (int b = 0; b < 2; ++b) {
+        comm::accounts().clear();
+        train::Trainer tr(test::tiny(l, steps, b ? bf16_with(extra) : extra), group);
+        tr.run();
+        pp_act[b] = comm::accounts().bytes("pp", comm::Traffic::activations);
+        pp_grads[b] = comm::accounts().bytes("pp", comm::Traffic::grads);
+        cp_act[b] = comm::accounts().bytes("cp", comm::Traffic::activations);
+        for (const auto& a : tr.traffic_summary()) {
+          INFO(l.name() << (b ? " bf16 " : " fp32 ") << a.axis << ": measured " << a.measured << " predicted "
+                        << a.predicted);
+          CHECK(a.worst == 0);
+        }
       }
-    }
-    INFO(l.name() << ": pp activations " << pp_act[0] << " -> " << pp_act[1] << ", pp grads " << pp_grads[0] << " -> "
-                  << pp_grads[1] << ", cp " << cp_act[0] << " -> " << cp_act[1]);
-    CHECK(pp_act[1] == 0.5 * pp_act[0]);
-    CHECK(pp_grads[1] == pp_grads[0]);
-    CHECK(3 * cp_act[1] == 2 * cp_act[0]);
-    if (l.p > 1) CHECK(pp_act[0] > 0);
-    if (l.c > 1) CHECK(cp_act[0] > 0);
-    if (!extra.empty()) CHECK(pp_grads[1] > 0);
+      INFO(l.name() << ": pp activations " << pp_act[0] << " -> " << pp_act[1] << ", pp grads " << pp_grads[0] << " -> "
+                    << pp_grads[1] << ", cp " << cp_act[0] << " -> " << cp_act[1]);
+      CHECK(pp_act[1] == 0.5 * pp_act[0]);
+      CHECK(pp_grads[1] == pp_grads[0]);
+      CHECK(3 * cp_act[1] == 2 * cp_act[0]);
+      if (l.p > 1) CHECK(pp_act[0] > 0);
+      if (l.c > 1) CHECK(cp_act[0] > 0);
+      if (!extra.empty()) CHECK(pp_grads[1] > 0);
+    });
   }
 }

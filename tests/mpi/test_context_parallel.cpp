@@ -33,14 +33,13 @@ TEST_CASE("layout invariance: c = 2, c = 4, c2 x t2, c2 x d2 at ZeRO 1 and 3, c2
   REQUIRE(test::world_size() == 4);
   const std::vector<Layout> layouts = {"c2", "c4", "c2 t2", "d2 c2 zero1", "d2 c2 zero3", "c2 p2"};
   for (const auto& cfg : test::configs()) {
-    train::Trainer ref(tiny(Layout{}, 10, cfg.overrides), MPI_COMM_SELF);
-    ref.run();
-    for (const auto& l : layouts) {
-      Group g(l.ranks());
-      train::Trainer tr(tiny(l, 10, cfg.overrides), g.comm);
-      tr.run();
-      test::check_invariant(ref, tr, l.name(), cfg.name);
-    }
+    const test::Reference ref = test::Reference::run(tiny(Layout{}, 10, cfg.overrides));
+    for (const auto& l : layouts)
+      test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(tiny(l, 10, cfg.overrides), group);
+        tr.run();
+        test::check_invariant(ref, tr, l.name(), cfg.name);
+      });
   }
 }
 
@@ -72,8 +71,7 @@ TEST_CASE("cp bytes of a step equal the analytic K/V bill; blocks per rank", "[c
   // on rank i: the imbalance zig-zag removes.
   setenv("MINI5D_CP_SPLIT", "contiguous", 1);
   {
-    train::Trainer ref(tiny(Layout{}, 3), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(tiny(Layout{}, 3));
     Group g(4);
     train::Trainer tr(tiny("c4", 3), g.comm);
     tr.run();

@@ -57,19 +57,18 @@ TEST_CASE("layout invariance: d = 1, 2, 4 and ZeRO 0-3 match the single-rank run
   // a uniform factor on the gradient does not (clipping and AdamW normalise it away),
   // but it moves the pre-clip norm by that factor: see the injected-error case below.
   for (const auto& cfg : test::configs()) {
-    train::Trainer ref(tiny(1, 0, steps, 1, cfg.overrides), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(tiny(1, 0, steps, 1, cfg.overrides));
     for (int d : {1, 2, 4}) {
-      for (int zero = 0; zero <= 3; ++zero) {
-        Group g(d);
-        train::Trainer tr(tiny(d, zero, steps, 1, cfg.overrides), g.comm);
-        tr.run();
-        const Invariance w = test::compare_runs(ref, tr);
-        const std::string what = "d=" + std::to_string(d) + " zero=" + std::to_string(zero) + " (" + cfg.name + ")";
-        INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
-        CHECK(test::within(w));
-        print(what, w);
-      }
+      for (int zero = 0; zero <= 3; ++zero)
+        test::on_first_group(d, [&](MPI_Comm group) {
+          train::Trainer tr(tiny(d, zero, steps, 1, cfg.overrides), group);
+          tr.run();
+          const Invariance w = test::compare_runs(ref, tr);
+          const std::string what = "d=" + std::to_string(d) + " zero=" + std::to_string(zero) + " (" + cfg.name + ")";
+          INFO(what << ": loss " << w.loss << " grad_norm " << w.grad_norm << " sum " << w.sum << " sum_sq " << w.sum_sq);
+          CHECK(test::within(w));
+          print(what, w);
+        });
     }
   }
 }
@@ -84,8 +83,7 @@ TEST_CASE("a uniform gradient scale error: the losses miss it, the gradient norm
   // scaled with it (sum of squares off by 3.4e-4 against 1.4e-7 without the error).
   const int steps = 10, d = 2;
   for (const auto& cfg : test::configs()) {
-    train::Trainer ref(tiny(1, 0, steps, 1, cfg.overrides), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(tiny(1, 0, steps, 1, cfg.overrides));
     for (int zero : {0, 2}) {
       Group g(d);
       Invariance w;
@@ -111,8 +109,7 @@ TEST_CASE("gradient and weight bytes per step equal the analytic bill of each st
   // With accumulation the global batch is the same 16 sequences: the run must also
   // match the single-rank run.
   for (const auto& cfg : test::configs()) {
-    train::Trainer ref(tiny(1, 0, steps, 1, cfg.overrides), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(tiny(1, 0, steps, 1, cfg.overrides));
     for (int accumulation : {1, 2}) {
       for (int zero = 0; zero <= 3; ++zero) {
         Group g(4);
@@ -181,8 +178,7 @@ TEST_CASE("small buckets: more all-reduces, the same bytes and the same run", "[
   const int steps = 3;
   Group g(4);
   for (const auto& cfg : test::configs()) {
-    train::Trainer ref(tiny(1, 0, steps, 1, cfg.overrides), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(tiny(1, 0, steps, 1, cfg.overrides));
     comm::accounts().clear();
     Deck d = tiny(4, 0, steps, 1, cfg.overrides);
     d.parallel.bucket_mb = 0.01;  // 2621 floats: every block unit splits into many buckets

@@ -33,8 +33,7 @@ constexpr long kSteps = 4;
 void check_layout(Deck (*deck)(const Layout&, long, const std::vector<std::string>&), const Layout& one,
                   const Layout& l) {
   const test::InvarianceConfig c = test::configs().front();
-  train::Trainer ref(deck(one, kSteps, c.overrides), MPI_COMM_SELF);
-  ref.run();
+  const test::Reference ref = test::Reference::run(deck(one, kSteps, c.overrides));
   train::Trainer tr(deck(l, kSteps, c.overrides), MPI_COMM_WORLD);
   tr.run();
   test::check_invariant(ref, tr, l.name(), c.name);

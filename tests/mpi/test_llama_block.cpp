@@ -84,16 +84,15 @@ void check_layouts(const std::vector<Layout>& layouts, const std::vector<std::st
   for (const auto& c : test::configs()) {
     std::vector<std::string> o = c.overrides;
     o.insert(o.end(), extra.begin(), extra.end());
-    train::Trainer ref(llama(Layout{}, steps, o), MPI_COMM_SELF);
-    ref.run();
-    for (const auto& l : layouts) {
-      Group g(l.ranks());
-      train::Trainer tr(llama(l, steps, o), g.comm);
-      test::RoutedBytes routed;
-      tr.run([&](const train::StepStats&) { routed.add(tr); });
-      test::check_invariant(ref, tr, "llama-tiny " + l.name() + (extra.empty() ? "" : " " + extra.front()), c.name);
-      check_traffic(tr, routed, l.name());
-    }
+    const test::Reference ref = test::Reference::run(llama(Layout{}, steps, o));
+    for (const auto& l : layouts)
+      test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(llama(l, steps, o), group);
+        test::RoutedBytes routed;
+        tr.run([&](const train::StepStats&) { routed.add(tr); });
+        test::check_invariant(ref, tr, "llama-tiny " + l.name() + (extra.empty() ? "" : " " + extra.front()), c.name);
+        check_traffic(tr, routed, l.name());
+      });
   }
 }
 }  // namespace

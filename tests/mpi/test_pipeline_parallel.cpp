@@ -53,17 +53,16 @@ Layout reference(const Layout& l) {
 
 void check_invariance(const std::vector<Layout>& layouts, long steps) {
   for (const auto& c : test::configs()) {
-    std::map<std::pair<int, int>, std::unique_ptr<train::Trainer>> refs;  // by (m, layers)
+    std::map<std::pair<int, int>, test::Reference> refs;  // by (m, layers)
     for (const auto& l : layouts) {
-      auto& ref = refs[{l.m, l.layers}];
-      if (!ref) {
-        ref = std::make_unique<train::Trainer>(tiny(reference(l), steps, c.overrides), MPI_COMM_SELF);
-        ref->run();
-      }
-      Group g(l.ranks());
-      train::Trainer tr(tiny(l, steps, c.overrides), g.comm);
-      tr.run();
-      test::check_invariant(*ref, tr, l.name(), c.name);
+      const std::pair<int, int> key{l.m, l.layers};
+      if (!refs.count(key)) refs.emplace(key, test::Reference::run(tiny(reference(l), steps, c.overrides)));
+      const test::Reference& ref = refs.at(key);
+      test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+        train::Trainer tr(tiny(l, steps, c.overrides), group);
+        tr.run();
+        test::check_invariant(ref, tr, l.name(), c.name);
+      });
     }
   }
 }
@@ -117,8 +116,7 @@ TEST_CASE("no deadlock and the same losses with m = 1, m < p and m = p", "[pp][m
   i.p = 2, i.v = 2, i.layers = 4, i.m = 2, i.schedule = "interleaved";
   layouts.push_back(i);
   for (const auto& l : layouts) {
-    train::Trainer ref(tiny(reference(l), 2), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(tiny(reference(l), 2));
     Group g(l.ranks());
     train::Trainer tr(tiny(l, 2), g.comm);
     tr.run();

@@ -83,15 +83,15 @@ void check_copies(const train::Trainer& tr, const Layout& l, const std::string& 
 // Trains each layout with `deck` and checks it against `ref` (the same deck on one
 // rank, already run), and the pipeline's ends' copies of wte.
 template <class MakeDeck>
-void check_layouts(const train::Trainer& ref, const std::vector<Layout>& layouts, const MakeDeck& deck,
+void check_layouts(const test::Reference& ref, const std::vector<Layout>& layouts, const MakeDeck& deck,
                    const std::string& config) {
-  for (const auto& l : layouts) {
-    Group g(l.ranks());
-    train::Trainer tr(deck(l), g.comm);
-    tr.run();
-    test::check_invariant(ref, tr, l.name(), config);
-    check_copies(tr, l, config);
-  }
+  for (const auto& l : layouts)
+    test::on_first_group(l.ranks(), [&](MPI_Comm group) {
+      train::Trainer tr(deck(l), group);
+      tr.run();
+      test::check_invariant(ref, tr, l.name(), config);
+      check_copies(tr, l, config);
+    });
 }
 
 TEST_CASE("tied embeddings: layout invariance at p2, t2, d2, d2 x p2 and t2 x p2", "[tie][mpi]") {
@@ -99,10 +99,9 @@ TEST_CASE("tied embeddings: layout invariance at p2, t2, d2, d2 x p2 and t2 x p2
   const std::vector<Layout> layouts = {tied_layout("p2"), tied_layout("t2"), tied_layout("d2 zero1"),
                                        tied_layout("d2 p2 zero1"), tied_layout("t2 p2")};
   for (const auto& c : test::configs()) {
-    train::Trainer ref(tied(one, 3, c.overrides), MPI_COMM_SELF);
-    ref.run();
+    const test::Reference ref = test::Reference::run(tied(one, 3, c.overrides));
     // One tensor for the embedding and the head: no LM head anywhere.
-    CHECK(train::parameter_checksums(ref).count("lm_head.weight") == 0);
+    CHECK(ref.checksums().count("lm_head.weight") == 0);
     check_layouts(ref, layouts, [&](const Layout& l) { return tied(l, 3, c.overrides); }, c.name);
   }
 }
@@ -116,9 +115,8 @@ TEST_CASE("tied embeddings: invariance with interleaved stages, context parallel
     auto dense = [&](const Layout& l) { return tied(l, 3, c.overrides); };
     auto moe = [&](const Layout& l) { return tied_moe(l, 3, c.overrides); };
     // One reference run per deck, each checked against the layouts of that deck.
-    train::Trainer ref(dense(one), MPI_COMM_SELF), ref4(dense(one4), MPI_COMM_SELF),
-        ref_moe(moe(one), MPI_COMM_SELF);
-    for (train::Trainer* r : {&ref, &ref4, &ref_moe}) r->run();
+    const test::Reference ref = test::Reference::run(dense(one)), ref4 = test::Reference::run(dense(one4)),
+                          ref_moe = test::Reference::run(moe(one));
     check_layouts(ref4, {interleaved}, dense, c.name);
     check_layouts(ref, {tied_layout("c2"), tied_layout("c2 p2")}, dense, c.name);
     check_layouts(ref_moe, {tied_layout("e2"), tied_layout("e2 p2")}, moe, c.name);
