@@ -12,7 +12,8 @@
 namespace mini5d::comm {
 
 // Sets the handler on MPI_COMM_WORLD. Call right after MPI_Init: every communicator made
-// from the world afterwards (MPI_Comm_dup, MPI_Comm_split) inherits it.
+// from the world afterwards (MPI_Comm_dup, MPI_Comm_split) inherits it, but those of
+// MPI_Comm_create_group in MPICH 4.0, on which grid/process_grid.cpp sets it.
 void install_mpi_error_line(int world_rank);
 
 }  // namespace mini5d::comm

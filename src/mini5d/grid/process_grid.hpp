@@ -2,7 +2,9 @@
 // The process grid: one Cartesian communicator over every rank with dims
 // [d, p, c, e, t] (t fastest, so consecutive ranks form a tensor group and block
 // placement keeps it inside a node; the context axis periodic, it is a ring), one
-// sub-communicator per axis from MPI_Cart_sub, and the derived groups training needs:
+// sub-communicator per axis (the sub-grid MPI_Cart_sub would give, made with
+// MPI_Comm_create_group: collective over its members only), and the derived groups
+// training needs:
 //   dense-gradient group d x c x e (ZeRO shards over it),
 //   expert-gradient group d x c,
 //   expert-parallel group e x t (the MoE all-to-all: each rank of it holds
