@@ -2,6 +2,7 @@
 #include "mini5d/rules/pipeline_replay.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,19 +13,20 @@ namespace mini5d::pp {
 
 namespace {
 
-// A rank's compute actions, all the replay needs of its schedule.
+// A rank's compute actions, all the replay needs of its schedule: 8 bytes each.
 struct Step {
-  bool forward;
-  int mb, vs;
+  std::int32_t mb;
+  std::uint32_t vs : 31;
+  std::uint32_t forward : 1;
 };
 using Lists = std::vector<std::vector<Step>>;
 
 // The planner replays thousands of candidate layouts that share a few hundred
 // (kind, p, v, m): their schedules are made once. The set is emptied when it holds
-// more than kMemoSteps actions (12 bytes each, about 50 MB): a bound on actions, not
-// entries, since a search on 16384 devices meets a few hundred keys of mostly short
-// lists (a 64-entry bound emptied it every few candidates and made a third of them).
-constexpr std::size_t kMemoSteps = std::size_t(1) << 22;
+// more than kMemoSteps actions (8 bytes each, 128 MB): a bound on actions, not entries.
+// A search of llama3-405b on 16384 devices meets 304 keys of 9.7 M actions in all; at
+// 4 M the set was emptied 10 times and 1405 schedules were made, a third of the search.
+constexpr std::size_t kMemoSteps = std::size_t(1) << 24;
 
 std::shared_ptr<const Lists> compute_lists(const Spec& s) {
   using Key = std::tuple<int, int, int, int>;
@@ -37,9 +39,13 @@ std::shared_ptr<const Lists> compute_lists(const Spec& s) {
     if (auto it = memo.find(key); it != memo.end()) return it->second;
   }
   auto lists = std::make_shared<Lists>(std::size_t(s.p));
-  for (int r = 0; r < s.p; ++r)
+  for (int r = 0; r < s.p; ++r) {
+    auto& list = (*lists)[std::size_t(r)];
+    list.reserve(2 * std::size_t(s.m) * std::size_t(s.v));  // a forward and a backward per micro-batch and chunk
     for (const Action& a : schedule(s, r))
-      if (a.compute()) (*lists)[std::size_t(r)].push_back({a.op == Op::forward, a.mb, virtual_stage(s, r, a.chunk)});
+      if (a.compute())
+        list.push_back({a.mb, std::uint32_t(virtual_stage(s, r, a.chunk)), a.op == Op::forward ? 1u : 0u});
+  }
   std::size_t steps = 0;
   for (const auto& l : *lists) steps += l.size();
   std::lock_guard<std::mutex> guard(lock);
@@ -83,7 +89,7 @@ Replay replay(const Spec& s, const std::vector<double>& forward, const std::vect
       if (a.forward && a.vs > 0) ready = fwd_done[at(a.mb, a.vs - 1)];
       if (!a.forward) ready = a.vs + 1 < P ? bwd_done[at(a.mb, a.vs + 1)] : fwd_done[at(a.mb, a.vs)];
       if (ready < 0) break;  // its producer has not run: its rank wakes this one
-      const double cost = (a.forward ? forward : backward)[std::size_t(a.vs)];
+      const double cost = (a.forward ? forward : backward)[a.vs];
       clock = std::max(ready, clock) + cost;
       (a.forward ? fwd_done : bwd_done)[at(a.mb, a.vs)] = clock;
       out.busy[std::size_t(r)] += cost;

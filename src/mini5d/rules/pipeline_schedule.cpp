@@ -57,6 +57,7 @@ std::vector<Action> schedule(const Spec& s, int stage) {
   const int P = s.p * s.v;
   const int prev = (stage + s.p - 1) % s.p, next = (stage + 1) % s.p;
   std::vector<Action> out;
+  out.reserve(6 * std::size_t(total));  // at most a receive, the compute and a send, each way
   auto forward = [&](int k) {
     const int c = o.chunk(k, true), mb = o.mb(k), vs = virtual_stage(s, stage, c);
     if (vs > 0) out.push_back({Op::recv_forward, mb, c, prev});
