@@ -9,9 +9,11 @@
 # equals an uninterrupted run's (the same layout: 1e-6 relative covers the printed
 # digits), and prints the measured ETTR beside the planner's prediction without asserting
 # either (they are figures of time; the long form, perf/bench_goodput.py, compares them).
-# SOAK_STEPS (800) and SOAK_EVERY (100) size the run, SOAK_SEED (21) draws the kills
+# SOAK_STEPS (600) and SOAK_EVERY (100) size the run, SOAK_SEED (21) draws the kills
 # (with the default host MTBF: 9 s and 59 s after the first step, the second after the
-# first restart has finished),
+# first restart has finished: at 64-90 ms a step on 2 cores, idle or busy, they land near
+# steps 100-140 and 310-440, so 600 steps see both; 400 ended before the second on an
+# idle machine),
 # SOAK_DEADLINE_S (420) bounds the soak.
 # usage: slurm_goodput.sh WORKDIR PLAN APP INPUTS [section.field=value ...]
 set -u
@@ -19,7 +21,7 @@ soak_py=$(cd "$(dirname "$0")" && pwd)/goodput_soak.py
 source "$(dirname "$0")/slurm_common.sh"
 setup_cluster_test "$1" "$2" "$3" "$4"
 shift 4
-soak=(parallel.t=1 output.log_every=1 train.steps="${SOAK_STEPS:-800}" model.vocab=256 model.d_model=128
+soak=(parallel.t=1 output.log_every=1 train.steps="${SOAK_STEPS:-600}" model.vocab=256 model.d_model=128
       model.layers=4 model.seq=64 model.ffn=512 train.micro_batch=8 checkpoint.every="${SOAK_EVERY:-100}"
       parallel.collective_timeout_s=10 "$@")
 # SOAK_REFERENCE: the uninterrupted run's report from an earlier soak of the same deck
