@@ -115,9 +115,6 @@ function(mini5d_test_executable name)
   add_executable(${name} ${name}.cpp)
   target_link_libraries(${name} PRIVATE mini5d_test_main mini5d mini5d_warnings ${arg_LIBS})
   target_compile_definitions(${name} PRIVATE MINI5D_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  if(TARGET mini5d_test_pch)  # tests/support/CMakeLists.txt
-    target_precompile_headers(${name} REUSE_FROM mini5d_test_pch)
-  endif()
 endfunction()
 
 # mini5d_unit_test(NAME <test> [TARGET <binary>] TIMEOUT <s> [ARGS <arg>...] [LABELS <label>...]

@@ -200,9 +200,6 @@ class Mini5d(CMakePackage, CudaPackage, ROCmPackage):
             self.define("MINI5D_CLUSTER_TESTS", False),
             # Another compiler's warnings must not fail a site build.
             self.define("MINI5D_PEDANTIC_ERRORS", False),
-            # A site's compiler need not make GCC's precompiled headers: the tests, when
-            # Spack builds them, compile each file whole.
-            self.define("MINI5D_TEST_PCH", False),
             # Empty unless the MPI is cray-mpich+cuda or +rocm (cmake/Mini5dMpiGtl.cmake).
             self.define("MINI5D_MPI_GTL_LINK", self.mpi_gtl_link()),
         ]
