@@ -8,8 +8,8 @@
 //     the sum of squares, from the shards a checkpoint writes: train/param_checksum.hpp),
 //     which sees what the optimizer did to every tensor (weight decay on the wrong
 //     shard, a tensor left out of the update).
-// Each is reported as the worst relative difference, agreed over MPI_COMM_WORLD so
-// every rank asserts the same thing. A tensor's sum is compared relative to the
+// Each is reported as the worst relative difference, agreed over the world (or, inside
+// on_first_group, over the group that runs) so every rank asserts the same thing. A tensor's sum is compared relative to the
 // tensor's L2 norm (sqrt of its sum of squares), since a sum near zero has no relative
 // scale of its own: that is the size of a uniform relative error of the elements.
 // configs() gives the decks every invariance case runs: the tiny deck as it is (every

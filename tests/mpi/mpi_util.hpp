@@ -72,16 +72,12 @@ template <class Body>
 void on_first_group(int ranks, Body&& body) {
   Group g(ranks);
   if (g.index == 0) {
-    MPI_Comm& checked = checked_world();
-    const MPI_Comm outer = checked;
-    checked = g.comm;
-    try {
-      body(g.comm);
-    } catch (...) {
-      checked = outer;
-      throw;
-    }
-    checked = outer;
+    struct Narrowed {  // the world's agreements over the group until the body returns or throws
+      MPI_Comm outer;
+      explicit Narrowed(MPI_Comm group) : outer(checked_world()) { checked_world() = group; }
+      ~Narrowed() { checked_world() = outer; }
+    } narrowed(g.comm);
+    body(g.comm);
   }
   idle_barrier();
 }

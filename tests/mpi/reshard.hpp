@@ -71,8 +71,7 @@ inline StateChecksums save_state_at_cut(const Deck& deck, int ranks, long cut) {
       saved = train::state_checksums(first);  // collective over the group
     }
   }
-  idle_barrier();  // the other groups sleep while the first saves
-  return broadcast_state(saved, 0);
+  return broadcast_state(saved, 0);  // the other groups sleep while the first saves
 }
 
 // The first `ranks` ranks run `cut` steps of `deck` and save a checkpoint in its
@@ -86,7 +85,7 @@ inline void save_at_cut(const Deck& deck, int ranks, long cut) {
       first.save("test");
     }
   }
-  MPI_Barrier(MPI_COMM_WORLD);
+  idle_barrier();  // the other groups sleep while the first saves
 }
 
 // Gives each group of `ranks` its own copy of the saved checkpoint folder (a folder

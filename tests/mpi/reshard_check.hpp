@@ -36,7 +36,6 @@ inline void check_reshard(const std::string& deck, const Layout& one,
   const Reference straight = Reference::run(layout_deck(deck, one, steps, extra));
   StateChecksums one_state;
   if (world_rank() == 0) one_state = state_at_cut(layout_deck(deck, one, steps, extra), cut);
-  idle_barrier();
   one_state = broadcast_state(one_state, 0);
   const std::string saved_dir = base + "/saved";
   const StateChecksums saved_state =

@@ -16,6 +16,7 @@
 
 #include "mini5d/train/param_checksum.hpp"
 #include "compare.hpp"
+#include "mpi_util.hpp"
 
 namespace mini5d::test {
 
@@ -61,8 +62,10 @@ inline StateDifference state_difference(const StateChecksums& want, const StateC
 }
 
 // `s` as held on world rank `root`, on every rank (collective over the world). Sent as
-// text with 17 significant digits, which gives each double back exactly.
+// text with 17 significant digits, which gives each double back exactly. The root has
+// usually just computed `s` alone: the other ranks sleep until it comes (idle_barrier).
 inline StateChecksums broadcast_state(const StateChecksums& s, int root) {
+  idle_barrier();
   std::string text;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -50,7 +50,6 @@
 #include "mpi_util.hpp"
 
 using namespace mini5d;
-using test::Group;
 using test::Layout;
 using test::moe_tiny;
 using test::world_max;

@@ -28,7 +28,6 @@
 #include "mpi_util.hpp"
 
 using namespace mini5d;
-using test::Group;
 using test::Invariance;
 using test::world_rank;
 

@@ -24,7 +24,6 @@
 #include "reshard_check.hpp"
 
 using namespace mini5d;
-using test::Group;
 using test::kGlobalBatch;
 using test::Layout;
 using test::moe_tiny;

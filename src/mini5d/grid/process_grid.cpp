@@ -35,33 +35,26 @@ int CommHandle::size() const {
 }
 
 namespace {
-// The ranks of `cart` whose coordinates equal `mine` on every axis `keep` leaves out,
-// in increasing cart rank: the members of the sub-grid MPI_Cart_sub would give, in its
-// rank order (cart ranks are row-major in the coordinates, as is the sub-grid's order).
-std::vector<int> sub_grid_ranks(const std::array<int, kAxes>& dims, const std::array<int, kAxes>& mine,
-                                const std::array<int, kAxes>& keep) {
-  int size = 1;
-  for (int n : dims) size *= n;
-  std::vector<int> ranks;
-  for (int r = 0; r < size; ++r) {
-    bool same = true;
-    for (int a = kAxes - 1, rest = r; a >= 0; --a) {  // the last axis varies fastest
-      same = same && (keep[a] || rest % dims[a] == mine[a]);
-      rest /= dims[a];
-    }
-    if (same) ranks.push_back(r);
-  }
-  return ranks;
-}
-
 // The sub-grid's communicator, made with MPI_Comm_create_group: collective over its own
 // members only. MPI_Cart_sub (the same members, the same order) is collective over the
 // whole grid, each call a world-wide split: 8 of them took 4.8 s of every trainer's
 // start-up at 32 ranks on 2 cores; built this way they are exchanges within each group.
-// The grid needs no topology on the sub-communicators (no Cart call is made on them).
-CommHandle sub(const CommHandle& cart, const std::array<int, kAxes>& dims, const std::array<int, kAxes>& mine,
-               const std::array<int, kAxes>& keep, int tag) {
-  const std::vector<int> ranks = sub_grid_ranks(dims, mine, keep);
+// The members are the ranks whose coordinates equal this rank's on every axis `keep`
+// leaves out, in increasing cart rank, MPI_Cart_sub's order. The grid needs no topology
+// on the sub-communicators (no Cart call is made on them).
+CommHandle sub(const CommHandle& cart, const std::array<int, kAxes>& keep, int tag) {
+  int size = 0, me = 0;
+  MPI_Comm_size(cart.get(), &size);
+  MPI_Comm_rank(cart.get(), &me);
+  std::array<int, kAxes> mine{}, theirs{};
+  MPI_Cart_coords(cart.get(), me, kAxes, mine.data());
+  std::vector<int> ranks;
+  for (int r = 0; r < size; ++r) {
+    MPI_Cart_coords(cart.get(), r, kAxes, theirs.data());  // local: no communication
+    bool same = true;
+    for (int a = 0; a < kAxes; ++a) same = same && (keep[a] || theirs[a] == mine[a]);
+    if (same) ranks.push_back(r);
+  }
   MPI_Group all, members;
   MPI_Comm_group(cart.get(), &all);
   MPI_Group_incl(all, int(ranks.size()), ranks.data(), &members);
@@ -100,11 +93,11 @@ ProcessGrid::ProcessGrid(MPI_Comm world, const ParallelConfig& par) {
   for (int a = 0; a < kAxes; ++a) {
     std::array<int, kAxes> keep{};
     keep[a] = 1;
-    axis_[a] = sub(cart_, dims_, coords_, keep, a);
+    axis_[a] = sub(cart_, keep, a);
   }
-  dense_ = sub(cart_, dims_, coords_, {1, 0, 1, 1, 0}, kAxes);
-  expert_ = sub(cart_, dims_, coords_, {1, 0, 1, 0, 0}, kAxes + 1);
-  expert_parallel_ = sub(cart_, dims_, coords_, {0, 0, 0, 1, 1}, kAxes + 2);
+  dense_ = sub(cart_, {1, 0, 1, 1, 0}, kAxes);
+  expert_ = sub(cart_, {1, 0, 1, 0, 0}, kAxes + 1);
+  expert_parallel_ = sub(cart_, {0, 0, 0, 1, 1}, kAxes + 2);
 }
 
 std::array<int, 2> ProcessGrid::neighbours(Axis a) const {
