@@ -39,7 +39,7 @@ struct RoutedBytes {
 // This rank's `e` bytes per step in tr's last run against `routed`, relative (exact
 // when equal; +inf when either is not finite, or bytes moved that no routing implies).
 inline double ep_rank_difference(const train::Trainer& tr, const RoutedBytes& routed) {
-  for (const auto& a : tr.traffic_summary())
+  for (const auto& a : tr.record().traffic)
     if (a.axis == "e") return relative_to(a.measured, routed.per_step(), routed.per_step());
   return kNotFinite;
 }

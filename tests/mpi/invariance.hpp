@@ -73,7 +73,7 @@ inline Invariance compare_runs(const Reference& ref, const train::Trainer& run,
   constexpr double inf = std::numeric_limits<double>::infinity();
   Invariance w;
   const auto& a = ref.history();
-  const auto& b = run.history();
+  const auto& b = run.record().history;
   if (a.size() != b.size() || a.empty()) {
     w.loss = w.grad_norm = inf;
   } else {

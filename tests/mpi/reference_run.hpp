@@ -75,7 +75,7 @@ inline Reference Reference::run(const Deck& deck) {
     try {
       train::Trainer one(deck, MPI_COMM_SELF);
       one.run();
-      ref.history_ = one.history();
+      ref.history_ = one.record().history;
       ref.checksums_ = train::parameter_checksums(one);
     } catch (const std::exception& e) {
       error = std::string("the single-rank reference failed on rank 0: ") + e.what();

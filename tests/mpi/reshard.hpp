@@ -105,7 +105,7 @@ inline std::string copy_for_group(const std::string& saved, const std::string& b
 // not run them all).
 inline double resumed_loss_difference(const std::vector<train::StepStats>& want, const train::Trainer& resumed,
                                       long cut) {
-  const auto& got = resumed.history();
+  const auto& got = resumed.record().history;
   if (cut < 0 || want.size() != got.size() + std::size_t(cut) || got.empty()) return HUGE_VAL;
   double worst = 0;
   for (std::size_t s = 0; s < got.size(); ++s) {

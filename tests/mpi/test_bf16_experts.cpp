@@ -71,7 +71,7 @@ TEST_CASE("bf16 experts: e2, e4, d2 x e2, e2 x t2 match one bf16 rank", "[bf16][
       test::on_first_group(l.ranks(), [&](MPI_Comm group) {
         train::Trainer tr(moe_tiny(l, kSteps, bf16_with(c.overrides)), group);
         tr.run();
-        const auto &a = ref.history().at(0), &b = tr.history().at(0);
+        const auto &a = ref.history().at(0), &b = tr.record().history.at(0);
         double first = test::relative_to(b.loss, a.loss, a.loss);
         first = test::worse(first, test::relative_to(b.grad_norm, a.grad_norm, a.grad_norm));
         first = test::worse(first, test::relative_to(b.aux_loss, a.aux_loss, a.aux_loss));
@@ -126,7 +126,7 @@ TEST_CASE("bf16 experts: ep bytes halve and equal the planner; kept activations 
         CHECK(test::all_ranks(got.activations == want.activations - routed));
         tr.run();
         ep[b] = comm::accounts().bytes("ep", comm::Traffic::activations);
-        for (const auto& a : tr.traffic_summary()) {
+        for (const auto& a : tr.record().traffic) {
           const double err = a.axis == "e" ? std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted : a.worst;
           INFO(l.name() << (b ? " bf16 " : " fp32 ") << a.axis << ": measured " << a.measured << " predicted "
                         << a.predicted);

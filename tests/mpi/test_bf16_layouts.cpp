@@ -76,7 +76,7 @@ void check_within_bf16(const std::string& what, const Invariance& w) {
 
 // Every axis's bytes per step of a finished run equal the planner's prediction.
 void check_traffic_as_predicted(const train::Trainer& tr, const std::string& what) {
-  for (const auto& a : tr.traffic_summary()) {
+  for (const auto& a : tr.record().traffic) {
     INFO(what << " " << a.axis << ": measured " << a.measured << " predicted " << a.predicted);
     CHECK(a.worst == 0);
   }

@@ -104,7 +104,7 @@ TEST_CASE("bf16 pipeline and ring bytes: boundaries halve, K/V hops halve, fp32 
         pp_act[b] = comm::accounts().bytes("pp", comm::Traffic::activations);
         pp_grads[b] = comm::accounts().bytes("pp", comm::Traffic::grads);
         cp_act[b] = comm::accounts().bytes("cp", comm::Traffic::activations);
-        for (const auto& a : tr.traffic_summary()) {
+        for (const auto& a : tr.record().traffic) {
           INFO(l.name() << (b ? " bf16 " : " fp32 ") << a.axis << ": measured " << a.measured << " predicted "
                         << a.predicted);
           CHECK(a.worst == 0);

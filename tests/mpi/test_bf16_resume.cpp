@@ -28,7 +28,7 @@ Deck deck(const test::Layout& l, const std::string& precision, const std::string
 }
 std::vector<double> losses(const train::Trainer& tr) {
   std::vector<double> v;
-  for (const auto& s : tr.history()) v.push_back(s.loss);
+  for (const auto& s : tr.record().history) v.push_back(s.loss);
   return v;
 }
 // Steps 6-10 of `resumed` against those of `straight`: the worst relative difference.

@@ -47,8 +47,8 @@ TEST_CASE("layout invariance (dropless): e = 2 and 4, d2 x e2, e2 x t2, e2 x p2,
         // The aux loss and the expert loads are layout-invariant too (per-sequence
         // statistics; the loads are integers).
         double aux = 0, load = 0;
-        for (std::size_t s = 0; s < ref.history().size() && s < tr.history().size(); ++s) {
-          const auto &a = ref.history()[s], &b = tr.history()[s];
+        for (std::size_t s = 0; s < ref.history().size() && s < tr.record().history.size(); ++s) {
+          const auto &a = ref.history()[s], &b = tr.record().history[s];
           aux = test::worse(aux, test::relative_to(b.aux_loss, a.aux_loss, a.aux_loss));
           for (std::size_t e = 0; e < a.expert_load.size(); ++e)
             load = test::worse(load, test::abs_error(b.expert_load.at(e), a.expert_load[e]));
@@ -99,7 +99,7 @@ TEST_CASE("full recomputation with experts: e = 2, e2 x t2, e2 x c2 match one ra
         // runtime's own buffer rule, zero3_buffers.hpp).
         const double e_rank = world_max(test::ep_rank_difference(tr, moved));
         double worst = 0, e_mean = 0;
-        for (const auto& a : tr.traffic_summary()) {
+        for (const auto& a : tr.record().traffic) {
           if (a.axis == "e")
             e_mean = std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted;
           else
@@ -152,7 +152,7 @@ TEST_CASE("ep bytes of a step equal the routing that happened", "[ep][mpi]") {
       // Every row any rank sent is counted once in the step's global expert loads.
       double all_sent = sent, load = 0;
       MPI_Allreduce(MPI_IN_PLACE, &all_sent, 1, MPI_DOUBLE, MPI_SUM, group);
-      for (double x : tr.history().back().expert_load) load += x;
+      for (double x : tr.record().history.back().expert_load) load += x;
       INFO(l.name());
       CHECK(got == want);
       // The routing's count exchange only: the step's own scalars (loss, norm, MoE

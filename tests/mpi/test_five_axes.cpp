@@ -62,7 +62,7 @@ Deck five_axes(Layout l, long steps, const std::vector<std::string>& extra = {})
 // all-to-alls: as the mean over the ranks). Collective over the world.
 void check_traffic(const train::Trainer& tr, const std::string& what) {
   double worst = 0, e_mean = 0;
-  for (const auto& a : tr.traffic_summary()) {
+  for (const auto& a : tr.record().traffic) {
     if (a.axis == "e")
       e_mean = a.mean_predicted > 0 ? std::abs(a.mean_measured - a.mean_predicted) / a.mean_predicted
                                     : (a.mean_measured == 0 ? 0.0 : HUGE_VAL);
@@ -72,7 +72,7 @@ void check_traffic(const train::Trainer& tr, const std::string& what) {
   worst = world_max(worst);
   e_mean = world_max(e_mean);
   INFO(what << ": worst relative difference of t, c, p, d " << worst << ", of e's mean " << e_mean);
-  CHECK(tr.traffic_summary().size() == 6);
+  CHECK(tr.record().traffic.size() == 6);
   CHECK(worst == 0);
   CHECK(e_mean <= 1e-12);
 }
@@ -189,7 +189,7 @@ TEST_CASE("a checkpoint saved in five axes resumes on 1 rank and on another 5-D 
       const double s = test::checksum_difference(at_cut, tr);  // collective over the group
       if (checker) sums = s;
       tr.run();
-      loss = test::resumed_loss_difference(straight.history(), tr, cut);
+      loss = test::resumed_loss_difference(straight.record().history, tr, cut);
       if (!checker) loss = 0;  // only rank 0 ran the uninterrupted run
     }
     test::idle_barrier();

@@ -79,9 +79,7 @@ TEST_CASE("coordinates, axis groups, derived groups and neighbours on 8 ranks", 
       {8, 1, 1, 1, 1}, {1, 1, 1, 1, 8}, {2, 2, 1, 1, 2}, {2, 1, 2, 2, 1},
       {1, 2, 4, 1, 1}, {1, 8, 1, 1, 1}, {1, 1, 8, 1, 1}};
   for (const auto& dims : layouts) {
-    ParallelConfig par;
-    par.d = dims[0], par.p = dims[1], par.c = dims[2], par.e = dims[3], par.t = dims[4];
-    grid::ProcessGrid g(MPI_COMM_WORLD, par);
+    grid::ProcessGrid g(MPI_COMM_WORLD, dims);
     INFO(g.describe());
     bool ok = g.rank() == me && g.coords() == coords_of(me, dims);
     for (int a = 0; a < 5; ++a) {
@@ -113,7 +111,7 @@ TEST_CASE("coordinates, axis groups, derived groups and neighbours on 8 ranks", 
 }
 
 TEST_CASE("all axes at 1: a grid of one rank on each rank's own communicator", "[grid][mpi]") {
-  grid::ProcessGrid g(MPI_COMM_SELF, ParallelConfig{});
+  grid::ProcessGrid g(MPI_COMM_SELF, {1, 1, 1, 1, 1});
   bool ok = g.size() == 1 && g.rank() == 0 && g.coords() == std::array<int, 5>{0, 0, 0, 0, 0};
   for (int a = 0; a < 5; ++a) {
     ok = ok && g.axis(Axis(a)).size() == 1;
@@ -127,9 +125,7 @@ TEST_CASE("all axes at 1: a grid of one rank on each rank's own communicator", "
 }
 
 TEST_CASE("the grid describes itself", "[grid][mpi]") {
-  ParallelConfig par;
-  par.d = 2, par.p = 2, par.t = 2;
-  grid::ProcessGrid g(MPI_COMM_WORLD, par);
+  grid::ProcessGrid g(MPI_COMM_WORLD, {2, 2, 1, 1, 2});  // [d, p, c, e, t]
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   if (me == 5) CHECK(g.describe() == "DP(2)-PP(2)-CP(1)-EP(1)-TP(2) rank 5 coords (1,0,0,0,1)");

@@ -65,7 +65,7 @@ void check_traffic(const train::Trainer& tr, const test::RoutedBytes& routed, co
   const double e_rank = world_max(test::ep_rank_difference(tr, routed));
   double worst = 0, e_mean = 0;
   std::string worst_axis;
-  for (const auto& a : tr.traffic_summary()) {
+  for (const auto& a : tr.record().traffic) {
     if (a.axis == "e") {
       e_mean = test::relative_to(a.mean_measured, a.mean_predicted, a.mean_predicted);
     } else if (!(a.worst <= worst)) {  // a NaN is kept, as +inf
@@ -172,7 +172,7 @@ TEST_CASE("llama-tiny with one key/value head: c2 and t2 match one rank; c bytes
     Group g(2);
     train::Trainer tr(llama("c2", 2, o), g.comm);
     tr.run();
-    for (const auto& a : tr.traffic_summary())
+    for (const auto& a : tr.record().traffic)
       if (a.axis == "c") return a.measured;
     return -1.0;
   };

@@ -137,7 +137,7 @@ TEST_CASE("activations and micro-batches in flight equal the planner's for GPipe
       const auto want = tr.predicted_activation_memory(), got = tr.measured_activation_memory();
       INFO(l.name());
       CHECK(test::all_ranks(got.activations == want.activations));
-      for (const auto& r : tr.pipeline_summary()) {
+      for (const auto& r : tr.record().pipeline_ranks) {
         INFO("rank " << r.rank);
         CHECK(r.in_flight == r.predicted_in_flight);
         CHECK(r.activations == r.predicted_activations);

@@ -30,7 +30,7 @@ Deck tiny(int d, int zero, long steps, const std::string& dir) {
 }
 std::vector<double> losses(const train::Trainer& tr) {
   std::vector<double> v;
-  for (const auto& s : tr.history()) v.push_back(s.loss);
+  for (const auto& s : tr.record().history) v.push_back(s.loss);
   return v;
 }
 std::string fresh_dir(const std::string& name) { return test::fresh_dir("resume_test/" + name); }

@@ -40,8 +40,8 @@ std::vector<prof::KokkosEvents> steps_2_and_3(const Layout& l, bool experts) {
   const Deck deck = experts ? test::moe_tiny(l, 3, extra) : test::tiny(l, 3, extra);
   train::Trainer tr(deck, MPI_COMM_WORLD);
   tr.run();
-  REQUIRE(tr.history().size() == 3);
-  return {tr.history()[1].events, tr.history()[2].events};
+  REQUIRE(tr.record().history.size() == 3);
+  return {tr.record().history[1].events, tr.record().history[2].events};
 }
 }  // namespace
 

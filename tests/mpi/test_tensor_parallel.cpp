@@ -145,7 +145,7 @@ TEST_CASE("a padded vocabulary: bytes per axis equal the planner's", "[tp][mpi][
   train::Trainer tr(tiny(tp_layout(2, 2, 1, true), 1, {"model.vocab=257", "model.vocab_pad_to=0"}), g.comm);
   tr.run();
   REQUIRE(tr.model().layout().at("wte").global_shape[0] == 512);
-  for (const auto& a : tr.traffic_summary()) {
+  for (const auto& a : tr.record().traffic) {
     INFO("axis " << a.axis << ": predicted " << a.mean_predicted << ", measured " << a.mean_measured);
     CHECK(world_max(a.worst) == 0);
   }

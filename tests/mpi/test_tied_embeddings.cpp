@@ -146,7 +146,7 @@ TEST_CASE("tied embeddings: bytes per axis and training state equal the planner'
                           got.optimizer == want.optimizer));
     tr.run();
     double worst = 0, p_bytes = 0;
-    for (const auto& a : tr.traffic_summary()) {
+    for (const auto& a : tr.record().traffic) {
       if (a.axis != "e") worst = test::worse(worst, a.worst);
       if (a.axis == "p") p_bytes = a.measured;
     }

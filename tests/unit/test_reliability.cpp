@@ -76,11 +76,11 @@ TEST_CASE("a diverging run skips, stops, and keeps only finite checkpoints", "[r
                              "checkpoint.dir=" + dir});
   train::Trainer tr(d);
   tr.run();
-  INFO(tr.halt_reason());
-  CHECK(tr.skipped_steps() > 0);
-  CHECK(contains(tr.halt_reason(), "consecutive steps (train.max_skipped=5)"));
+  INFO(tr.record().halted);
+  CHECK(tr.record().skipped_steps() > 0);
+  CHECK(contains(tr.record().halted, "consecutive steps (train.max_skipped=5)"));
   CHECK(tr.current_step() < 40);
-  REQUIRE(!tr.checkpoints().empty());
+  REQUIRE(!tr.record().checkpoints.empty());
   for (const auto& r : checkpoint::verify_checkpoint(MPI_COMM_SELF, dir)) {
     INFO(r.path);
     CHECK(r.ok());
@@ -91,11 +91,11 @@ TEST_CASE("a diverging run skips, stops, and keeps only finite checkpoints", "[r
   Deck sane = d;
   sane.train.lr = sane.train.min_lr = 1e-3;
   sane.train.weight_decay = 0;
-  sane.train.steps = tr.checkpoints().back().step + 2;
+  sane.train.steps = tr.record().checkpoints.back().step + 2;
   train::Trainer again(sane);
-  CHECK(again.resume("latest").step == tr.checkpoints().back().step);
+  CHECK(again.resume("latest").step == tr.record().checkpoints.back().step);
   again.run();
-  CHECK(again.current_step() > tr.checkpoints().back().step);
+  CHECK(again.current_step() > tr.record().checkpoints.back().step);
   for (const auto& r : checkpoint::verify_checkpoint(MPI_COMM_SELF, dir)) CHECK(r.nonfinite == 0);
 }
 

@@ -31,8 +31,8 @@ std::vector<prof::KokkosEvents> steps_2_and_3(std::vector<std::string> overrides
   overrides.push_back("output.kernel_profile=true");
   train::Trainer tr(load_deck(kTiny, overrides));
   tr.run();
-  REQUIRE(tr.history().size() == 3);
-  return {tr.history()[1].events, tr.history()[2].events};
+  REQUIRE(tr.record().history.size() == 3);
+  return {tr.record().history[1].events, tr.record().history[2].events};
 }
 
 std::string describe(const prof::KokkosEvents& e) {

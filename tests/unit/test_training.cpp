@@ -16,7 +16,7 @@ const std::string kTiny = std::string(MINI5D_SOURCE_DIR) + "/inputs/tiny.yaml";
 // Mean loss over the last 50 steps: a single step of 512 tokens is too noisy to
 // compare with a floor.
 double tail_loss(const train::Trainer& tr) {
-  const auto& h = tr.history();
+  const auto& h = tr.record().history;
   const std::size_t n = std::min<std::size_t>(50, h.size());
   double s = 0;
   for (std::size_t i = h.size() - n; i < h.size(); ++i) s += h[i].loss;
@@ -32,7 +32,7 @@ TEST_CASE("tiny deck learns the Markov source to within 5% of its floor", "[trai
     tr.run();
     const double loss = tail_loss(tr);
     INFO(seed << ": floor " << floor << ", mean loss of the last 50 steps " << loss << ", in "
-              << tr.total_seconds() << " s");
+              << tr.record().total_seconds << " s");
     CHECK(loss < 1.05 * floor);
     CHECK(loss > floor * 0.98);  // below the floor would mean a broken floor or a leak
   }
@@ -52,10 +52,10 @@ TEST_CASE("same deck and seed: bit-identical losses", "[train]") {
   train::Trainer a(load_deck(kTiny, o)), b(load_deck(kTiny, o));
   a.run();
   b.run();
-  REQUIRE(a.history().size() == 30);
-  for (std::size_t i = 0; i < 30; ++i) CHECK(a.history()[i].loss == b.history()[i].loss);
+  REQUIRE(a.record().history.size() == 30);
+  for (std::size_t i = 0; i < 30; ++i) CHECK(a.record().history[i].loss == b.record().history[i].loss);
   // And a different parameter seed does change them.
   train::Trainer c(load_deck(kTiny, {"train.steps=30", "train.seed=99"}));
   c.run();
-  CHECK(c.history()[29].loss != a.history()[29].loss);
+  CHECK(c.record().history[29].loss != a.record().history[29].loss);
 }

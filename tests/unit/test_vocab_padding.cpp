@@ -156,11 +156,11 @@ TEST_CASE("a padded model at t = 1 trains as the unpadded one, with the same che
     }
     padded.run();
     INFO("vocab_pad_to=" << pad);
-    REQUIRE(padded.history().size() == plain.history().size());
+    REQUIRE(padded.record().history.size() == plain.record().history.size());
     double worst = 0, norm = 0;
-    for (std::size_t i = 0; i < plain.history().size(); ++i) {
-      const double a = plain.history()[i].loss, b = padded.history()[i].loss;
-      const double ga = plain.history()[i].grad_norm, gb = padded.history()[i].grad_norm;
+    for (std::size_t i = 0; i < plain.record().history.size(); ++i) {
+      const double a = plain.record().history[i].loss, b = padded.record().history[i].loss;
+      const double ga = plain.record().history[i].grad_norm, gb = padded.record().history[i].grad_norm;
       worst = test::worse(worst, test::relative_to(b, a, a));
       norm = test::worse(norm, test::relative_to(gb, ga, ga));
     }

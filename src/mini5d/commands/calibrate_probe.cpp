@@ -80,7 +80,7 @@ KernelProbe probe_kernels(MPI_Comm world, const Deck& deck, int micro_batch, boo
   auto per_step = [&](std::initializer_list<prof::Family> fs) {
     double s = 0;
     for (const prof::Family f : fs) s += profile.tally[std::size_t(f)].seconds;
-    return cal::over_ranks(world, s / double(std::max(1L, tr.profiled_steps()))).mean;
+    return cal::over_ranks(world, s / double(std::max(1L, tr.record().profiled_steps))).mean;
   };
   using F = prof::Family;
   KernelProbe r;

@@ -70,7 +70,7 @@ int train_command(MPI_Comm world, const Prepared& prep, std::optional<comm::watc
   if (restart.resumed) restart.startup_s = slowest(world, process_age_seconds());
   starting.reset();
   if (rank == 0) {
-    report::print_header(out, pf, tr);
+    report::print_header(out, pf, tr.record());
     out << prep.placement.text;
   }
   auto checkpoint_line = [&](const train::CheckpointEvent& e) {
@@ -94,20 +94,20 @@ int train_command(MPI_Comm world, const Prepared& prep, std::optional<comm::watc
         }
       },
       checkpoint_line);
-  if (rank == 0 && tr.stopped_by() && tr.halt_reason().empty())
-    out << "stopped by signal " << tr.stopped_by() << " at step " << tr.current_step()
+  if (rank == 0 && tr.record().stopped_by && tr.record().halted.empty())
+    out << "stopped by signal " << tr.record().stopped_by << " at step " << tr.current_step()
         << " after saving a checkpoint; resume with resume=latest\n";
   std::string report_problem;
   // The report and its broadcast: one watchdog phase (rank 0 writes while the others wait).
   static const std::string kWorldAxis = "world";
   comm::watchdog::Scope finishing(kWorldAxis, "report", true);
   if (rank == 0) {
-    report::print_summary(out, tr);
+    report::print_summary(out, tr.record());
     if (!deck.output.report.empty()) try {
         std::string note;
-        const std::string path = train::report_destination(deck.output.report, prep.claim, tr.run_id(), note);
+        const std::string path = train::report_destination(deck.output.report, prep.claim, tr.record().run_id, note);
         if (!note.empty()) write_stderr("mini5d: warning: " + printable_lines(note));
-        report::write_report(path, pf, tr, restart);
+        report::write_report(path, pf, tr.record(), restart);
         out << "report written to " << printable_path(path) << "\n";
       } catch (const std::exception& e) {
         report_problem = e.what();
@@ -117,7 +117,7 @@ int train_command(MPI_Comm world, const Prepared& prep, std::optional<comm::watc
   // Both are the same on every rank (the report's fate is rank 0's, told to all).
   report_problem = comm::bcast_string(world, report_problem, 0);
   int status = 0;
-  for (const auto& why : {tr.halt_reason(), report_problem})
+  for (const auto& why : {tr.record().halted, report_problem})
     if (!why.empty()) {
       if (rank == 0) write_stderr("mini5d: error: " + printable_lines(why));
       status = 1;

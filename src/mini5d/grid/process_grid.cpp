@@ -73,12 +73,13 @@ CommHandle sub(const CommHandle& cart, const std::array<int, kAxes>& keep, int t
 }
 }  // namespace
 
-ProcessGrid::ProcessGrid(MPI_Comm world, const ParallelConfig& par) {
-  dims_ = {par.d, par.p, par.c, par.e, par.t};
+ProcessGrid::ProcessGrid(MPI_Comm world, const std::array<int, kAxes>& dims) : dims_(dims) {
   int world_size = 0;
   MPI_Comm_size(world, &world_size);
-  if (world_size != par.ranks())
-    throw std::invalid_argument("mini5d: process grid of " + std::to_string(par.ranks()) +
+  long long ranks = 1;
+  for (int d : dims_) ranks *= d;
+  if (world_size != ranks)
+    throw std::invalid_argument("mini5d: process grid of " + std::to_string(ranks) +
                                 " ranks over a communicator of " + std::to_string(world_size));
   // Only the context axis wraps (ring attention passes K/V around it).
   std::array<int, kAxes> periodic{0, 0, 1, 0, 0};

@@ -20,7 +20,6 @@
 #include <memory>
 #include <string>
 
-#include "mini5d/core/deck.hpp"
 
 namespace mini5d::grid {
 
@@ -44,9 +43,9 @@ class CommHandle {
 
 class ProcessGrid {
  public:
-  // Collective over `world`, whose size must equal d*p*c*e*t (checked by the caller's
-  // layout validation; a mismatch here throws).
-  ProcessGrid(MPI_Comm world, const ParallelConfig& par);
+  // Collective over `world`, whose size must equal the product of the degrees `dims`,
+  // [d, p, c, e, t] (checked by the caller's layout validation; a mismatch here throws).
+  ProcessGrid(MPI_Comm world, const std::array<int, kAxes>& dims);
 
   int rank() const { return rank_; }
   int size() const { return size_; }

@@ -8,7 +8,6 @@
 
 #include "mini5d/comm/accounts.hpp"
 #include "mini5d/core/printable.hpp"
-#include "mini5d/comm/device_mpi.hpp"
 #include "mini5d/core/error.hpp"
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/core/stage_layers_text.hpp"
@@ -24,18 +23,18 @@
 
 namespace mini5d::report {
 
-double median_tokens_per_s(const Trainer& tr) {
+double median_tokens_per_s(const RunRecord& rec) {
   std::vector<double> v;
-  const auto& h = tr.history();
+  const auto& h = rec.history;
   for (std::size_t i = h.size() > 1 ? 1 : 0; i < h.size(); ++i) v.push_back(h[i].tokens_per_s);
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-bool fom_valid(const Trainer& tr) {
-  const auto& h = tr.history();
-  if (h.empty() || tr.skipped_steps() > 0 || !tr.halt_reason().empty()) return false;
+bool fom_valid(const RunRecord& rec) {
+  const auto& h = rec.history;
+  if (h.empty() || rec.skipped_steps() > 0 || !rec.halted.empty()) return false;
   for (const auto& st : h)
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) return false;
   return h.back().loss < h.front().loss;
@@ -43,40 +42,39 @@ bool fom_valid(const Trainer& tr) {
 
 namespace {
 // " (padded to 50304 rows for t=4)" where the vocabulary is padded, else nothing.
-std::string padding_note(const Trainer& tr) {
-  const auto& d = tr.deck();
-  const int t = tr.parallel_layout().t;
+std::string padding_note(const RunRecord& rec) {
+  const auto& d = rec.facts.deck;
+  const int t = rec.facts.layout.t;
   const long long vp = padded_vocab(d.model.vocab, d.model.vocab_pad_to, t);
   if (vp == d.model.vocab) return "";
   return " (padded to " + std::to_string(vp) + " rows for t=" + std::to_string(t) + ")";
 }
 }  // namespace
 
-void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
-  const auto& d = tr.deck();
+void print_header(std::ostream& os, const Platform& pf, const RunRecord& rec) {
+  const auto& d = rec.facts.deck;
   const auto& m = d.model;
-  const auto& l = tr.parallel_layout();
-  const auto& lay = tr.model_info().layout();
-  os << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << ")\n"
+  const auto& l = rec.facts.layout;
+    os << "mini5d " << pf.mini5d_version << " (git " << pf.git_hash << ")\n"
      << "  Kokkos " << pf.kokkos << " [" << pf.backend << "], MPI: " << pf.mpi << "\n"
      << "  execution space " << pf.backend << " on " << pf.device << "\n"
-     << "  MPI buffers: " << comm::describe_mpi_memory(tr.deck().parallel.gpu_aware_mpi) << "\n"
+     << "  MPI buffers: " << rec.facts.mpi_buffers << "\n"
      << "  HDF5 " << pf.hdf5 << ", hwloc " << pf.hwloc << ", " << pf.compiler << "\n"
      << "  ranks " << pf.ranks << ", layout DP(" << l.d << ")-PP(" << l.p << ")-CP(" << l.c << ")-EP(" << l.e
      << ")-TP(" << l.t << "), ZeRO " << l.zero
-     << " over the dense-gradient group of " << tr.optimizer().partition().group_size() << "\n"
+     << " over the dense-gradient group of " << rec.facts.zero_group << "\n"
      << "deck " << d.origin << "\n"
-     << "  model: vocab " << m.vocab << padding_note(tr) << ", d_model " << m.d_model << ", layers " << m.layers
+     << "  model: vocab " << m.vocab << padding_note(rec) << ", d_model " << m.d_model << ", layers " << m.layers
      << ", heads " << m.heads << (m.kv_head_count() != m.heads ? " (" + std::to_string(m.kv_heads) + " key/value)" : "")
      << ", seq " << m.seq << ", ffn " << m.ffn
      // The block's parts where they are not GPT-2's (LayerNorm, GELU, biases).
      << (m.norm != Norm::layernorm ? std::string(", ") + to_string(m.norm) : "")
      << (m.mlp != Mlp::gelu ? std::string(", ") + to_string(m.mlp) + " MLP" : "") << (!m.bias ? ", no biases" : "") << "\n"
-     << "  parameters " << lay.total() << " (" << lay.matmul_params() << " in matrix products)\n"
-     << "  train: " << d.train.steps << " steps x " << tr.tokens_per_step() << " tokens (micro_batch "
+     << "  parameters " << rec.facts.parameters << " (" << rec.facts.matmul_parameters << " in matrix products)\n"
+     << "  train: " << d.train.steps << " steps x " << rec.facts.tokens_per_step << " tokens (micro_batch "
      << d.train.micro_batch << " x accumulation " << d.train.accumulation << " x seq " << m.seq
      << "), lr " << d.train.lr << " -> " << d.train.min_lr << ", warmup " << d.train.warmup << "\n"
-     << "  data: " << tr.source().describe() << "\n";
+     << "  data: " << rec.facts.data << "\n";
   if (d.train.precision == Precision::bf16)
     os << "  precision: bf16 (" << kBf16TypeName
        << ") weights, activations and messages; fp32 master weights, moments, main gradients and statistics;\n"
@@ -86,11 +84,11 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
                      " bf16 GEMM (bf16 operands, fp32 products and accumulation)\n"
                : std::string("bf16 operands widened to fp32 panels for the fp32 BLAS (no bf16 GEMM "
                              "is used in this build), fp32 accumulation\n"));
-  if (auto floor = tr.source().loss_floor(m.seq))
+  if (const auto& floor = rec.facts.loss_floor)
     os << "  loss floor (exact, for this source and seq): " << fmt("%.6f", *floor) << " nats/token\n";
-  os << "  model FLOPs/token = 6*N + 12*layers*d_model*seq = " << fmt("%.4g", tr.flops_per_token())
-     << " (N = " << lay.matmul_params() << " parameters in matrix products)\n";
-  const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
+  os << "  model FLOPs/token = 6*N + 12*layers*d_model*seq = " << fmt("%.4g", rec.facts.flops_per_token)
+     << " (N = " << rec.facts.matmul_parameters << " parameters in matrix products)\n";
+  const auto want = rec.memory.predicted_state, got = rec.memory.measured_state;
   os << "  training state per rank (predicted / measured): weights " << mib(want.weights) << " / "
      << mib(got.weights) << ", gradients " << mib(want.gradients) << " / " << mib(got.gradients)
      << ", optimizer " << mib(want.optimizer) << " / " << mib(got.optimizer) << "\n";
@@ -100,25 +98,25 @@ void print_header(std::ostream& os, const Platform& pf, const Trainer& tr) {
        << (m.moe_every == 1 ? std::string("block") : std::to_string(m.moe_every) + "th block") << ", "
        << (m.capacity_factor > 0 ? "capacity factor " + fmt("%g", m.capacity_factor) : std::string("dropless"))
        << ", aux loss coef " << fmt("%g", d.train.aux_loss_coef) << "; " << m.experts / P << " experts per rank over e x t = "
-       << P << "; expert parameters per rank (predicted / measured) " << fmt("%.0f", tr.predicted_expert_params())
-       << " / " << fmt("%.0f", tr.measured_expert_params()) << " (" << mib(4 * tr.measured_expert_params())
-       << "), reduced over d x c = " << tr.optimizer().partition().expert_group_size() << " ranks\n";
+       << P << "; expert parameters per rank (predicted / measured) " << fmt("%.0f", rec.memory.predicted_expert_params)
+       << " / " << fmt("%.0f", rec.memory.measured_expert_params) << " (" << mib(4 * rec.memory.measured_expert_params)
+       << "), reduced over d x c = " << rec.facts.expert_zero_group << " ranks\n";
   }
-  const auto acts_want = tr.predicted_activation_memory(), acts_got = tr.measured_activation_memory();
+  const auto acts_want = rec.memory.predicted_activations, acts_got = rec.memory.measured_activations;
   os << "  activations per rank (predicted / measured, TP " << l.t
      << (l.t > 1 ? (l.sp ? " with SP" : " without SP") : "")
      << (l.c > 1 ? ", CP " + std::to_string(l.c) + " ring attention" : std::string(", ") + to_string(d.model.attention) + " attention")
      << ", recompute "
      << to_string(d.train.recompute) << "): kept " << mib(acts_want.activations) << " / " << mib(acts_got.activations)
      << ", work buffers " << mib(acts_want.workspace) << " / " << mib(acts_got.workspace) << "\n";
-  if (const Pipeline* pl = tr.pipeline()) {
+  if (rec.facts.pipeline) {
     // Rank 0's stage: its chunks (virtual stages) and units.
-    const auto& sp = pl->spec();
+    const auto& sp = *rec.facts.pipeline;
     os << "  pipeline: " << to_string(sp.kind) << ", p " << sp.p << " x " << sp.v << " chunks, m " << sp.m
        << " micro-batches, bubble formula " << fmt("%.3f", pp::formula_bubble(sp)) << "; blocks per virtual stage "
-       << format_counts(train::pipeline_split(m, l)) << " (" << format_stage_layers(d.parallel.stage_layers)
+       << format_counts(rec.facts.split) << " (" << format_stage_layers(d.parallel.stage_layers)
        << "); stage 0 holds";
-    for (const auto& c : tr.model_info().chunks())
+    for (const auto& c : rec.facts.chunks)
       os << " [" << (c.embedding ? "embeddings, " : "") << "blocks " << c.first_block << ".."
          << c.first_block + c.blocks - 1 << (c.head ? ", head" : "") << "]";
     os << "\n";
@@ -182,10 +180,10 @@ void print_restart(std::ostream& os, const RestartTimes& r) {
 
 namespace {
 // The closing summary, one part per function, in the order it prints them.
-void print_phases(std::ostream& os, const Trainer& tr) {
-  const auto& ph = tr.phases();
-  const auto& sp = tr.phase_spread();
-  const double total = tr.total_seconds();
+void print_phases(std::ostream& os, const RunRecord& rec) {
+  const auto& ph = rec.phases;
+  const auto& sp = rec.spread;
+  const double total = rec.total_seconds;
   auto line = [&](const char* name, double PhaseTimes::*f) {
     const double s = ph.*f;
     os << "  " << name << fmt("%10.3f s", s) << fmt("  %5.1f%%", total > 0 ? 100.0 * s / total : 0.0)
@@ -213,8 +211,8 @@ void print_communication(std::ostream& os, double total) {
   }
 }
 
-void print_traffic(std::ostream& os, const Trainer& tr) {
-  if (const auto& traffic = tr.traffic_summary(); !traffic.empty()) {
+void print_traffic(std::ostream& os, const RunRecord& rec) {
+  if (const auto& traffic = rec.traffic; !traffic.empty()) {
     // The planner's bytes per axis (plan/cost/axis_traffic.hpp) beside the accounts' payloads.
     bool any = false;
     for (const auto& a : traffic) any = any || a.predicted > 0 || a.measured > 0 || a.mean_measured > 0;
@@ -231,9 +229,9 @@ void print_traffic(std::ostream& os, const Trainer& tr) {
   }
 }
 
-void print_memory(std::ostream& os, const Trainer& tr) {
+void print_memory(std::ostream& os, const RunRecord& rec) {
   os << "memory (rank 0, current / peak):";
-  const auto& peaks = tr.peak_memory_by_rank();
+  const auto& peaks = rec.peaks;
   // Checkpoint staging is listed only where some rank had any (checkpoint.async).
   auto listed = [&](mem::Category c) {
     if (c != mem::Category::checkpoint_staging) return true;
@@ -259,10 +257,10 @@ void print_memory(std::ostream& os, const Trainer& tr) {
   }
 }
 
-void print_experts(std::ostream& os, const Trainer& tr) {
-  if (!tr.history().empty() && !tr.history().back().expert_load.empty()) {
+void print_experts(std::ostream& os, const RunRecord& rec) {
+  if (!rec.history.empty() && !rec.history.back().expert_load.empty()) {
     // Loads summed over the run; imbalance (max / mean load) per step.
-    const auto& h = tr.history();
+    const auto& h = rec.history;
     std::vector<double> load(h.back().expert_load.size(), 0.0);
     double imb_sum = 0, imb_max = 0, dropped = 0;
     for (const auto& st : h) {
@@ -278,12 +276,12 @@ void print_experts(std::ostream& os, const Trainer& tr) {
   }
 }
 
-void print_pipeline(std::ostream& os, const Trainer& tr) {
-  if (const auto& ps = tr.pipeline_summary(); !ps.empty()) {
+void print_pipeline(std::ostream& os, const RunRecord& rec) {
+  if (const auto& ps = rec.pipeline_ranks; !ps.empty()) {
     // One line per pipeline stage (the ranks at d = c = e = t = 0).
-    const auto& pl = tr.deck().parallel;
+    const auto& pl = rec.facts.deck.parallel;
     os << "pipeline (" << to_string(pl.schedule) << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
-       << tr.deck().train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
+       << rec.facts.deck.train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
        << "replay of the schedule with modelled stage costs (even-stage formula); micro-batches in flight / planner; "
        << "activations / planner\n";
     for (const auto& r : ps) {
@@ -296,8 +294,8 @@ void print_pipeline(std::ostream& os, const Trainer& tr) {
   }
 }
 
-void print_ring(std::ostream& os, const Trainer& tr) {
-  if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
+void print_ring(std::ostream& os, const RunRecord& rec) {
+  if (const auto& ring = rec.ring; !ring.empty()) {
     // Ring attention's balance: blocks per layer and block compute time over the ranks.
     double blo = ring[0][0], bhi = blo, slo = ring[0][1], shi = slo, ssum = 0;
     for (const auto& r : ring) {
@@ -305,7 +303,7 @@ void print_ring(std::ostream& os, const Trainer& tr) {
       slo = std::min(slo, r[1]), shi = std::max(shi, r[1]), ssum += r[1];
     }
     const double mean = ssum / double(ring.size());
-    const int c = tr.parallel_layout().c;
+    const int c = rec.facts.layout.c;
     os << "ring attention (c=" << c << ", " << cp::split_from_env(c).name()
        << " split): blocks per layer per rank " << fmt("%.0f", blo) << ".." << fmt("%.0f", bhi)
        << ", block compute per rank " << fmt("%.3f", slo) << ".." << fmt("%.3f s", shi) << " (max / mean - 1 = "
@@ -314,20 +312,20 @@ void print_ring(std::ostream& os, const Trainer& tr) {
 }
 }  // namespace
 
-void print_summary(std::ostream& os, const Trainer& tr) {
-  print_phases(os, tr);
-  print_communication(os, tr.total_seconds());
-  print_traffic(os, tr);
-  print_memory(os, tr);
-  print_experts(os, tr);
-  print_pipeline(os, tr);
-  print_ring(os, tr);
-  print_kernel_table(os, kernel_table(tr));
-  print_step_events(os, step_events(tr));
-  if (!tr.history().empty()) os << "final loss " << fmt("%.6f", tr.history().back().loss) << "\n";
-  const double tps = median_tokens_per_s(tr);
+void print_summary(std::ostream& os, const RunRecord& rec) {
+  print_phases(os, rec);
+  print_communication(os, rec.total_seconds);
+  print_traffic(os, rec);
+  print_memory(os, rec);
+  print_experts(os, rec);
+  print_pipeline(os, rec);
+  print_ring(os, rec);
+  print_kernel_table(os, kernel_table(rec));
+  print_step_events(os, step_events(rec));
+  if (!rec.history.empty()) os << "final loss " << fmt("%.6f", rec.history.back().loss) << "\n";
+  const double tps = median_tokens_per_s(rec);
   os << "FOM mini5d tokens_per_s=" << fmt("%.2f", tps) << " model_flops_per_s="
-     << fmt("%.4e", tps * tr.flops_per_token()) << " valid=" << (fom_valid(tr) ? 1 : 0) << "\n";
+     << fmt("%.4e", tps * rec.facts.flops_per_token) << " valid=" << (fom_valid(rec) ? 1 : 0) << "\n";
 }
 
 }  // namespace mini5d::report

@@ -133,11 +133,11 @@ std::string kernel_table_json(const KernelTable& k) {
   return o.str();
 }
 
-KernelTable kernel_table(const train::Trainer& tr) {
+KernelTable kernel_table(const train::RunRecord& rec) {
   KernelTable k;
   k.profile = prof::profile();
-  k.step_seconds = tr.profiled_seconds();
-  k.steps = tr.profiled_steps();
+  k.step_seconds = rec.profiled_seconds;
+  k.steps = rec.profiled_steps;
   k.ceilings = measure::cached_ceilings();
   return k;
 }

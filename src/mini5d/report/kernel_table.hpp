@@ -12,7 +12,7 @@
 
 #include "mini5d/kernels/profile.hpp"
 #include "mini5d/measure/ceilings.hpp"
-#include "mini5d/train/trainer.hpp"
+#include "mini5d/train/run_record.hpp"
 
 namespace mini5d::report {
 
@@ -37,6 +37,6 @@ void print_kernel_table(std::ostream& os, const KernelTable& k);
 std::string kernel_table_json(const KernelTable& k);
 // The table of a run: the kernel profile over the trainer's profiled steps, with the
 // cached ceilings (none cached: no roofline column).
-KernelTable kernel_table(const train::Trainer& tr);
+KernelTable kernel_table(const train::RunRecord& rec);
 
 }  // namespace mini5d::report

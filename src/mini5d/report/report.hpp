@@ -11,17 +11,17 @@
 #include <string>
 
 #include "mini5d/measure/platform.hpp"
-#include "mini5d/train/trainer.hpp"
+#include "mini5d/train/run_record.hpp"
 
 namespace mini5d::report {
 
-// The report reads the trainer's figures; the trainer knows nothing of the report.
+// The report reads the run's record (train/run_record.hpp); the trainer knows nothing of
+// the report.
 using measure::Platform;
 using train::CheckpointEvent;
-using train::StepStats;
 using train::PhaseTimes;
-using train::Pipeline;
-using train::Trainer;
+using train::RunRecord;
+using train::StepStats;
 
 constexpr int kReportSchemaVersion = 1;
 
@@ -34,21 +34,21 @@ struct RestartTimes {
   double startup_s = 0, load_s = 0, load_bytes = 0, first_step_s = 0;
 };
 
-void print_header(std::ostream& os, const Platform& pf, const Trainer& tr);
+void print_header(std::ostream& os, const Platform& pf, const RunRecord& rec);
 void print_step(std::ostream& os, const StepStats& st, long total_steps);
 void print_checkpoint(std::ostream& os, const CheckpointEvent& e);
 // "restart: start-up X s, load Y s (Z GB at W GB/s), first step V s"
 void print_restart(std::ostream& os, const RestartTimes& r);
-void print_summary(std::ostream& os, const Trainer& tr);
+void print_summary(std::ostream& os, const RunRecord& rec);
 // Median over steps, leaving out the first (warm-up: page faults, BLAS set-up) when
 // there is more than one.
-double median_tokens_per_s(const Trainer& tr);
+double median_tokens_per_s(const RunRecord& rec);
 // The FOM's validity (above), from the run's history.
-bool fom_valid(const Trainer& tr);
-std::string report_json(const Platform& pf, const Trainer& tr, const RestartTimes& restart = {});
+bool fom_valid(const RunRecord& rec);
+std::string report_json(const Platform& pf, const RunRecord& rec, const RestartTimes& restart = {});
 // Writes report_json to path atomically (a temporary file renamed into place); throws
 // std::runtime_error naming the path and the OS error when it cannot (the previous
 // file, if any, is left as it was).
-void write_report(const std::string& path, const Platform& pf, const Trainer& tr, const RestartTimes& restart = {});
+void write_report(const std::string& path, const Platform& pf, const RunRecord& rec, const RestartTimes& restart = {});
 
 }  // namespace mini5d::report

@@ -24,37 +24,36 @@ namespace mini5d::report {
 
 namespace {
 // Build, platform, deck, model, data, FOM, timings, grid and kernels.
-void json_run_facts(std::ostream& o, const Platform& pf, const Trainer& tr) {
-  const auto& ph = tr.phases();
-  const auto& lay = tr.model_info().layout();
-  const double tps = median_tokens_per_s(tr);
+void json_run_facts(std::ostream& o, const Platform& pf, const RunRecord& rec) {
+  const auto& ph = rec.phases;
+    const double tps = median_tokens_per_s(rec);
   o << "{\n  \"schema_version\": " << kReportSchemaVersion << ",\n  \"app\": \"mini5d\",\n"
     << "  \"build\": {\"version\": " << jstr(pf.mini5d_version) << ", \"git\": " << jstr(pf.git_hash)
     << ", \"compiler\": " << jstr(pf.compiler) << "},\n"
     << "  \"platform\": {\"kokkos\": " << jstr(pf.kokkos) << ", \"backend\": " << jstr(pf.backend)
     << ", \"mpi\": " << jstr(pf.mpi) << ", \"hdf5\": " << jstr(pf.hdf5) << ", \"hwloc\": " << jstr(pf.hwloc)
     << ", \"ranks\": " << pf.ranks << "},\n"
-    << "  \"deck\": " << tr.deck().to_json() << ",\n"
-    << "  \"model\": {\"parameters\": " << lay.total() << ", \"matmul_parameters\": " << lay.matmul_params()
-    << ", \"flops_per_token\": " << jnum(tr.flops_per_token())
+    << "  \"deck\": " << rec.facts.deck.to_json() << ",\n"
+    << "  \"model\": {\"parameters\": " << rec.facts.parameters << ", \"matmul_parameters\": " << rec.facts.matmul_parameters
+    << ", \"flops_per_token\": " << jnum(rec.facts.flops_per_token)
     << ", \"flops_formula\": \"6*N + 12*layers*d_model*seq, N = parameters in matrix products\"},\n"
-    << "  \"data\": {\"source\": " << jstr(tr.source().describe()) << ", \"loss_floor\": ";
-  if (auto f = tr.source().loss_floor(tr.deck().model.seq)) o << jnum(*f); else o << "null";
+    << "  \"data\": {\"source\": " << jstr(rec.facts.data) << ", \"loss_floor\": ";
+  if (const auto& f = rec.facts.loss_floor) o << jnum(*f); else o << "null";
   o << "},\n  \"fom\": {\"tokens_per_s\": " << jnum(tps) << ", \"model_flops_per_s\": "
-    << jnum(tps * tr.flops_per_token()) << ", \"statistic\": \"median over steps 2..n\", \"valid\": "
-    << (fom_valid(tr) ? "true" : "false") << "},\n"
-    << "  \"timings_s\": {\"total\": " << jnum(tr.total_seconds()) << ", \"data\": " << jnum(ph.data)
+    << jnum(tps * rec.facts.flops_per_token) << ", \"statistic\": \"median over steps 2..n\", \"valid\": "
+    << (fom_valid(rec) ? "true" : "false") << "},\n"
+    << "  \"timings_s\": {\"total\": " << jnum(rec.total_seconds) << ", \"data\": " << jnum(ph.data)
     << ", \"forward\": " << jnum(ph.forward) << ", \"backward\": " << jnum(ph.backward)
     << ", \"reduce\": " << jnum(ph.reduce) << ", \"optimizer\": " << jnum(ph.optimizer) << "},\n"
-    << "  \"grid\": " << jstr(tr.grid().describe()) << ",\n"
-    << "  \"kernels\": " << kernel_table_json(kernel_table(tr)) << ",\n"
-    << "  \"step_events\": " << step_events_json(step_events(tr)) << ",\n";
+    << "  \"grid\": " << jstr(rec.facts.grid) << ",\n"
+    << "  \"kernels\": " << kernel_table_json(kernel_table(rec)) << ",\n"
+    << "  \"step_events\": " << step_events_json(step_events(rec)) << ",\n";
 }
 
 // Ring attention's balance per rank (c > 1 only).
-void json_context(std::ostream& o, const Trainer& tr) {
-  if (const auto& ring = tr.ring_by_rank(); !ring.empty()) {
-    const int c = tr.parallel_layout().c;
+void json_context(std::ostream& o, const RunRecord& rec) {
+  if (const auto& ring = rec.ring; !ring.empty()) {
+    const int c = rec.facts.layout.c;
     o << "  \"context\": {\"c\": " << c << ", \"split\": " << jstr(cp::split_from_env(c).name())
       << ", \"blocks_per_layer_by_rank\": [";
     for (std::size_t r = 0; r < ring.size(); ++r) o << (r ? ", " : "") << jnum(ring[r][0]);
@@ -85,10 +84,10 @@ void json_communication(std::ostream& o) {
 }
 
 // Payload bytes per step per axis, predicted beside measured.
-void json_bytes_per_step(std::ostream& o, const Trainer& tr) {
+void json_bytes_per_step(std::ostream& o, const RunRecord& rec) {
   o << "  \"bytes_per_step\": {";
-  for (std::size_t i = 0; i < tr.traffic_summary().size(); ++i) {
-    const auto& a = tr.traffic_summary()[i];
+  for (std::size_t i = 0; i < rec.traffic.size(); ++i) {
+    const auto& a = rec.traffic[i];
     o << (i ? ", " : "") << jstr(a.axis) << ": {\"predicted\": " << jnum(a.predicted) << ", \"measured\": "
       << jnum(a.measured) << ", \"mean_predicted\": " << jnum(a.mean_predicted) << ", \"mean_measured\": "
       << jnum(a.mean_measured) << ", \"worst_relative_difference\": " << jnum(a.worst) << "}";
@@ -98,37 +97,37 @@ void json_bytes_per_step(std::ostream& o, const Trainer& tr) {
 
 // The ledger's categories, every rank's peaks, and state and activations predicted
 // beside measured.
-void json_memory(std::ostream& o, const Trainer& tr) {
-  const auto want = tr.predicted_state_memory(), got = tr.measured_state_memory();
+void json_memory(std::ostream& o, const RunRecord& rec) {
+  const auto want = rec.memory.predicted_state, got = rec.memory.measured_state;
   o << "  \"memory_bytes\": {";
   for (auto c : kCategories) {
     const auto& u = mem::ledger().of(c);
     o << jstr(mem::to_string(c)) << ": {\"current\": " << u.current << ", \"peak\": " << u.peak << "}, ";
   }
   o << "\"total_peak\": " << mem::ledger().total().peak << ",\n    \"peak_by_rank\": [";
-  for (std::size_t r = 0; r < tr.peak_memory_by_rank().size(); ++r) {
+  for (std::size_t r = 0; r < rec.peaks.size(); ++r) {
     o << (r ? ", " : "") << "{";
     for (int c = 0; c < mem::kCategories; ++c)
-      o << (c ? ", " : "") << jstr(mem::to_string(mem::Category(c))) << ": " << jnum(tr.peak_memory_by_rank()[r][c]);
+      o << (c ? ", " : "") << jstr(mem::to_string(mem::Category(c))) << ": " << jnum(rec.peaks[r][c]);
     o << "}";
   }
   o << "],\n    \"state_predicted\": {\"weights\": "
     << jnum(want.weights) << ", \"gradients\": " << jnum(want.gradients) << ", \"optimizer\": " << jnum(want.optimizer)
     << "}, \"state_measured\": {\"weights\": " << jnum(got.weights) << ", \"gradients\": " << jnum(got.gradients)
     << ", \"optimizer\": " << jnum(got.optimizer) << "},\n    \"activations_predicted\": {\"kept\": "
-    << jnum(tr.predicted_activation_memory().activations) << ", \"workspace\": "
-    << jnum(tr.predicted_activation_memory().workspace) << "}, \"activations_measured\": {\"kept\": "
-    << jnum(tr.measured_activation_memory().activations) << ", \"workspace\": "
-    << jnum(tr.measured_activation_memory().workspace) << "}, \"expert_params_predicted\": "
-    << jnum(tr.predicted_expert_params()) << ", \"expert_params_measured\": " << jnum(tr.measured_expert_params())
+    << jnum(rec.memory.predicted_activations.activations) << ", \"workspace\": "
+    << jnum(rec.memory.predicted_activations.workspace) << "}, \"activations_measured\": {\"kept\": "
+    << jnum(rec.memory.measured_activations.activations) << ", \"workspace\": "
+    << jnum(rec.memory.measured_activations.workspace) << "}, \"expert_params_predicted\": "
+    << jnum(rec.memory.predicted_expert_params) << ", \"expert_params_measured\": " << jnum(rec.memory.measured_expert_params)
     << "},\n";
 }
 
 // Every rank's pipeline figures (empty without a reported pipeline).
-void json_pipeline(std::ostream& o, const Trainer& tr) {
+void json_pipeline(std::ostream& o, const RunRecord& rec) {
   o << "  \"pipeline\": [";
-  for (std::size_t i = 0; i < tr.pipeline_summary().size(); ++i) {
-    const auto& r = tr.pipeline_summary()[i];
+  for (std::size_t i = 0; i < rec.pipeline_ranks.size(); ++i) {
+    const auto& r = rec.pipeline_ranks[i];
     o << (i ? ", " : "") << "{\"rank\": " << r.rank << ", \"stage\": " << r.coords[1] << ", \"bubble\": "
       << jnum(r.bubble) << ", \"bubble_predicted\": " << jnum(r.predicted) << ", \"bubble_formula\": " << jnum(r.formula) << ", \"in_flight\": " << jnum(r.in_flight)
       << ", \"in_flight_predicted\": " << jnum(r.predicted_in_flight) << ", \"activations\": "
@@ -138,14 +137,14 @@ void json_pipeline(std::ostream& o, const Trainer& tr) {
 }
 
 // How the run ended, and its checkpoints.
-void json_outcome(std::ostream& o, const Trainer& tr) {
-  o << "  \"tokens_per_step\": " << tr.tokens_per_step() << ",\n  \"run_id\": " << jstr(tr.run_id())
-    << ",\n  \"valid\": " << (fom_valid(tr) ? "true" : "false") << ", \"skipped_steps\": " << tr.skipped_steps()
-    << ", \"halted\": " << (tr.halt_reason().empty() ? std::string("null") : jstr(tr.halt_reason()))
-    << ",\n  \"stopped_by_signal\": " << tr.stopped_by()
+void json_outcome(std::ostream& o, const RunRecord& rec) {
+  o << "  \"tokens_per_step\": " << rec.facts.tokens_per_step << ",\n  \"run_id\": " << jstr(rec.run_id)
+    << ",\n  \"valid\": " << (fom_valid(rec) ? "true" : "false") << ", \"skipped_steps\": " << rec.skipped_steps()
+    << ", \"halted\": " << (rec.halted.empty() ? std::string("null") : jstr(rec.halted))
+    << ",\n  \"stopped_by_signal\": " << rec.stopped_by
     << ",\n  \"checkpoints\": [";
-  for (std::size_t i = 0; i < tr.checkpoints().size(); ++i) {
-    const auto& e = tr.checkpoints()[i];
+  for (std::size_t i = 0; i < rec.checkpoints.size(); ++i) {
+    const auto& e = rec.checkpoints[i];
     o << (i ? ", " : "") << "{\"kind\": " << jstr(e.kind) << ", \"path\": " << jstr(e.path) << ", \"reason\": "
       << jstr(e.reason) << ", \"step\": " << e.step << ", \"bytes\": " << jnum(e.bytes) << ", \"seconds\": "
       << jnum(e.seconds);
@@ -176,9 +175,9 @@ void json_restart(std::ostream& o, const RestartTimes& r) {
 }
 
 // One record per step.
-void json_steps(std::ostream& o, const Trainer& tr) {
+void json_steps(std::ostream& o, const RunRecord& rec) {
   o << "  \"steps\": [";
-  const auto& h = tr.history();
+  const auto& h = rec.history;
   for (std::size_t i = 0; i < h.size(); ++i) {
     o << (i ? ",\n    " : "\n    ") << "{\"step\": " << h[i].step << ", \"loss\": " << jnum(h[i].loss)
       << ", \"lr\": " << jnum(h[i].lr) << ", \"grad_norm\": " << jnum(h[i].grad_norm)
@@ -201,22 +200,22 @@ void json_steps(std::ostream& o, const Trainer& tr) {
 }
 }  // namespace
 
-std::string report_json(const Platform& pf, const Trainer& tr, const RestartTimes& restart) {
+std::string report_json(const Platform& pf, const RunRecord& rec, const RestartTimes& restart) {
   std::ostringstream o;
-  json_run_facts(o, pf, tr);
-  json_context(o, tr);
+  json_run_facts(o, pf, rec);
+  json_context(o, rec);
   json_communication(o);
-  json_bytes_per_step(o, tr);
-  json_memory(o, tr);
-  json_pipeline(o, tr);
-  json_outcome(o, tr);
+  json_bytes_per_step(o, rec);
+  json_memory(o, rec);
+  json_pipeline(o, rec);
+  json_outcome(o, rec);
   json_restart(o, restart);
-  json_steps(o, tr);
+  json_steps(o, rec);
   o << "\n  ]\n}\n";
   return o.str();
 }
 
-void write_report(const std::string& path, const Platform& pf, const Trainer& tr, const RestartTimes& restart) {
+void write_report(const std::string& path, const Platform& pf, const RunRecord& rec, const RestartTimes& restart) {
   // Through "<path>.tmp" and a rename, every write and the close checked: a full disk
   // leaves the previous report as it was, never a truncated one.
   // A link is written through to its target (the link stays); anything but a regular
@@ -224,7 +223,7 @@ void write_report(const std::string& path, const Platform& pf, const Trainer& tr
   // may have changed during the run).
   const ReplaceTarget target = replace_target(path, "output.report");
   if (!target.problem.empty()) throw std::runtime_error(target.problem);
-  const std::string text = report_json(pf, tr, restart), tmp = target.path + ".tmp";
+  const std::string text = report_json(pf, rec, restart), tmp = target.path + ".tmp";
   auto fail = [&](const std::string& what, int err) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(path + ": cannot write the report (output.report): " + what + ": " + std::strerror(err));

@@ -19,10 +19,10 @@ std::string copies(std::int64_t n, double bytes) {
 }
 }  // namespace
 
-StepEvents step_events(const train::Trainer& tr) {
+StepEvents step_events(const train::RunRecord& rec) {
   StepEvents e;
   if (!prof::counting_kokkos_events()) return e;
-  const auto& h = tr.history();
+  const auto& h = rec.history;
   for (std::size_t i = 1; i < h.size(); ++i) {
     keep_most(e.most, h[i].events);
     e.mpi_calls = std::max(e.mpi_calls, h[i].mpi_calls);

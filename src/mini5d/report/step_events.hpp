@@ -9,7 +9,7 @@
 #include <string>
 
 #include "mini5d/kernels/kokkos_events.hpp"
-#include "mini5d/train/trainer.hpp"
+#include "mini5d/train/run_record.hpp"
 
 namespace mini5d::report {
 
@@ -19,7 +19,7 @@ struct StepEvents {
   long mpi_calls = 0;
 };
 
-StepEvents step_events(const train::Trainer& tr);
+StepEvents step_events(const train::RunRecord& rec);
 void print_step_events(std::ostream& os, const StepEvents& e);
 std::string step_events_json(const StepEvents& e);
 

@@ -110,7 +110,7 @@ CheckpointSchedule Trainer::checkpoint_schedule() {
   MPI_Comm_rank(comm, &rank);
   // The distinct hosts among the ranks (or ranks / parallel.ranks_per_node): any one
   // failing stops the job. The same count on every rank.
-  const long long nodes = topology::node_membership(comm, deck_.parallel.ranks_per_node).nodes;
+  const long long nodes = topology::node_membership(comm, settings_.ranks_per_node).nodes;
   // A checkpoint holds every parameter once as fp32 weights and AdamW's two fp32
   // moments (train/training_state.cpp), whatever the layout and precision.
   const double bytes = 12.0 * double(base_->layout().global_total());

@@ -94,7 +94,7 @@ void Trainer::summarise_pipeline() {
   constexpr int k = int(sizeof mine / sizeof mine[0]);
   std::vector<double> all(std::size_t(k) * std::size_t(grid_->size()));
   comms_->world().allgather_host(mine, k, all.data());
-  pipeline_summary_.clear();
+  record_.pipeline_ranks.clear();
   for (int r = 0; r < grid_->size(); ++r) {
     const double* x = &all[std::size_t(r) * k];
     PipelineRankSummary s;
@@ -102,7 +102,7 @@ void Trainer::summarise_pipeline() {
     for (int c = 0; c < 5; ++c) s.coords[std::size_t(c)] = int(x[6 + c]);
     s.bubble = x[0], s.formula = x[1], s.in_flight = x[2], s.predicted_in_flight = x[3], s.predicted = x[11];
     s.activations = x[4], s.predicted_activations = x[5];
-    pipeline_summary_.push_back(s);
+    record_.pipeline_ranks.push_back(s);
   }
   if (deck_.output.trace.empty()) return;
   // Every rank's recorded events to rank 0 of the grid, which writes the file.
@@ -126,7 +126,7 @@ void Trainer::summarise_pipeline() {
     for (int r = 0; r < size; ++r) {
       per[std::size_t(r)].assign(gathered.begin() + displs[std::size_t(r)],
                                  gathered.begin() + displs[std::size_t(r)] + counts[std::size_t(r)]);
-      co.push_back(pipeline_summary_[std::size_t(r)].coords);
+      co.push_back(record_.pipeline_ranks[std::size_t(r)].coords);
     }
     try {
       write_trace_json(deck_.output.trace, co, per, sp.v);

@@ -37,7 +37,7 @@ double relative_difference(double predicted, double measured) {
 std::vector<double> Trainer::traffic_snapshot() const { return measured_now(); }
 
 void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
-  traffic_.clear();
+  record_.traffic.clear();
   if (steps <= 0) return;
   const auto now = measured_now();
   const double dense = double(base_->layout().total() - base_->layout().expert_total());
@@ -45,7 +45,7 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
   const auto want = plan::step_traffic(plan_model(deck_), layout_, grid_->coord(grid::Axis::p),
                                        deck_.model.moe_every, dense, experts,
                                        deck_.train.precision == Precision::bf16 ? 2.0 : 4.0, comms_->dp().rank(),
-                                       deck_.parallel.grad_reduce_dtype == Precision::bf16 ? 2.0 : 4.0);
+                                       settings_.bf16_grad_reduce ? 2.0 : 4.0);
   const double predicted[] = {want.tp(), want.cp_activations, want.ep_activations,
                               want.pp(), want.dp(), want.dp_expert()};
   const int A = int(now.size()), R = grid_->size();
@@ -68,7 +68,7 @@ void Trainer::summarise_traffic(const std::vector<double>& before, long steps) {
       const double d = relative_difference(p, m);
       s.worst = d > s.worst ? d : s.worst;  // d is a number (+inf at worst)
     }
-    traffic_.push_back(s);
+    record_.traffic.push_back(s);
   }
 }
 

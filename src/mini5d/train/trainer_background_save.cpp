@@ -46,8 +46,8 @@ void Trainer::finish_background_save(const Notify& notify, const char* where) {
   } catch (const AgreedError& err) {
     // Every rank's writer failed together; the previous checkpoint stays latest.
     if (std::string(where) != "end of run" && std::string(where) != "stop signal") throw;
-    if (halted_.empty())
-      halted_ = std::string(err.what()) + " (the background save after step " + std::to_string(e.step) +
+    if (record_.halted.empty())
+      record_.halted = std::string(err.what()) + " (the background save after step " + std::to_string(e.step) +
                 " failed: the previous checkpoint stays latest)";
     return;
   }
@@ -55,7 +55,7 @@ void Trainer::finish_background_save(const Notify& notify, const char* where) {
     e.wait_seconds = waiting.seconds();
     e.waited_at = where;
   }
-  checkpoints_.push_back(e);
+  record_.checkpoints.push_back(e);
   if (notify) notify(e);
 }
 

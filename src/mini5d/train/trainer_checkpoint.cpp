@@ -44,13 +44,13 @@ bool Trainer::stop_requested(bool after_save) {
   // The step's all-reduce carried every rank's signal. A save takes long enough for one
   // to arrive after it, so after a save the ranks agree once more (the largest wins).
   if (!after_save) {
-    stopped_by_ = agreed_stop_;
-    return stopped_by_ != 0;
+    record_.stopped_by = agreed_stop_;
+    return record_.stopped_by != 0;
   }
   double sig = stop_signal();
   comms_->world().allreduce_host(&sig, 1, comm::Communicator::Op::max);
-  stopped_by_ = int(sig);
-  return stopped_by_ != 0;
+  record_.stopped_by = int(sig);
+  return record_.stopped_by != 0;
 }
 
 checkpoint::CheckpointMeta Trainer::checkpoint_meta() const {
@@ -64,7 +64,7 @@ checkpoint::CheckpointMeta Trainer::checkpoint_meta() const {
   // The sampler is a pure function of (data seed, step, sequence index): the next
   // step is the whole data cursor, and the counter-based RNG has no other state.
   meta.data_cursor = next_step_;
-  meta.run_id = run_id_;
+  meta.run_id = record_.run_id;
   meta.extra["global_sequences_per_step"] = std::to_string(global_sequences_per_step());
   meta.extra["tokens_per_step"] = std::to_string(tokens_per_step());  // load checks tokens_seen against it
   return meta;
@@ -81,7 +81,7 @@ CheckpointEvent Trainer::save(const std::string& reason) {
   const auto io = save_training_state(grid_->cart().get(), *zero_, deck_.checkpoint.dir, name, checkpoint_meta(),
                                       deck_.checkpoint.keep);
   CheckpointEvent e{"save", deck_.checkpoint.dir + "/" + name + ".h5", reason, next_step_, io.bytes, io.seconds, {}, false, 0, 0, ""};
-  checkpoints_.push_back(e);
+  record_.checkpoints.push_back(e);
   return e;
 }
 
@@ -123,9 +123,9 @@ CheckpointEvent Trainer::resume(const std::string& where) {
   const auto io = load_training_state(comm, *zero_, base_->layout(), path);
   zero_->weights_loaded();  // a bf16 run's working copy, from the master weights just read
   next_step_ = meta.step;
-  if (!meta.run_id.empty()) run_id_ = meta.run_id;  // the same run, continued
+  if (!meta.run_id.empty()) record_.run_id = meta.run_id;  // the same run, continued
   CheckpointEvent e{"load", path, "resume", meta.step, io.bytes, io.seconds, diff.changed, false, 0, 0, ""};
-  checkpoints_.push_back(e);
+  record_.checkpoints.push_back(e);
   return e;
 }
 
