@@ -2,7 +2,7 @@
 # `cmake --install`: the programs (mini5d, mini5d-plan), the libraries and headers, and
 # an exported package so that downstream tools can write
 #     find_package(mini5d 0.1 REQUIRED)
-#     target_link_libraries(tool PRIVATE mini5d::mini5d)       # or mini5d::mini5d_plan
+#     target_link_libraries(tool PRIVATE mini5d::mini5d)       # and/or mini5d::mini5d_plan
 # with CMAKE_PREFIX_PATH (or mini5d_DIR) pointing at the install. The package config
 # finds mini5d's dependencies again (Kokkos through the same Mini5dKokkos.cmake, which
 # also repairs Debian's Kokkos there). tests/install checks it with a small project
@@ -12,8 +12,10 @@ include(CMakePackageConfigHelpers)
 set(MINI5D_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/mini5d)
 
 # Link-only helpers of the static libraries must be in the export set too; they carry
-# no usage requirements to consumers (PRIVATE), only their names.
-set(mini5d_export_targets mini5d_plan mini5d_deck mini5d_rules mini5d_warnings)
+# no usage requirements to consumers (PRIVATE), only their names. The planner is one
+# library per folder of src/mini5d/plan and mini5d_plan, the interface library over
+# them all (MINI5D_PLAN_LIBRARIES, src/mini5d/plan/CMakeLists.txt).
+set(mini5d_export_targets ${MINI5D_PLAN_LIBRARIES} mini5d_deck mini5d_rules mini5d_warnings)
 foreach(exe mini5d-app mini5d-plan)
   if(TARGET ${exe})
     # Keep the paths of libraries outside the system's (Debian's MPICH HDF5, Spack's

@@ -7,9 +7,11 @@ include edge the list does not allow or forbids (the edge, and a file that makes
 include cycle between folders, an allowed edge no file makes any more (the list is stale),
 a folder with sources the list does not name, or a listed folder with none.
 
-A folder is a top-level folder of src/mini5d, or parallel/<axis>; a deeper one counts as
-its parent (train/startup is train), and the files right in parallel/ are the folder
-"parallel". The files of the apps folder are the folder "apps".
+A folder is a top-level folder of src/mini5d, or parallel/<axis>, or plan/<part> (the
+planner's folders, one library each); a deeper one counts as its parent (train/startup
+is train), and the files right in parallel/ are the folder "parallel". The files of the
+apps folder are the folder "apps". A 'never A -> B' covers the folders under A and B
+too (never plan -> comm: no folder of the planner includes comm).
 
 usage: check-layering.py [--list FILE] [--apps DIR] [SRC_DIR]   check the code
        check-layering.py [--list FILE] --table                 print the doc's table
@@ -75,11 +77,28 @@ def read_list(path):
     return lay, problems
 
 
+# The folders whose sub-folders are folders of the list: parallel/<axis>, plan/<part>.
+NESTED = ("parallel", "plan")
+
+
 def folder_of(rel):
     parts = rel.split("/")
-    if parts[0] == "parallel" and len(parts) > 2:
-        return "parallel/" + parts[1]
+    if parts[0] in NESTED and len(parts) > 2:
+        return parts[0] + "/" + parts[1]
     return parts[0] if len(parts) > 1 else "."
+
+
+def under(folder, top):
+    """Whether `folder` is `top` or a folder under it (plan/cost is under plan)."""
+    return folder == top or folder.startswith(top + "/")
+
+
+def never_why(lay, a, b):
+    """The reason of the 'never' that forbids a -> b (its folders or ones above them), or None."""
+    for (x, y), why in lay.never.items():
+        if under(a, x) and under(b, y):
+            return why
+    return None
 
 
 def scan(src, apps):
@@ -141,14 +160,14 @@ def check(lay, edges, folders):
                 for a, f in sorted(folders.items()) if a not in lay.allowed]
     problems += [f"folder {a} is in the list but has no sources: drop it" for a in lay.allowed if a not in folders]
     for (a, b), why in sorted(edges.items()):
-        if (a, b) in lay.never:
-            problems.append(f"{a} -> {b}: never: {lay.never[(a, b)]} ({why})")
+        if never_why(lay, a, b):
+            problems.append(f"{a} -> {b}: never: {never_why(lay, a, b)} ({why})")
         elif a in lay.allowed and b not in lay.allowed[a]:
             problems.append(f"{a} -> {b}: not in the list ({why})")
     for a, uses in lay.allowed.items():
         for b in uses:
-            if (a, b) in lay.never:
-                problems.append(f"{a} -> {b}: the list allows an edge it forbids ({lay.never[(a, b)]})")
+            if never_why(lay, a, b):
+                problems.append(f"{a} -> {b}: the list allows an edge it forbids ({never_why(lay, a, b)})")
             elif b not in lay.allowed:
                 problems.append(f"{a} -> {b}: allowed, but {b} is not a folder of the list")
             elif a in folders and (a, b) not in edges:
@@ -162,7 +181,14 @@ def check(lay, edges, folders):
 def shown(folder, lay):
     """A folder as the doc names it; one with listed sub-folders is its own files only."""
     own = any(f.startswith(folder + "/") for f in lay.allowed)
-    return f"`{folder}/` (its own files)" if own else f"`{folder}/`"
+    return f"`{folder}/` (its own files)" if own and folder in lay.allowed else f"`{folder}/`"
+
+
+def shown_never(folder, lay):
+    """A folder of a 'never' line, which covers its sub-folders: `plan/` (all of it)."""
+    if any(f.startswith(folder + "/") for f in lay.allowed):
+        return f"`{folder}/` (all of it)"
+    return shown(folder, lay)
 
 
 def table(lay):
@@ -172,7 +198,7 @@ def table(lay):
         lines.append(f"| {shown(a, lay)} | {', '.join(shown(b, lay) for b in uses) or 'nothing of mini5d'} | {lay.why.get(a, '')} |")
     if lay.never:
         lines += ["", "And never, whatever the list says:", ""]
-        lines += [f"* {shown(a, lay)} → {shown(b, lay)}: {why}" for (a, b), why in lay.never.items()]
+        lines += [f"* {shown_never(a, lay)} → {shown_never(b, lay)}: {why}" for (a, b), why in lay.never.items()]
     return lines + ["", END]
 
 
@@ -199,7 +225,7 @@ def suggest(lay, edges, folders):
         for (x, b), why in sorted(edges.items()):
             if x != a:
                 continue
-            if (a, b) in lay.never:
+            if never_why(lay, a, b):
                 print(f"check-layering: left out {a} -> {b}, which the list forbids ({why})", file=sys.stderr)
             else:
                 uses.append(b)

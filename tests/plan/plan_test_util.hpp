@@ -7,8 +7,9 @@
 #include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/plan/search/search.hpp"
 
-// The planner's layouts and precisions hold the deck's choices (rules/deck_choices.hpp),
-// named in the tests as plainly as the planner's own types.
+// The planner's model, layouts and precisions hold the deck's choices
+// (rules/deck_choices.hpp), named in the tests as plainly as the planner's own types.
+using mini5d::Attention, mini5d::Mlp, mini5d::Norm, mini5d::Positions;
 using mini5d::Precision, mini5d::Recompute, mini5d::Schedule;
 
 namespace plan_test {

@@ -144,7 +144,7 @@ TEST_CASE("the product list is the runtime's: ops, causal blocks and the backwar
   REQUIRE(c.attention_bwd.size() == 15);
   CHECK((c.attention_bwd[4].ta == 'N' && c.attention_bwd[4].tb == 'T' && c.attention_bwd[4].n == 64));
   ModelDesc full = m;
-  full.blockwise_attention = false;
+  full.attention = Attention::full;
   CHECK(block_gemm_calls(full, l, sw, 1.0).attention_bwd.size() == 12);
   CHECK(c.attention_fwd[4].m == 32);
   CHECK(c.attention_fwd[4].n == 160);

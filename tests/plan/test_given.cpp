@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "mini5d/plan/output/emit_deck.hpp"
+#include "mini5d/plan/output/given_rank.hpp"
 #include "mini5d/plan/search/given_layout.hpp"
 #include "plan_test_util.hpp"
 

@@ -62,12 +62,12 @@ TEST_CASE("a mini5d deck reads as a model description", "[plan][inputs]") {
 
 TEST_CASE("the block's parts: model.norm, model.mlp and model.bias in model files and decks", "[plan][inputs]") {
   const ModelInput gpt = load_model_file(plan_test::input("tiny.yaml"));
-  CHECK((!gpt.model.rmsnorm && !gpt.model.swiglu && gpt.model.bias));
+  CHECK((gpt.model.norm == Norm::layernorm && gpt.model.mlp == Mlp::gelu && gpt.model.bias));
   const ModelInput llama = load_model_file(plan_test::input("llama-tiny.yaml"));
-  CHECK((llama.model.rmsnorm && llama.model.swiglu && !llama.model.bias));
+  CHECK((llama.model.norm == Norm::rmsnorm && llama.model.mlp == Mlp::swiglu && !llama.model.bias));
   const std::string model = "model: {vocab: 64, d_model: 32, layers: 4, heads: 4, seq: 16, ffn: 128, ";
   const ModelInput file = parse_model_text(model + "norm: rmsnorm, mlp: swiglu, bias: false}\n", "m.yaml");
-  CHECK((file.model.rmsnorm && file.model.swiglu && !file.model.bias));
+  CHECK((file.model.norm == Norm::rmsnorm && file.model.mlp == Mlp::swiglu && !file.model.bias));
   CHECK(model_error(model + "norm: batchnorm}\n") ==
         "m.yaml: model.norm: 'batchnorm' is not valid (valid: layernorm, rmsnorm)");
   CHECK(model_error(model + "mlp: relu}\n") == "m.yaml: model.mlp: 'relu' is not valid (valid: gelu, swiglu)");
@@ -75,13 +75,13 @@ TEST_CASE("the block's parts: model.norm, model.mlp and model.bias in model file
 }
 
 TEST_CASE("positions: model.positions and model.rope_theta in model files and decks", "[plan][inputs]") {
-  CHECK(!load_model_file(plan_test::input("tiny.yaml")).model.rope);
+  CHECK(load_model_file(plan_test::input("tiny.yaml")).model.positions == Positions::learned);
   const ModelInput llama = load_model_file(plan_test::input("llama-tiny.yaml"));
-  CHECK(llama.model.rope);
+  CHECK(llama.model.positions == Positions::rope);
   CHECK(llama.model.rope_theta == 10000);
   const std::string model = "model: {vocab: 64, d_model: 32, layers: 4, heads: 4, seq: 16, ffn: 128, ";
   const ModelInput file = parse_model_text(model + "positions: rope, rope_theta: 500000}\n", "m.yaml");
-  CHECK((file.model.rope && file.model.rope_theta == 500000));
+  CHECK((file.model.positions == Positions::rope && file.model.rope_theta == 500000));
   CHECK(model_error(model + "positions: alibi}\n") ==
         "m.yaml: model.positions: 'alibi' is not valid (valid: learned, rope)");
   CHECK_THAT(model_error(model + "positions: rope, rope_theta: 0}\n"),

@@ -55,7 +55,7 @@ TEST_CASE("parameter counts follow mini5d's tensor list", "[plan][memory]") {
 
 TEST_CASE("parameter counts and FLOPs with RMSNorm, SwiGLU and no biases", "[plan][memory][llama]") {
   ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
-  in.model.rmsnorm = in.model.swiglu = true;
+  in.model.norm = Norm::rmsnorm, in.model.mlp = Mlp::swiglu;
   in.model.bias = false;
   // V 32, D 64, L 2, T 32, F 256. Block: 4D^2 + 3DF (gate, up, down) + 2D (two RMSNorm
   // gains) = 16384 + 49152 + 128 = 65664; wte 2048 + wpe 2048 + lnf 64 + lm_head 2048.
@@ -72,13 +72,13 @@ TEST_CASE("parameter counts and FLOPs with RMSNorm, SwiGLU and no biases", "[pla
   // Each part alone: SwiGLU adds D*F + F (the up weight and bias) per block; RMSNorm drops
   // three norms' biases; bias=false drops 3D + D + F + D of linear biases and the norms'.
   ModelDesc m = in.model;
-  m.rmsnorm = m.swiglu = false, m.bias = true;
+  m.norm = Norm::layernorm, m.mlp = Mlp::gelu, m.bias = true;
   const double gpt = count_params(m).total;
-  m.swiglu = true;
+  m.mlp = Mlp::swiglu;
   CHECK(count_params(m).total == gpt + 2 * (64 * 256 + 256));
-  m.swiglu = false, m.rmsnorm = true;
+  m.mlp = Mlp::gelu, m.norm = Norm::rmsnorm;
   CHECK(count_params(m).total == gpt - (2 * 2 + 1) * 64);
-  m.rmsnorm = false, m.bias = false;
+  m.norm = Norm::layernorm, m.bias = false;
   CHECK(count_params(m).total == gpt - 2 * (3 * 64 + 64 + 256 + 64 + 2 * 64) - 64);
 }
 
@@ -88,7 +88,7 @@ TEST_CASE("rotary positions: no position table, a cos and sin table in the work 
   Layout l;
   l.t = 2, l.p = 2;
   const double stage0 = stage_params(in.model, l, 0).total(), stage1 = stage_params(in.model, l, 1).total();
-  in.model.rope = true;
+  in.model.positions = Positions::rope;
   // deck_small: T 32, D 64: wpe (2048) goes, on the first stage only.
   CHECK(count_params(in.model).position_embedding == 0);
   CHECK(count_params(in.model).total == learned - 32 * 64);
@@ -192,10 +192,10 @@ TEST_CASE("blockwise attention: no seq x seq term in the activations or the work
 
 TEST_CASE("model.attention in a model file: blockwise by default, full on request", "[plan][memory]") {
   ModelInput in = load_model_file(plan_test::data("deck_small.yaml"));
-  CHECK(in.model.blockwise_attention);
+  CHECK(in.model.attention == Attention::blockwise);
   Layout l;
   CHECK(act_shape(in.model, l, Precision::fp32).blockwise);
-  in.model.blockwise_attention = false;
+  in.model.attention = Attention::full;
   CHECK_FALSE(act_shape(in.model, l, Precision::fp32).blockwise);
 }
 
@@ -291,7 +291,7 @@ TEST_CASE("the shipped Llama 3 model files count the published parameters within
     INFO(s.file << ": " << n << " parameters, published " << s.published);
     CHECK(n == Approx(s.published).epsilon(0.01));
     CHECK(in.model.kv_heads == 8);
-    CHECK(in.model.rope);
+    CHECK(in.model.positions == Positions::rope);
   }
   const ModelInput eight = load_model_file(plan_test::input("models/llama3-8b.yaml"));
   CHECK(count_params(eight.model).total == 8030261248.0);

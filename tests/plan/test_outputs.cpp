@@ -83,7 +83,7 @@ TEST_CASE("--emit-deck writes a deck with tiny.yaml's structure", "[plan][output
   CHECK(!tdn["model"]["positions"]);  // learned, the default, is left out
   // Rotary positions travel with the deck, and a base other than 10000 with them.
   ModelInput rope = tiny;
-  rope.model.rope = true;
+  rope.model.positions = Positions::rope;
   rope.model.rope_theta = 500000.5;
   std::ostringstream rd;
   write_deck(rd, rope, cpu, rt.top.front(), false);
@@ -183,7 +183,7 @@ TEST_CASE("sanity notes: a position table that dominates, a step above an hour",
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find("the learned position table (seq " + std::to_string(longer.seq)) != std::string::npos);
   // Rotary positions have no table: the same length draws no note.
-  longer.rope = true;
+  longer.positions = Positions::rope;
   CHECK(sanity_notes(longer, nullptr).empty());
   // A step of two hours.
   Plan slow = r.top.front();

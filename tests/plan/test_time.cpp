@@ -274,12 +274,12 @@ TEST_CASE("RoPE's traffic: q and k turned forward, dq and dk backward", "[plan][
   //   t4: 4 K/V columns per rank would split a head, so each rank holds one whole K/V head
   //       (16 columns, replicated): 2 x 4 x 32 x (16 + 16) = 8192 bytes.
   const ModelInput in = load_model_file(plan_test::input("llama-tiny.yaml"));
-  REQUIRE(in.model.rope);
+  REQUIRE(in.model.positions == Positions::rope);
   TrainDesc tr = in.train;
   tr.precision = Precision::fp32;
   const ClusterDesc cl = plan_test::toy_cluster(1, 8, 80);
   ModelDesc learned = in.model;
-  learned.rope = false;
+  learned.positions = Positions::learned;
   for (const auto& [t, want] : {std::pair{2, 12288.0}, std::pair{4, 8192.0}}) {
     Layout l;
     l.t = t, l.c = 2, l.micro_batch = 2, l.sp = true;
@@ -336,7 +336,7 @@ TEST_CASE("model dropout: the attention passes of software.attention_dropout, ma
   // 2 x 128 x 64 = 16384 bytes, in the elementwise passes' one-third / two-thirds split.
   ModelDesc m;
   m.vocab = 1000, m.d_model = 64, m.heads = 4, m.layers = 2, m.seq = 64, m.ffn = 256;
-  m.blockwise_attention = false;
+  m.attention = Attention::full;
   TrainDesc tr;
   tr.global_batch = 2, tr.precision = Precision::bf16;
   ClusterDesc cl = plan_test::toy_cluster(1, 4, 80);

@@ -15,11 +15,11 @@ plan::ModelDesc plan_model(const Deck& deck) {
   md.kv_heads = m.kv_heads;
   md.ffn = m.ffn, md.experts = m.experts, md.top_k = m.top_k;
   md.tie_embeddings = m.tie_embeddings;
-  md.blockwise_attention = m.attention == Attention::blockwise;
-  md.rmsnorm = m.norm == Norm::rmsnorm;
-  md.swiglu = m.mlp == Mlp::swiglu;
+  md.attention = m.attention;
+  md.norm = m.norm;
+  md.mlp = m.mlp;
   md.bias = m.bias;
-  md.rope = m.positions == Positions::rope;
+  md.positions = m.positions;
   md.rope_theta = m.rope_theta;
   return md;
 }

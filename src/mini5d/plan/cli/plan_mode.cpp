@@ -20,6 +20,7 @@
 #include "mini5d/plan/output/format.hpp"
 #include "mini5d/plan/output/json.hpp"
 #include "mini5d/plan/output/report.hpp"
+#include "mini5d/plan/output/given_rank.hpp"
 #include "mini5d/plan/search/given_layout.hpp"
 #include "mini5d/plan/search/search.hpp"
 #include "mini5d/plan/validation/sanity_notes.hpp"

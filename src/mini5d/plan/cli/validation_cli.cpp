@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "mini5d/plan/output/format.hpp"
+#include "mini5d/plan/output/given_rank.hpp"
 #include "mini5d/plan/search/given_layout.hpp"
 #include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/plan/output/json.hpp"

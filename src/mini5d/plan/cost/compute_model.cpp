@@ -114,7 +114,7 @@ BlockGemmCalls block_gemm_calls(const ModelDesc& m, const Layout& l, const Softw
                        {'N', 'N', T / l.c, dh, T, heads}, {'T', 'N', T / l.c, dh, T, heads}};
     // Ring and blockwise attention keep no probabilities: their backward computes the
     // scores again (kernels/online_softmax.hpp).
-    if (l.c > 1 || m.blockwise_attention) g.attention_bwd.push_back({'N', 'T', T / l.c, T, dh, heads});
+    if (l.c > 1 || m.attention == Attention::blockwise) g.attention_bwd.push_back({'N', 'T', T / l.c, T, dh, heads});
     return g;
   }
   // Causal blocks as kernels/attention.hpp runs them: block i holds queries [r0, r0+n)
@@ -128,7 +128,7 @@ BlockGemmCalls block_gemm_calls(const ModelDesc& m, const Layout& l, const Softw
     g.attention_bwd.push_back({'T', 'N', n, dh, later, heads});  // dV = P^T dY
     g.attention_bwd.push_back({'N', 'N', n, dh, end, heads});    // dQ = dS K
     g.attention_bwd.push_back({'T', 'N', n, dh, later, heads});  // dK = dS^T Q
-    if (m.blockwise_attention) g.attention_bwd.push_back({'N', 'T', n, end, dh, heads});  // S again
+    if (m.attention == Attention::blockwise) g.attention_bwd.push_back({'N', 'T', n, end, dh, heads});  // S again
   }
   return g;
 }

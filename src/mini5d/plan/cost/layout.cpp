@@ -98,7 +98,7 @@ std::vector<std::string> check_layout(const ModelDesc& m, const TrainDesc& tr,
 
 std::vector<long long> layout_split(const ModelDesc& m, const Layout& l, int moe_every) {
   const SplitShape shape{m.layers, m.d_model, m.ffn, m.vocab, m.seq, m.moe() ? m.experts : 0, m.top_k, moe_every,
-                         m.swiglu};
+                         m.mlp == Mlp::swiglu};
   return stage_split(shape, 1LL * l.p * l.virtual_stages, l.stage_layers);
 }
 

@@ -76,10 +76,10 @@ ActShape act_shape(const ModelDesc& m, const Layout& l, Precision prec, double i
   s.experts = m.moe() ? double(m.experts) : 0.0;
   s.top_k = double(m.top_k);
   s.imbalance = m.moe() ? imbalance : 1.0;
-  s.blockwise = m.blockwise_attention;
-  s.rmsnorm = m.rmsnorm;
-  s.swiglu = m.swiglu;
-  s.rope = m.rope;
+  s.blockwise = m.attention == Attention::blockwise;
+  s.rmsnorm = m.norm == Norm::rmsnorm;
+  s.swiglu = m.mlp == Mlp::swiglu;
+  s.rope = m.positions == Positions::rope;
   s.hidden_dropout = m.hidden_dropout > 0;
   s.attention_dropout = m.attention_dropout > 0;
   return s;

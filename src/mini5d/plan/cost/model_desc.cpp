@@ -7,10 +7,10 @@
 
 namespace mini5d::plan {
 
-double mlp_fc_rows(const ModelDesc& m) { return (m.swiglu ? 2.0 : 1.0) * double(m.ffn); }
+double mlp_fc_rows(const ModelDesc& m) { return (m.mlp == Mlp::swiglu ? 2.0 : 1.0) * double(m.ffn); }
 
 double norm_params(const ModelDesc& m) {
-  return (m.bias && !m.rmsnorm ? 2.0 : 1.0) * double(m.d_model);
+  return (m.bias && m.norm == Norm::layernorm ? 2.0 : 1.0) * double(m.d_model);
 }
 
 ParamCounts count_params(const ModelDesc& m) {
@@ -30,7 +30,7 @@ ParamCounts count_params(const ModelDesc& m) {
   const double E = m.moe() ? double(m.experts) : 1.0;
   c.router = m.moe() ? D * E : 0.0;
   c.token_embedding = V * D;
-  c.position_embedding = m.rope ? 0.0 : T * D;  // rotary positions have no table
+  c.position_embedding = m.positions == Positions::rope ? 0.0 : T * D;  // rotary positions have no table
   c.final_norm = norm_params(m);
   c.head = m.tie_embeddings ? 0.0 : V * D;
   const double block = c.attn_sharded + c.attn_replicated + c.router +

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "mini5d/plan/cost/precision.hpp"
+#include "mini5d/rules/deck_choices.hpp"
 
 namespace mini5d::plan {
 
@@ -32,12 +33,13 @@ struct ModelDesc {
   long long experts = 0;  // 0 or 1: dense
   long long top_k = 1;
   bool tie_embeddings = false;
-  bool blockwise_attention = true;  // model.attention: blockwise (default) | full
-  bool rmsnorm = false;             // model.norm: rmsnorm | layernorm (default)
-  bool swiglu = false;              // model.mlp: swiglu | gelu (default)
-  bool bias = true;                 // model.bias: every linear's and LayerNorm's bias
-  bool rope = false;                // model.positions: rope (rotary, no table) | learned (default)
-  double rope_theta = 10000;        // model.rope_theta (carried to the emitted deck)
+  // The block's choices, in the deck's enums (rules/deck_choices.hpp) and its defaults.
+  Attention attention = Attention::blockwise;  // model.attention: blockwise | full (one T x T score block)
+  Norm norm = Norm::layernorm;                 // model.norm: layernorm | rmsnorm
+  Mlp mlp = Mlp::gelu;                         // model.mlp: gelu | swiglu
+  bool bias = true;                            // model.bias: every linear's and LayerNorm's bias
+  Positions positions = Positions::learned;    // model.positions: learned | rope (rotary, no table)
+  double rope_theta = 10000;                   // model.rope_theta (carried to the emitted deck)
   // Dropout probabilities of the framework being planned (Megatron-LM's --hidden-dropout
   // and --attention-dropout; mini5d itself has none). Only whether each is on matters to
   // the planner: its masks are stored for the backward (memory_model.hpp). 0: off.

@@ -64,7 +64,7 @@ MemoryBoundBytes block_memory_bytes(const ModelDesc& m, const TrainDesc& tr, con
   // way. They are not in the stored activations (q, k are kept turned), so they are
   // added here; the cos/sin table, (T/c) x hd, stays in cache. Like the norms, RoPE's
   // arithmetic is not in the model FLOPs, which count matrix products only.
-  if (m.rope) {
+  if (m.positions == Positions::rope) {
     const double turned = 2 * a * B * (T / l.c) * (1 + as.kv_ratio) * double(m.d_model) / t;
     b.elementwise_fwd += turned;
     b.elementwise_bwd += turned;

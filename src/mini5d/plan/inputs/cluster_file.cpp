@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "mini5d/plan/output/emit_slurm.hpp"  // validate_slurm
 #include "mini5d/plan/cost/oversubscription.hpp"
 #include "mini5d/plan/inputs/input_files.hpp"
 #include "mini5d/plan/inputs/input_schema.hpp"
+#include "mini5d/plan/inputs/slurm_fields.hpp"
 #include "mini5d/plan/inputs/yaml_fields.hpp"
 
 namespace mini5d::plan {

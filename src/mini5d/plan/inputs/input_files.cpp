@@ -57,16 +57,15 @@ void read_model_section(const Fields& f, const std::string& source, ModelDesc& m
       f.integer("model.moe_every", 1, 1024, "blocks per MoE block", false, 1) != 1)
     f.fail("model.moe_every", "only 1 (every block has experts) is modelled by mini5d-plan");
   m.tie_embeddings = f.flag("model.tie_embeddings", false);
-  m.blockwise_attention =
-      choice(f, "model.attention", Attention::blockwise, "blockwise, full") == Attention::blockwise;
+  m.attention = choice(f, "model.attention", Attention::blockwise, "blockwise, full");
   // The block's parts (GPT-2's by default): the same fields and words as a mini5d deck.
-  m.rmsnorm = choice(f, "model.norm", Norm::layernorm, "layernorm, rmsnorm") == Norm::rmsnorm;
-  m.swiglu = choice(f, "model.mlp", Mlp::gelu, "gelu, swiglu") == Mlp::swiglu;
+  m.norm = choice(f, "model.norm", Norm::layernorm, "layernorm, rmsnorm");
+  m.mlp = choice(f, "model.mlp", Mlp::gelu, "gelu, swiglu");
   m.bias = f.flag("model.bias", true);
   // Positions: the same fields, words and ranges as a mini5d deck (core/deck_schema.cpp).
-  m.rope = choice(f, "model.positions", Positions::learned, "learned, rope") == Positions::rope;
+  m.positions = choice(f, "model.positions", Positions::learned, "learned, rope");
   m.rope_theta = f.number("model.rope_theta", 1e-6, 1e12, "base of the rotary angles", false, 10000);
-  if (m.rope && m.d_model % m.heads == 0 && (m.d_model / m.heads) % 2 != 0)
+  if (m.positions == Positions::rope && m.d_model % m.heads == 0 && (m.d_model / m.heads) % 2 != 0)
     f.fail("model.positions", "rope turns pairs of a head's columns: d_model / heads must be even, got " +
                                   std::to_string(m.d_model / m.heads));
   if (m.d_model % m.heads)

@@ -79,12 +79,13 @@ DeckSection model_section(const ModelDesc& s) {
   // The padding rule travels with the deck (1, the default, is left out).
   if (s.vocab_pad_to != 1) model.emplace_back("vocab_pad_to", std::to_string(s.vocab_pad_to));
   if (s.tie_embeddings) model.emplace_back("tie_embeddings", "true");
-  if (!s.blockwise_attention) model.emplace_back("attention", "full");
-  if (s.rmsnorm) model.emplace_back("norm", "rmsnorm");
-  if (s.swiglu) model.emplace_back("mlp", "swiglu");
+  // The block's choices where they are not the deck's defaults, in its spellings.
+  if (s.attention != Attention::blockwise) model.emplace_back("attention", to_string(s.attention));
+  if (s.norm != Norm::layernorm) model.emplace_back("norm", to_string(s.norm));
+  if (s.mlp != Mlp::gelu) model.emplace_back("mlp", to_string(s.mlp));
   if (!s.bias) model.emplace_back("bias", "false");
-  if (s.rope) model.emplace_back("positions", "rope");
-  if (s.rope && s.rope_theta != 10000) model.emplace_back("rope_theta", exact(s.rope_theta));
+  if (s.positions != Positions::learned) model.emplace_back("positions", to_string(s.positions));
+  if (s.positions == Positions::rope && s.rope_theta != 10000) model.emplace_back("rope_theta", exact(s.rope_theta));
   return model;
 }
 

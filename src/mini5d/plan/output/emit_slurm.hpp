@@ -14,11 +14,9 @@
 
 namespace mini5d::plan {
 
+// Checks the cluster's Slurm values first (validate_slurm, inputs/slurm_fields.hpp), as
+// the cluster file reader does: flags may have changed them since.
 void write_slurm(std::ostream& os, const ModelDesc& m, const ClusterDesc& cl, const Plan& p,
                  const std::string& deck_path);
-
-// The cluster's Slurm values (partition, account, mpi, binding, gpu_aware_env, time),
-// whether from the file or flags; throws InputError naming the field and valid values.
-void validate_slurm(const ClusterDesc& cl);
 
 }  // namespace mini5d::plan

@@ -93,8 +93,8 @@ void write_json(std::ostream& os, const ModelDesc& m, const TrainDesc& tr, const
      << ", \"params\": " << num(pc.total) << ", \"vocab\": " << m.vocab << ", \"d_model\": "
      << m.d_model << ", \"layers\": " << m.layers << ", \"heads\": " << m.heads
      << ", \"seq\": " << m.seq << ", \"ffn\": " << m.ffn << ", \"experts\": " << m.experts
-     << ", \"top_k\": " << m.top_k << ", \"norm\": " << str(m.rmsnorm ? "rmsnorm" : "layernorm")
-     << ", \"mlp\": " << str(m.swiglu ? "swiglu" : "gelu") << ", \"bias\": " << (m.bias ? "true" : "false")
+     << ", \"top_k\": " << m.top_k << ", \"norm\": " << str(to_string(m.norm))
+     << ", \"mlp\": " << str(to_string(m.mlp)) << ", \"bias\": " << (m.bias ? "true" : "false")
      << "},\n";
   os << "  \"train\": {\"global_batch\": " << tr.global_batch << ", \"precision\": "
      << str(to_string(tr.precision)) << ", \"state_bytes\": "

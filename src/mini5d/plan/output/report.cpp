@@ -19,8 +19,8 @@ void print_header(std::ostream& os, const ModelDesc& m, const TrainDesc& tr,
   if (m.moe()) os << " experts=" << m.experts << " top_k=" << m.top_k;
   if (m.kv() != m.heads) os << " kv_heads=" << m.kv();  // grouped-query attention
   // The block's parts, where they are not GPT-2's (model.norm, model.mlp, model.bias).
-  if (m.rmsnorm) os << " norm=rmsnorm";
-  if (m.swiglu) os << " mlp=swiglu";
+  if (m.norm != Norm::layernorm) os << " norm=" << to_string(m.norm);
+  if (m.mlp != Mlp::gelu) os << " mlp=" << to_string(m.mlp);
   if (!m.bias) os << " bias=false";
   os << "\n";
   const StateBytesPerParam b = state_bytes_per_param(tr.precision, tr.fp32_grad_accum);

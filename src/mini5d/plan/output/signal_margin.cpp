@@ -15,20 +15,6 @@ namespace {
 constexpr double kCheckpointBytesPerParam = 12;
 }  // namespace
 
-long long slurm_time_seconds(const std::string& t) {
-  if (t.find(':') == std::string::npos) return std::stoll(t) * 60;  // minutes
-  long long days = 0;
-  std::string hms = t;
-  if (const auto dash = t.find('-'); dash != std::string::npos) {
-    days = std::stoll(t.substr(0, dash));
-    hms = t.substr(dash + 1);
-  }
-  const long long h = std::stoll(hms.substr(0, hms.find(':')));
-  const long long mnt = std::stoll(hms.substr(hms.find(':') + 1, 2));
-  const long long s = std::stoll(hms.substr(hms.rfind(':') + 1));
-  return ((days * 24 + h) * 60 + mnt) * 60 + s;
-}
-
 namespace {
 // The job moves data through its nodes' clients until the file system's own limit;
 // GB/s in, bytes/s out, 0 when neither rate is stated.

@@ -8,6 +8,7 @@
 
 #include "mini5d/plan/cost/cluster_desc.hpp"
 #include "mini5d/plan/cost/model_desc.hpp"
+#include "mini5d/plan/inputs/slurm_fields.hpp"  // kExitAllowanceSeconds, slurm_time_seconds
 
 namespace mini5d::plan {
 
@@ -30,14 +31,7 @@ struct CheckpointIo {
 };
 CheckpointIo checkpoint_io(const ModelDesc& m, const ClusterDesc& cl, long long nodes);
 
-// Seconds added for MPI teardown, the report and `scontrol requeue`.
-inline constexpr double kExitAllowanceSeconds = 60;
-
 // Throws InputError naming slurm.time when the limit leaves no time to train.
 SignalMargin signal_margin(const ModelDesc& m, const ClusterDesc& cl, double step_seconds, long long nodes);
-
-// "01:00:00", "1-00:00:00" or minutes ("90"), as sbatch --time takes them; validate_slurm
-// has checked the form.
-long long slurm_time_seconds(const std::string& t);
 
 }  // namespace mini5d::plan

@@ -13,7 +13,6 @@
 #pragma once
 #include <cstddef>
 #include <optional>
-#include <ostream>
 #include <string>
 
 #include "mini5d/plan/search/search.hpp"
@@ -39,11 +38,7 @@ struct GivenRank {
   std::size_t position = 0;  // 1-based: plans ranking before it + 1
   std::size_t fitting = 0;   // fitting plans searched
 };
+// (Its line in the outputs: print_given_rank, output/given_rank.hpp.)
 GivenRank rank_of_given(const SearchResult& r);
-
-// "rank   #3 of 5120 fitting plans; 4.1% slower than #1 (d=.. t=..): bubble +.., tp +.."
-// (or "fastest", or "does not fit ...").
-void print_given_rank(std::ostream& os, const Plan& given, const SearchResult& r,
-                      const ClusterDesc& cl);
 
 }  // namespace mini5d::plan
