@@ -66,12 +66,14 @@ TEST_CASE("last of two stages: backwards start afresh, forwards reuse what is th
 TEST_CASE("tied embeddings: the pipeline's two ends sum the embedding's gradient once a step", "[plan][traffic]") {
   ModelDesc m = small();
   m.tie_embeddings = true;
+  m.layers = 3;  // a block per stage: p may not exceed the blocks
   Layout l;
   l.p = 3, l.t = 2, l.accumulation = 3;
   // V/t * D fp32 gradients on the first and the last stage, none in the middle; the
   // boundary activations are the same as untied.
   const double tie = 4.0 * 64 * 32 / 2;
   ModelDesc untied = small();
+  untied.layers = 3;
   for (int stage = 0; stage < 3; ++stage) {
     const AxisTraffic a = step_traffic(m, l, stage, 1, 0, 0, 4);
     const AxisTraffic u = step_traffic(untied, l, stage, 1, 0, 0, 4);

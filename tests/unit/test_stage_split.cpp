@@ -11,6 +11,7 @@
 
 #include "mini5d/core/stage_layers_text.hpp"
 #include "mini5d/rules/layout_shape_rules.hpp"
+#include <stdexcept>
 #include "mini5d/rules/pipeline_schedule.hpp"
 #include "mini5d/rules/stage_split.hpp"
 
@@ -117,6 +118,15 @@ TEST_CASE("a head heavier than a block gets its stage fewer blocks", "[pp][split
   std::vector<long long> want(16, 8);
   want.front() = want.back() = 7;
   CHECK(h == want);
+}
+
+TEST_CASE("more virtual stages than blocks is refused, not split from stray memory", "[pp][split]") {
+  // The back-track had no start for a stage past the last block and read before its
+  // table (valgrind: an invalid read in balanced_split), which hung a planner test once.
+  CHECK_THROWS_WITH(balanced_split(tiny(2), 3),
+                    "stage_split: 3 virtual stages for 2 blocks (needs 1 <= p * virtual_stages <= layers)");
+  CHECK_THROWS_AS(stage_split(tiny(5), 7), std::invalid_argument);
+  CHECK(balanced_split(tiny(3), 3) == std::vector<long long>{1, 1, 1});  // the edge still splits
 }
 
 TEST_CASE("parallel.stage_layers: syntax, and the rules against p, v and the layers", "[pp][split]") {

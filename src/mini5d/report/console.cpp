@@ -279,9 +279,9 @@ void print_experts(std::ostream& os, const RunRecord& rec) {
 void print_pipeline(std::ostream& os, const RunRecord& rec) {
   if (const auto& ps = rec.pipeline_ranks; !ps.empty()) {
     // One line per pipeline stage (the ranks at d = c = e = t = 0).
-    const auto& pl = rec.facts.deck.parallel;
-    os << "pipeline (" << to_string(pl.schedule) << ", p=" << pl.p << ", v=" << pl.virtual_stages << ", m="
-       << rec.facts.deck.train.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
+    const auto& l = rec.facts.layout;
+    os << "pipeline (" << to_string(l.schedule) << ", p=" << l.p << ", v=" << l.virtual_stages << ", m="
+       << l.accumulation << "; measured / predicted): bubble = idle share of the step (mean after step 1) / "
        << "replay of the schedule with modelled stage costs (even-stage formula); micro-batches in flight / planner; "
        << "activations / planner\n";
     for (const auto& r : ps) {

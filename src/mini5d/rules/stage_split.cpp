@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 namespace mini5d {
@@ -72,6 +74,11 @@ std::vector<long long> balanced(const SplitShape& m, long long S) {
 
 std::vector<long long> balanced_split(const SplitShape& m, long long S) {
   if (S <= 1) return {m.layers};
+  // More stages than blocks has no split: the back-track would read from[s][-1] and
+  // return whatever memory held (a planner test once did, and hung on the garbage).
+  if (S > m.layers)
+    throw std::invalid_argument("stage_split: " + std::to_string(S) + " virtual stages for " +
+                                std::to_string(m.layers) + " blocks (needs 1 <= p * virtual_stages <= layers)");
   // The planner asks for the same split once per candidate and stage: keep them.
   using Key = std::tuple<long long, long long, long long, long long, long long, long long, long long, long long, bool,
                          long long>;
