@@ -306,7 +306,9 @@ void Trainer::run(const std::function<void(const StepStats&)>& on_step,
   if (pipeline()) summarise_pipeline();
   summarise_traffic(traffic_before, next_step_ - first_step);
   summarise_ranks();
-  record_memory();
+  // What the ledger and the model hold now; the predictions do not change after start-up.
+  record_.memory.measured_state = measured_state_memory();
+  record_.memory.measured_activations = measured_activation_memory();
 }
 
 }  // namespace mini5d::train

@@ -5,6 +5,7 @@
 #include "mini5d/core/memory_ledger.hpp"
 #include "mini5d/plan/cost/memory_model.hpp"
 #include "mini5d/train/deck_plan.hpp"
+#include "mini5d/train/state_memory.hpp"
 #include "mini5d/train/trainer.hpp"
 
 namespace mini5d::train {
@@ -16,15 +17,19 @@ plan::StateBytes state_bytes(const Deck& deck, const plan::Layout& layout, doubl
                                 bf);
 }
 
-StateMemory Trainer::predicted_state_memory() const {
-  // Dense tensors sharded over the dense-gradient group, expert tensors over the
-  // expert-gradient group (the planner's split: plan/cost/memory_model.cpp).
-  // bf16: a bf16 working copy, fp32 main gradients, fp32 master weights and moments.
-  const double experts = double(base_->layout().expert_total());
-  const auto b =
-      state_bytes(deck_, layout_, double(base_->layout().total()) - experts, zero_->partition().group_size());
-  const auto e = state_bytes(deck_, layout_, experts, zero_->partition().expert_group_size());
+StateMemory predicted_state(const Deck& deck, const plan::Layout& layout, const model::ParamLayout& params,
+                            int dense_group, int expert_group) {
+  // The planner's split (plan/cost/memory_model.cpp). bf16: a bf16 working copy, fp32
+  // main gradients, fp32 master weights and moments.
+  const double experts = double(params.expert_total());
+  const auto b = state_bytes(deck, layout, double(params.total()) - experts, dense_group);
+  const auto e = state_bytes(deck, layout, experts, expert_group);
   return {b.weights + e.weights, b.grads + e.grads, b.optimizer + e.optimizer};
+}
+
+StateMemory Trainer::predicted_state_memory() const {
+  return predicted_state(deck_, layout_, base_->layout(), zero_->partition().group_size(),
+                         zero_->partition().expert_group_size());
 }
 
 ActivationMemory Trainer::predicted_activation_memory() const {

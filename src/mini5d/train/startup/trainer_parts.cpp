@@ -17,6 +17,7 @@
 #include "mini5d/train/deck_plan.hpp"
 #include "mini5d/train/startup/activation_budget.hpp"
 #include "mini5d/train/startup/memory_fit.hpp"
+#include "mini5d/train/state_memory.hpp"
 #include "mini5d/train/stop_signal.hpp"
 #include "mini5d/train/trainer.hpp"
 #include "mini5d/train/zero_model.hpp"
@@ -62,11 +63,8 @@ void refuse_if_memory_short(const TrainerParts& p, const model::ParamLayout& par
   const plan::Layout& layout = p.settings.layout;
   MemoryNeed need;
   need.data = data::predicted_source_bytes(deck);
-  // Dense tensors sharded over the dense-gradient group, experts over the expert one.
-  const double experts = double(params.expert_total());
-  const auto s = state_bytes(deck, layout, double(params.total()) - experts, p.comms->dp().size());
-  const auto x = state_bytes(deck, layout, experts, p.comms->dp_expert().size());
-  need.state = s.weights + s.grads + s.optimizer + x.weights + x.grads + x.optimizer;
+  const StateMemory st = predicted_state(deck, layout, params, p.comms->dp().size(), p.comms->dp_expert().size());
+  need.state = st.weights + st.gradients + st.optimizer;
   const auto a = predicted_activation_memory(deck, layout, p.grid->coord(grid::Axis::p));
   need.activations = a.activations;
   need.workspace = a.workspace;
