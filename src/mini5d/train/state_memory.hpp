@@ -6,9 +6,12 @@
 // header prints beside the ledger (Trainer::predicted_state_memory).
 #pragma once
 #include "mini5d/core/deck.hpp"
-#include "mini5d/params/param_layout.hpp"
 #include "mini5d/plan/cost/layout.hpp"
 #include "mini5d/train/run_record.hpp"
+
+namespace mini5d::model {
+class ParamLayout;  // params/param_layout.hpp, which train/ reaches through model/
+}  // namespace mini5d::model
 
 namespace mini5d::train {
 
